@@ -1,0 +1,147 @@
+"""Scenario loading and validation: YAML -> checked pydantic model, or a one-line UserError.
+
+>>> from simengine.config import load_scenario
+>>> sc = load_scenario("scenarios/spinodal-2d.yaml", overrides=["time.steps=10"])  # doctest: +SKIP
+>>> sc.spec.time.steps                                                            # doctest: +SKIP
+10
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from ..errors import UserError
+from .loader import Located, apply_overrides, load_scenario_file, load_scenario_text
+from .schema import KINDS, FieldScenario, NetworkScenario
+
+__all__ = ["Scenario", "load_scenario", "scenario_from_text", "FieldScenario", "NetworkScenario"]
+
+# keys whose type is a union: one readable description instead of pydantic's per-member errors
+_UNION_HELP = {
+    ("metrics", "sources"): "expected 'all', {sample: K, seed: S} or a list of vertex ids",
+    ("graph", "weights"): "expected 'none', 'file' or {type: uniform_int, low: 1, high: 10, seed: 1}",
+    ("solver", "block"): "expected 'auto' or a list of block extents like [16, 16]",
+}
+
+
+@dataclass
+class Scenario:
+    """A validated scenario: ``spec`` (pydantic model), the raw mapping as run, and where it came from."""
+
+    spec: BaseModel
+    data: dict
+    path: Path
+    overrides: list = field(default_factory=list)
+
+    @property
+    def kind(self) -> str:
+        return self.spec.kind
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    def as_yaml(self) -> str:
+        """The scenario as run (overrides applied), stored in every output file."""
+        return yaml.safe_dump(self.data, sort_keys=False)
+
+    def resolve(self, relpath) -> Path:
+        """A path from the scenario: relative to the scenario file's folder, else to the cwd."""
+        p = Path(relpath).expanduser()
+        if p.is_absolute():
+            return p
+        beside = self.path.parent / p
+        return beside if beside.exists() or not p.exists() else p
+
+
+def _model_at(model_cls, keys):
+    """The pydantic model class reached by following ``keys`` from ``model_cls`` (or None)."""
+    cls = model_cls
+    for k in keys:
+        if not (isinstance(cls, type) and issubclass(cls, BaseModel)) or k not in cls.model_fields:
+            return None
+        ann = cls.model_fields[k].annotation
+        cls = next((a for a in getattr(ann, "__args__", ()) if isinstance(a, type)
+                    and issubclass(a, BaseModel)), ann)
+    return cls if isinstance(cls, type) and issubclass(cls, BaseModel) else None
+
+
+def _clean_loc(loc):
+    out = []
+    for part in loc:
+        if isinstance(part, str) and (not part.isidentifier() or part.startswith(("literal", "function"))):
+            break  # a union member tag such as "literal['all']" or "list[int]"
+        out.append(part)
+    return tuple(out)
+
+
+def _describe(err, model_cls, keys):
+    kind = err["type"]
+    ctx = err.get("ctx") or {}
+    got = err.get("input")
+    if kind == "missing":
+        return f"missing key '{keys[-1]}'" if keys else "missing key"
+    if kind == "extra_forbidden":
+        parent = _model_at(model_cls, [k for k in keys[:-1] if isinstance(k, str)])
+        allowed = ", ".join(parent.model_fields) if parent is not None else ""
+        return f"unknown key '{keys[-1]}'" + (f" (expected one of: {allowed})" if allowed else "")
+    if kind == "literal_error":
+        return f"expected {ctx.get('expected')}, got {got!r}"
+    if kind == "value_error":
+        return str(ctx.get("error", err["msg"]))
+    msg = err["msg"]
+    msg = msg[0].lower() + msg[1:]
+    if msg.startswith("input should be"):
+        msg = "expected" + msg[len("input should be"):]
+    if isinstance(got, (dict, list)) and len(repr(got)) > 60:
+        return msg
+    return f"{msg}, got {got!r}"
+
+
+def _raise_validation(exc: ValidationError, located: Located, model_cls):
+    errors = exc.errors()
+    err = errors[0]
+    keys = _clean_loc(err["loc"])
+    key = ".".join(str(k) for k in keys)
+    where = located.where(keys)
+    if keys in _UNION_HELP and any(_clean_loc(e["loc"]) == keys for e in errors[1:]) or (
+            keys in _UNION_HELP and len(keys) < len(err["loc"])):
+        raw = located
+        for k in keys:
+            raw = raw.get(k) if isinstance(raw, dict) else None
+        raise UserError(f"{where}: {key}: {_UNION_HELP[keys]}, got {raw!r}") from None
+    desc = _describe(err, model_cls, keys)
+    raise UserError(f"{where}: {key}: {desc}" if key else f"{where}: {desc}") from None
+
+
+def validate_located(located: Located) -> Scenario:
+    kind = located.get("kind")
+    if kind is None:
+        raise UserError(f"{located.path}: missing key 'kind' (expected 'field' or 'network')")
+    if kind not in KINDS:
+        raise UserError(f"{located.where(('kind',))}: kind: expected 'field' or 'network', got {kind!r}")
+    model_cls = KINDS[kind]
+    try:
+        spec = model_cls.model_validate(dict(located))
+    except ValidationError as exc:
+        _raise_validation(exc, located, model_cls)
+    sc = Scenario(spec, dict(located), located.path, list(getattr(located, "overrides", [])))
+    from .checks import check_scenario
+
+    check_scenario(sc, located)
+    return sc
+
+
+def load_scenario(path, overrides=None) -> Scenario:
+    """Load, override and validate a scenario file. Raises UserError with a one-line message."""
+    located = apply_overrides(load_scenario_file(path), overrides)
+    return validate_located(located)
+
+
+def scenario_from_text(text, path="<scenario>", overrides=None) -> Scenario:
+    """Validate a scenario given as YAML text (used for the copy stored in output files)."""
+    located = apply_overrides(load_scenario_text(text, path), overrides)
+    return validate_located(located)

@@ -1,0 +1,170 @@
+"""Reading simengine outputs from analysis scripts.
+
+>>> import simengine
+>>> with simengine.open("outputs/spinodal-2d.h5") as r:        # doctest: +SKIP
+...     F = r.observables["free_energy"]; phi = r.final_field
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import h5py
+import numpy as np
+import yaml
+
+from ..errors import UserError
+
+FORMAT_VERSION = 1
+
+
+def open_output(path, mode="r"):
+    """Open ``path`` as a simengine HDF5 output, or raise a one-line UserError."""
+    path = Path(path)
+    if not path.exists():
+        raise UserError(f"{path}: no such file")
+    try:
+        f = h5py.File(path, mode)
+    except OSError as exc:
+        reason = str(exc).split("(")[0].strip() or "unreadable"
+        raise UserError(f"{path}: not a readable HDF5 file (truncated or corrupted?): {reason}") from None
+    if "simengine_version" not in f.attrs or "kind" not in f.attrs:
+        f.close()
+        raise UserError(f"{path}: not a simengine output (no 'simengine_version'/'kind' attributes)")
+    return f
+
+
+def _str(v):
+    return v.decode() if isinstance(v, bytes) else str(v)
+
+
+class Result:
+    """A read-only view of one output file (field or network run)."""
+
+    def __init__(self, path):
+        self.path = Path(path)
+        self.file = open_output(self.path)
+
+    # -- context manager
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self):
+        self.file.close()
+
+    # -- common
+    @property
+    def kind(self) -> str:
+        return _str(self.file.attrs["kind"])
+
+    @property
+    def name(self) -> str:
+        return _str(self.file.attrs.get("name", self.path.stem))
+
+    @property
+    def version(self) -> str:
+        return _str(self.file.attrs["simengine_version"])
+
+    @property
+    def complete(self) -> bool:
+        return bool(self.file.attrs.get("complete", False))
+
+    @property
+    def scenario(self) -> dict:
+        return yaml.safe_load(_str(self.file.attrs.get("scenario", "{}")))
+
+    def _group(self, name):
+        if name not in self.file:
+            return {}
+        return {k: v[()] for k, v in self.file[name].items() if isinstance(v, h5py.Dataset)}
+
+    # -- field runs
+    @property
+    def phi(self):
+        """Snapshot dataset (snapshots × grid), read lazily like any h5py dataset."""
+        return self.file["fields/phi"]
+
+    @property
+    def snapshot_steps(self):
+        return self.file["fields/step"][()] if "fields/step" in self.file else np.zeros(0, int)
+
+    @property
+    def snapshot_times(self):
+        return self.file["fields/time"][()] if "fields/time" in self.file else np.zeros(0)
+
+    @property
+    def observables(self) -> dict:
+        return self._group("observables")
+
+    @property
+    def checkpoint(self):
+        """(phi, step, time) of the last checkpoint, or None."""
+        if "checkpoint/phi" not in self.file:
+            return None
+        ds = self.file["checkpoint/phi"]
+        return ds[()], int(ds.attrs["step"]), float(ds.attrs["time"])
+
+    @property
+    def final_field(self):
+        """The latest field stored: the checkpoint if newer than the last snapshot."""
+        ck = self.checkpoint
+        steps = self.snapshot_steps
+        if ck is not None and (len(steps) == 0 or ck[1] >= steps[-1]):
+            return ck[0]
+        return self.phi[-1] if len(steps) else None
+
+    # -- network runs
+    @property
+    def statistics(self) -> dict:
+        return {k: (v.item() if np.ndim(v) == 0 else v) for k, v in self._group("statistics").items()}
+
+    @property
+    def vertex(self) -> dict:
+        return self._group("vertex")
+
+    @property
+    def distance_histogram(self):
+        return self.file["distance_histogram"][()] if "distance_histogram" in self.file else None
+
+    @property
+    def distances(self):
+        return self.file["distances"] if "distances" in self.file else None
+
+    @property
+    def graph(self) -> dict:
+        return {k[len("graph_"):]: (v.item() if hasattr(v, "item") else _str(v))
+                for k, v in self.file.attrs.items() if k.startswith("graph_")}
+
+    def summary(self) -> str:
+        """Human-readable description used by ``simengine info``."""
+        a = self.file.attrs
+        lines = [f"file:       {self.path}",
+                 f"kind:       {self.kind}   name: {self.name}   simengine {self.version}",
+                 f"complete:   {'yes' if self.complete else 'no (resume with --resume)'}"]
+        if self.kind == "field":
+            sc = self.scenario
+            lines.append(f"grid:       {sc.get('grid', {}).get('shape')}  boundary: "
+                         f"{sc.get('boundary', {}).get('type')}  solver: {_str(a.get('solver', '?'))}")
+            steps = self.snapshot_steps
+            lines.append(f"snapshots:  {len(steps)}" + (f" (steps {steps[0]}..{steps[-1]})" if len(steps) else ""))
+            ck = self.file["checkpoint/phi"].attrs if "checkpoint/phi" in self.file else None
+            if ck is not None:
+                lines.append(f"checkpoint: step {int(ck['step'])}, t = {float(ck['time']):.6g}")
+            obs = self.observables
+            if obs.get("step") is not None and len(obs["step"]):
+                lines.append(f"observables: {len(obs['step'])} rows; last: step {obs['step'][-1]}, "
+                             f"mass {obs['mass'][-1]:.6g}, F {obs['free_energy'][-1]:.6g}, "
+                             f"L {obs['length'][-1]:.4g}")
+        else:
+            g = self.graph
+            if g:
+                lines.append(f"graph:      n = {g.get('n')}, arcs = {g.get('arcs')}, directed = "
+                             f"{bool(g.get('directed'))}, weighted = {bool(g.get('weighted'))}")
+            if "checkpoint" in self.file:
+                lines.append(f"checkpoint: {int(self.file['checkpoint'].attrs.get('done', 0))} of "
+                             f"{int(self.file['checkpoint'].attrs.get('total', 0))} sources done")
+            for k, v in self.statistics.items():
+                lines.append(f"  {k:20s} {v:.6g}" if isinstance(v, float) else f"  {k:20s} {v}")
+        return "\n".join(lines)

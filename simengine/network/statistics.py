@@ -1,0 +1,305 @@
+"""Path statistics: per-batch partial reductions (:class:`ChunkPartial`) and their accumulator.
+
+Every APSP engine (CPU msbfs/BFS/Dijkstra/Floyd–Warshall, CUDA kernels) turns one batch of sources
+into a :class:`ChunkPartial`; :class:`PathStatistics` accumulates them and derives the results.
+:func:`reduce_block` is the reference reduction of an explicit distance block and the oracle the
+fused reductions are tested against.  Definitions of every statistic: ``docs/network.md``.
+
+Determinism: per-source quantities (row sums, counts, maxima, harmonic sums) are stored per source
+id and summed at the end in vertex order, so totals do not depend on batching or resume; column
+sums and histogram counts are integers (exact) for unweighted and integer-weighted graphs; only the
+floating column harmonic sums (closeness is exact, harmonic centrality is not) can differ in the
+last bits when the same sources are batched differently.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["ChunkPartial", "reduce_block", "PathStatistics", "unreachable_sentinel"]
+
+
+def unreachable_sentinel(dtype) -> float | int:
+    """The value that marks an unreachable target in a stored distance block of ``dtype``.
+
+    ``inf`` for floating dtypes, the dtype's maximum (e.g. 255 for uint8) for integer dtypes.
+    """
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f":
+        return np.inf
+    return int(np.iinfo(dtype).max)
+
+
+@dataclass
+class ChunkPartial:
+    """What one batch of B sources contributes (CPU and CUDA engines both produce it).
+
+    Attributes
+    ----------
+    sources   : int64 (B,)   the batch's source ids
+    row_sum   : float64 (B,) Σ_{t≠s, reachable} d(s,t)
+    row_reach : int64 (B,)   number of t≠s reachable from s
+    row_max   : float64 (B,) largest finite d(s,t) (eccentricity of s); 0 if none
+    row_harm  : float64 (B,) Σ_{t≠s, d>0} 1/d(s,t)
+    col_sum   : float64 (n,) Σ_{s in batch, s≠t, reachable} d(s,t)
+    col_reach : int64 (n,)   number of batch sources s≠t that reach t
+    col_harm  : float64 (n,) Σ_{s in batch, s≠t, d>0} 1/d(s,t)
+    hist      : int64 (nbins,) counts of finite d(s,t), s≠t, by bin (hops for unweighted graphs,
+                floor(d / bin_width) for weighted ones); any length, the accumulator pads
+    """
+
+    sources: np.ndarray
+    row_sum: np.ndarray
+    row_reach: np.ndarray
+    row_max: np.ndarray
+    row_harm: np.ndarray
+    col_sum: np.ndarray
+    col_reach: np.ndarray
+    col_harm: np.ndarray
+    hist: np.ndarray
+
+    @classmethod
+    def empty(cls, n: int) -> "ChunkPartial":
+        z = np.zeros(0)
+        return cls(np.zeros(0, np.int64), z, np.zeros(0, np.int64), z.copy(), z.copy(),
+                   np.zeros(n), np.zeros(n, np.int64), np.zeros(n), np.zeros(1, np.int64))
+
+    @staticmethod
+    def concat(parts: "list[ChunkPartial]", n: int) -> "ChunkPartial":
+        """Merge consecutive partials (rows concatenated in order, columns and histograms added)."""
+        if not parts:
+            return ChunkPartial.empty(n)
+        nb = max(len(p.hist) for p in parts)
+        hist = np.zeros(nb, np.int64)
+        col_sum, col_reach, col_harm = np.zeros(n), np.zeros(n, np.int64), np.zeros(n)
+        for p in parts:
+            hist[:len(p.hist)] += p.hist
+            col_sum += p.col_sum
+            col_reach += p.col_reach
+            col_harm += p.col_harm
+        cat = lambda name: np.concatenate([getattr(p, name) for p in parts])  # noqa: E731
+        return ChunkPartial(cat("sources").astype(np.int64), cat("row_sum"),
+                            cat("row_reach").astype(np.int64), cat("row_max"), cat("row_harm"),
+                            col_sum, col_reach, col_harm, hist)
+
+
+def reduce_block(dist_block, sources, weighted: bool, bin_width: float = 1.0) -> ChunkPartial:
+    """Reference reduction of a (B × n) distance block into a :class:`ChunkPartial`.
+
+    ``dist_block[i, t]`` is d(sources[i], t); unreachable targets are ``inf`` (floating dtypes) or
+    the dtype's maximum (integer dtypes, see :func:`unreachable_sentinel`).  Unweighted graphs bin
+    the histogram by hops (bin = d), weighted graphs by ``floor(d / bin_width)``.
+    """
+    D = np.asarray(dist_block)
+    sources = np.asarray(sources, dtype=np.int64).ravel()
+    if D.ndim != 2 or D.shape[0] != len(sources):
+        raise ValueError("dist_block must be (len(sources), n)")
+    B, n = D.shape
+    sent = unreachable_sentinel(D.dtype)
+    finite = np.isfinite(D) if D.dtype.kind == "f" else (D != sent)
+    finite[np.arange(B), sources] = False
+    Df = np.where(finite, D, 0).astype(np.float64)
+    pos = finite & (Df > 0)
+    inv = np.zeros_like(Df)
+    np.divide(1.0, Df, out=inv, where=pos)
+    row_sum = Df.sum(axis=1)
+    row_reach = finite.sum(axis=1).astype(np.int64)
+    row_max = Df.max(axis=1) if n else np.zeros(B)
+    row_harm = inv.sum(axis=1)
+    col_sum = Df.sum(axis=0)
+    col_reach = finite.sum(axis=0).astype(np.int64)
+    col_harm = inv.sum(axis=0)
+    vals = Df[finite]
+    if weighted:
+        bins = np.floor(vals / float(bin_width)).astype(np.int64)
+    else:
+        bins = np.rint(vals).astype(np.int64)
+    hist = np.bincount(bins, minlength=1).astype(np.int64) if len(bins) else np.zeros(1, np.int64)
+    return ChunkPartial(sources, row_sum, row_reach, row_max, row_harm,
+                        col_sum, col_reach, col_harm, hist)
+
+
+class PathStatistics:
+    """Accumulates :class:`ChunkPartial` s for one graph and derives the path statistics.
+
+    Parameters
+    ----------
+    n, directed, weighted : the graph's size and kind.
+    bin_width : histogram bin width for weighted graphs (unweighted graphs bin by hops).
+    sampled : True when the sources are a uniform sample (without replacement) of the vertices;
+        :meth:`results` then reports estimates with standard errors.
+    planned_sources : how many sources the run will process (for progress/`complete`); default n.
+
+    Per-source values are kept per vertex id, so totals do not depend on batching or order;
+    adding the same source twice raises ``ValueError``.  :meth:`state` / :meth:`from_state`
+    round-trip the accumulator through a ``dict[str, np.ndarray]`` (HDF5 checkpoint).
+    """
+
+    def __init__(self, n: int, directed: bool = False, weighted: bool = False,
+                 bin_width: float = 1.0, sampled: bool = False, planned_sources: int | None = None):
+        if bin_width <= 0:
+            raise ValueError("bin_width must be positive")
+        self.n = int(n)
+        self.directed = bool(directed)
+        self.weighted = bool(weighted)
+        self.bin_width = float(bin_width)
+        self.sampled = bool(sampled)
+        self.planned_sources = self.n if planned_sources is None else int(planned_sources)
+        n = self.n
+        self.done = np.zeros(n, dtype=bool)
+        self.row_sum = np.zeros(n)
+        self.row_reach = np.zeros(n, dtype=np.int64)
+        self.row_max = np.zeros(n)
+        self.row_harm = np.zeros(n)
+        self.col_sum = np.zeros(n)
+        self.col_reach = np.zeros(n, dtype=np.int64)
+        self.col_harm = np.zeros(n)
+        self.hist = np.zeros(1, dtype=np.int64)
+
+    @classmethod
+    def for_graph(cls, graph, bin_width: float = 1.0, sampled: bool = False,
+                  planned_sources: int | None = None) -> "PathStatistics":
+        return cls(graph.n, graph.directed, graph.weighted, bin_width, sampled, planned_sources)
+
+    # ------------------------------------------------------------------ accumulation
+    @property
+    def sources_done(self) -> int:
+        return int(self.done.sum())
+
+    def add(self, p: ChunkPartial) -> None:
+        """Add one batch's partial (call in source order for bitwise-reproducible column sums)."""
+        s = np.asarray(p.sources, dtype=np.int64)
+        if len(s) and (s.min() < 0 or s.max() >= self.n):
+            raise ValueError("source id out of range")
+        if len(np.unique(s)) != len(s) or self.done[s].any():
+            raise ValueError("a source was added twice")
+        if len(p.col_sum) != self.n:
+            raise ValueError("partial is for a graph of another size")
+        self.done[s] = True
+        self.row_sum[s] = p.row_sum
+        self.row_reach[s] = p.row_reach
+        self.row_max[s] = p.row_max
+        self.row_harm[s] = p.row_harm
+        self.col_sum += p.col_sum
+        self.col_reach += p.col_reach
+        self.col_harm += p.col_harm
+        h = np.asarray(p.hist, dtype=np.int64)
+        if len(h) > len(self.hist):
+            self.hist = np.concatenate([self.hist, np.zeros(len(h) - len(self.hist), np.int64)])
+        self.hist[:len(h)] += h
+
+    def merge(self, other: "PathStatistics") -> None:
+        """Merge an accumulator that processed a disjoint set of sources (e.g. another rank)."""
+        st = other.state()
+        idx = np.flatnonzero(st["done"])
+        self.add(ChunkPartial(idx, st["row_sum"][idx], st["row_reach"][idx], st["row_max"][idx],
+                              st["row_harm"][idx], st["col_sum"], st["col_reach"], st["col_harm"],
+                              st["hist"]))
+
+    # ------------------------------------------------------------------ checkpoint
+    _ARRAYS = ("done", "row_sum", "row_reach", "row_max", "row_harm",
+               "col_sum", "col_reach", "col_harm", "hist")
+
+    def state(self) -> dict:
+        """All accumulator state as ``dict[str, np.ndarray]`` (copies), for an HDF5 checkpoint."""
+        st = {k: getattr(self, k).copy() for k in self._ARRAYS}
+        st["meta"] = np.array([self.n, int(self.directed), int(self.weighted), int(self.sampled),
+                               self.planned_sources], dtype=np.int64)
+        st["bin_width"] = np.array(self.bin_width, dtype=np.float64)
+        return st
+
+    @classmethod
+    def from_state(cls, state: dict) -> "PathStatistics":
+        meta = np.asarray(state["meta"], dtype=np.int64)
+        self = cls(int(meta[0]), bool(meta[1]), bool(meta[2]), float(np.asarray(state["bin_width"])),
+                   bool(meta[3]), int(meta[4]))
+        for k in cls._ARRAYS:
+            a = np.asarray(state[k])
+            setattr(self, k, a.astype(getattr(self, k).dtype, copy=True))
+        return self
+
+    # ------------------------------------------------------------------ results
+    def results(self, elapsed: float | None = None) -> dict:
+        """Derived statistics (see docs/network.md for every definition and disconnected rule).
+
+        Scalars are Python floats/ints; per-vertex values are float64 arrays of length n.
+        ``elapsed`` (seconds) adds ``normalized_time = elapsed / mean_distance``.
+        """
+        n = self.n
+        done = self.done
+        K = int(done.sum())
+        idx = np.flatnonzero(done)
+        rs, rr, rm, rh = self.row_sum[idx], self.row_reach[idx], self.row_max[idx], self.row_harm[idx]
+        tot_sum = float(rs.sum())
+        tot_reach = int(rr.sum())
+        out: dict = {"n": n, "directed": self.directed, "weighted": self.weighted,
+                     "sources_done": K, "planned_sources": self.planned_sources,
+                     "complete": K == n, "sampled": self.sampled,
+                     "estimate": bool(self.sampled and K < n)}
+        mean = tot_sum / tot_reach if tot_reach else 0.0
+        ecc = np.full(n, np.nan)
+        ecc[idx] = rm
+        has = rr > 0
+        diameter = float(rm.max()) if K else 0.0
+        radius = float(rm[has].min()) if has.any() else 0.0
+        nb = self.hist.copy()
+        out["distance_histogram"] = nb
+        out["histogram_bin_width"] = self.bin_width if self.weighted else 1.0
+        out["eccentricity"] = ecc
+        # column-based centralities (inward distances, networkx definitions)
+        if self.estimate_scale_needed(K):
+            m_u = np.full(n, float(K))
+            m_u[idx] -= 1.0                      # sampled sources other than u
+            with np.errstate(divide="ignore", invalid="ignore"):
+                frac = np.where(m_u > 0, self.col_reach / np.maximum(m_u, 1), 0.0)
+                clo = np.where(self.col_sum > 0, self.col_reach / np.where(self.col_sum > 0,
+                               self.col_sum, 1.0) * frac, 0.0)
+                harm = np.where(m_u > 0, self.col_harm * (n - 1) / np.maximum(m_u, 1), 0.0)
+        else:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                clo = np.where(self.col_sum > 0, self.col_reach.astype(np.float64) ** 2 /
+                               np.where(self.col_sum > 0, self.col_sum, 1.0) / max(n - 1, 1), 0.0)
+            harm = self.col_harm.copy()
+        out["closeness"] = clo
+        out["harmonic"] = harm
+        if not self.sampled or K == n:
+            out["mean_distance"] = mean
+            out["reachable_pairs"] = tot_reach
+            out["unreachable_pairs"] = K * (n - 1) - tot_reach if K == n else \
+                int(K * (n - 1) - tot_reach)
+            out["diameter"] = diameter
+            out["radius"] = radius
+            out["efficiency"] = float(rh.sum()) / (n * (n - 1)) if n > 1 else 0.0
+            out["connected"] = bool(K == n and tot_reach == n * (n - 1))
+        else:
+            # estimates from a uniform sample of K sources without replacement (finite-population
+            # correction 1 - K/n); ratio estimator for the mean distance with linearised SE
+            fpc = 1.0 - K / n
+            out["mean_distance"] = mean
+            if K > 1 and tot_reach:
+                rbar = rr.mean()
+                resid = rs - mean * rr
+                out["mean_distance_se"] = float(np.sqrt(fpc * (resid ** 2).sum() / (K * (K - 1)))
+                                                / rbar)
+            else:
+                out["mean_distance_se"] = float("nan")
+            sd = lambda x: float(np.sqrt(fpc * x.var(ddof=1) / K)) if K > 1 else float("nan")  # noqa
+            out["reachable_pairs"] = float(n * rr.mean()) if K else 0.0
+            out["reachable_pairs_se"] = n * sd(rr.astype(np.float64))
+            out["unreachable_pairs"] = float(n * (n - 1)) - out["reachable_pairs"]
+            out["unreachable_pairs_se"] = out["reachable_pairs_se"]
+            out["efficiency"] = float(rh.mean() / (n - 1)) if K and n > 1 else 0.0
+            out["efficiency_se"] = sd(rh) / (n - 1) if n > 1 else float("nan")
+            out["diameter"] = diameter          # lower bound: max over sampled sources
+            out["diameter_is_lower_bound"] = True
+            out["radius"] = radius              # upper bound: min over sampled sources
+            out["radius_is_upper_bound"] = True
+            out["connected"] = bool(tot_reach == K * (n - 1))  # no unreachable pair seen
+        if elapsed is not None:
+            out["elapsed"] = float(elapsed)
+            out["normalized_time"] = float(elapsed) / mean if mean > 0 else float("nan")
+        return out
+
+    def estimate_scale_needed(self, K: int) -> bool:
+        return self.sampled and K < self.n
