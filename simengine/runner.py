@@ -263,19 +263,28 @@ class NetworkJob:
             src_spec = "all"
         else:
             src_spec = {"sample": m.sources.sample, "seed": m.sources.seed}
+        self.backend = self._backend(spec.solver.backend)
         try:
-            self.sources = np.asarray(choose_sources(self.graph.n, src_spec), dtype=np.int64)
-            self.algorithm = resolve_algorithm(self.graph, m.algorithm)
+            sources, self.sampled = choose_sources(self.graph.n, src_spec)
+            self.sources = np.asarray(sources, dtype=np.int64)
+            if self.backend == "cuda":
+                from .network.cuda.apsp import resolve_algorithm_cuda
+
+                self.algorithm = resolve_algorithm_cuda(self.graph, m.algorithm)
+            else:
+                if m.algorithm in ("frontier_sssp", "near_far"):
+                    raise UserError(f"metrics.algorithm: {m.algorithm} runs on the GPU only "
+                                    f"(solver.backend: cuda)")
+                self.algorithm = resolve_algorithm(self.graph, m.algorithm)
+        except UserError as exc:
+            raise UserError(f"{sc.path}: {exc}") from None
         except ValueError as exc:
             raise UserError(f"{sc.path}: metrics: {exc}") from None
         if self.graph.weighted and self.graph.num_arcs and self.graph.weights.min() < 0:
             raise UserError(f"{sc.path}: graph.weights: negative edge weights are not supported "
                             f"by the shortest-path algorithms (min weight "
                             f"{self.graph.weights.min():g})")
-        self.backend = self._backend(spec.solver.backend)
         self.total = len(self.sources)
-        self.sampled = not isinstance(m.sources, list) and m.sources != "all" \
-            and len(self.sources) < self.graph.n
         self.bin_width = float(m.histogram_bin_width or 1.0)
         self.stats = PathStatistics.for_graph(self.graph, bin_width=self.bin_width,
                                               sampled=self.sampled, planned_sources=self.total)
@@ -294,7 +303,10 @@ class NetworkJob:
         sc = self.sc
         try:
             if g.generator is not None:
-                graph = generators.generate(dict(g.generator), directed=g.directed)
+                spec = dict(g.generator)
+                if g.directed:
+                    spec.setdefault("directed", True)
+                graph = generators.generate(spec)
             else:
                 path = sc.resolve(g.file.path)
                 graph = readers.read_graph(path, g.file.format, directed=g.directed,
@@ -319,9 +331,9 @@ class NetworkJob:
         return backend
 
     def _store_dtype(self):
-        if self.graph.weighted:
-            return np.float64
-        return np.uint8 if self.graph.n < 255 else (np.uint16 if self.graph.n < 65535 else np.uint32)
+        from .network.apsp import store_dtype
+
+        return store_dtype(self.graph)
 
     # ---- work
     def start_fresh(self):

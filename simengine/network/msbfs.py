@@ -47,7 +47,7 @@ def _popcount(x):
 @njit(cache=True)
 def _msbfs_one(indptr, indices, rindptr, rindices, srcs, W, seen, visit, nxt, front, newfront,
                flag, slices, row_sum, row_reach, row_max, row_harm, col_sum, col_reach, col_harm,
-               hist, store, store_row0, do_store, sentinel):
+               hist, store, store_row0, do_store, sentinel, push_factor):
     """One batch of len(srcs) ≤ 64·W sources.  Row outputs are indexed by position in srcs."""
     n = len(indptr) - 1
     B = len(srcs)
@@ -91,7 +91,7 @@ def _msbfs_one(indptr, indices, rindptr, rindices, srcs, W, seen, visit, nxt, fr
         for w in range(W):
             for j in range(nslices):
                 slices[w, j] = _ZERO
-        if fe * PUSH_FACTOR < m_arcs:
+        if fe * push_factor < m_arcs:
             # ---- push: OR frontier words into out-neighbours, remember the touched ones
             nt = 0
             for k in range(nf):
@@ -206,7 +206,7 @@ def _msbfs_one(indptr, indices, rindptr, rindices, srcs, W, seen, visit, nxt, fr
 @njit(cache=True, parallel=True)
 def _msbfs_group(indptr, indices, rindptr, rindices, sources, starts, W, seen, visit, nxt, front,
                  newfront, flag, slices, row_sum, row_reach, row_max, row_harm, col_sum,
-                 col_reach, col_harm, hist, store, do_store, sentinel):
+                 col_reach, col_harm, hist, store, do_store, sentinel, push_factor):
     """Batches b = 0..nb-1 (sources[starts[b]:starts[b+1]]) in parallel; slot b owns buffers b."""
     nb = len(starts) - 1
     for b in prange(nb):
@@ -217,10 +217,11 @@ def _msbfs_group(indptr, indices, rindptr, rindices, sources, starts, W, seen, v
         _msbfs_one(indptr, indices, rindptr, rindices, sources[lo:hi], W, seen[b], visit[b],
                    nxt[b], front[b], newfront[b], flag[b], slices[b], row_sum[lo:hi],
                    row_reach[lo:hi], row_max[lo:hi], row_harm[lo:hi], col_sum[b], col_reach[b],
-                   col_harm[b], hist[b], store, lo, do_store, sentinel)
+                   col_harm[b], hist[b], store, lo, do_store, sentinel, push_factor)
 
 
-def msbfs_partials(graph, sources, words: int | None = None, store=None, threads: int | None = None):
+def msbfs_partials(graph, sources, words: int | None = None, store=None, threads: int | None = None,
+                   push_factor: int = PUSH_FACTOR):
     """Yield one :class:`ChunkPartial` per batch of ≤ 64·words sources, in source order.
 
     ``store`` (optional, shape (len(sources), n), integer or float dtype) receives the hop
@@ -271,7 +272,7 @@ def msbfs_partials(graph, sources, words: int | None = None, store=None, threads
         _msbfs_group(graph.indptr, graph.indices, g_t.indptr, g_t.indices, gs, starts, W,
                      seen, visit, nxt, front, newfront, flag, slices, row_sum, row_reach,
                      row_max, row_harm, col_sum, col_reach, col_harm, hist, sub_store, do_store,
-                     sentinel)
+                     sentinel, int(push_factor))
         for b in range(nb):
             lo, hi = starts[b], starts[b + 1]
             h = hist[b]

@@ -1,0 +1,31 @@
+"""Test configuration.
+
+Without an NVIDIA driver the CUDA kernels run under numba's CUDA simulator, so the same test files
+exercise the kernels in CI (simulator) and on a GPU machine (real device). This must happen before
+numba.cuda is imported anywhere.
+"""
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+if "NUMBA_ENABLE_CUDASIM" not in os.environ and not Path("/dev/nvidiactl").exists():
+    os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def root():
+    return ROOT
+
+
+def run_cli(*args, cwd=None, timeout=600, env=None):
+    """Run ``python -m simengine ARGS`` in a subprocess; returns CompletedProcess (text)."""
+    import subprocess
+
+    e = dict(os.environ)
+    e.update(env or {})
+    return subprocess.run([sys.executable, "-m", "simengine", *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True, timeout=timeout, env=e)
