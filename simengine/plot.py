@@ -55,12 +55,16 @@ def _plot_field(r: Result, out: Path) -> list:
         fig, axes = plt.subplots(1, 3, figsize=(15, 4))
         axes[0].plot(t, obs["free_energy"])
         axes[0].set_title("free energy F")
-        axes[1].plot(t, obs["mass"])
-        axes[1].set_title("mass (mean φ)")
-        axes[1].ticklabel_format(useOffset=False)
+        m0 = obs["mass"][0]
+        axes[1].plot(t, obs["mass"] - m0)
+        axes[1].set_title(f"mass drift: mean φ − {m0:.6g}")
         ok = (t > 0) & np.isfinite(obs["length"])
         if ok.any():
+            from matplotlib.ticker import NullFormatter
+
             axes[2].loglog(t[ok], obs["length"][ok], "o-", ms=3)
+            axes[2].xaxis.set_minor_formatter(NullFormatter())
+            axes[2].yaxis.set_minor_formatter(NullFormatter())
         axes[2].set_title("characteristic length L(t)")
         for ax in axes:
             ax.set_xlabel("t")

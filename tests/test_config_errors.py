@@ -46,9 +46,9 @@ def test_good_scenario_validates(tmp_path):
 
 
 @pytest.mark.parametrize("old,new,expect", [
-    ("  kappa: 1.0\n", "  kappa: 1.0\n  kapa: 2.0\n", ["s.yaml:7", "model.kapa", "unknown key"]),
-    ("  mobility: 1.0\n", "  mobility: fast\n", ["s.yaml:5", "model.mobility", "number", "'fast'"]),
-    ("  mobility: 1.0\n", "  mobility: -1.0\n", ["s.yaml:5", "model.mobility", "greater than 0"]),
+    ("  kappa: 1.0\n", "  kappa: 1.0\n  kapa: 2.0\n", ["s.yaml:8", "model.kapa", "unknown key"]),
+    ("  mobility: 1.0\n", "  mobility: fast\n", ["s.yaml:6", "model.mobility", "number", "'fast'"]),
+    ("  mobility: 1.0\n", "  mobility: -1.0\n", ["s.yaml:6", "model.mobility", "greater than 0"]),
     ("time: {dt: 0.01, steps: 10}\n", "", ["time", "missing key"]),
     ("[16, 16]", "[16, 16, 16, 16]", ["s.yaml:3", "grid.shape", "at most 3"]),
     ("[16, 16]", "[16, 1]", ["grid.shape", "at least 3"]),

@@ -151,8 +151,8 @@ def test_resume_with_changed_physics_is_refused(tmp_path):
     scen = scenario(tmp_path, 100)
     out = tmp_path / "x.h5"
     assert run_cli("run", scen, "-o", out, "-q").returncode == 0
-    r = run_cli("run", scen, "-o", out, "--resume", "--set", "model.kappa=2.0")
-    assert r.returncode == 2 and "model.kappa" in r.stderr
+    r = run_cli("run", scen, "-o", out, "--resume", "--set", "model.mobility=0.5")
+    assert r.returncode == 2 and "model.mobility" in r.stderr
 
 
 def test_resume_on_foreign_or_truncated_file(tmp_path):

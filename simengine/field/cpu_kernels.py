@@ -152,7 +152,7 @@ def _g2(src, i, j, n0, n1, bcode, bv):
     return src[i, j]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _gmu2(src, i, j, n0, n1, bcode, bv, muw, K, a0, a1, a2, a3, ih2, cnd):
     if i < 0 or i >= n0 or j < 0 or j >= n1:
         if bcode == 2:
@@ -293,6 +293,23 @@ def _tiled_1d(src, base, out, coef, params, bcode, bvalue, lo, hi, tile, use_map
             out[i0 + p] = base[i0 + p] + coef * (M * lap)
 
 
+@njit(cache=True, inline="always")
+def _mu_line(u, xm, xp, c, n, K, a0, a1, a2, a3, ih2, cnd):
+    """u[q] = μ at c[q+1] for q < n: xm/xp the rows before/after along the outer axis (2D)."""
+    for q in range(n):
+        v = c[q + 1]
+        lap = (((xm[q + 1] + xp[q + 1]) + (c[q] + c[q + 2])) - cnd * v) * ih2
+        u[q] = (a0 + v * (a1 + v * (a2 + v * a3))) - K * lap
+
+
+@njit(cache=True, inline="always")
+def _update_line(o, b, um, up, uc, n, coef, M, ih2, cnd):
+    """o[q] = b[q] + coef·M·lap(μ) at uc[q+1] (2D line form)."""
+    for q in range(n):
+        lap = (((um[q + 1] + up[q + 1]) + (uc[q] + uc[q + 2])) - cnd * uc[q + 1]) * ih2
+        o[q] = b[q] + coef * (M * lap)
+
+
 @njit(**_JIT)
 def _tiled_2d(src, base, out, coef, params, bcode, bvalue, lo, hi, tile, use_maps):
     n0, n1 = src.shape
@@ -329,11 +346,7 @@ def _tiled_2d(src, base, out, coef, params, bcode, bvalue, lo, hi, tile, use_map
                 _fill_row(P, p, src[a], j0, nj + 4, n1, bcode, bvalue, A1, use_maps)
         # ---- μ on tile + ring
         for p in range(ni + 2):
-            for q in range(nj + 2):
-                c = P[p + 1, q + 1]
-                lap = (((P[p, q + 1] + P[p + 2, q + 1]) + (P[p + 1, q] + P[p + 1, q + 2]))
-                       - cnd * c) * ih2
-                U[p, q] = _fp(c, a0, a1, a2, a3) - K * lap
+            _mu_line(U[p], P[p], P[p + 2], P[p + 1], nj + 2, K, a0, a1, a2, a3, ih2, cnd)
         if bcode == 2:
             if i0 == 0:
                 U[0, :] = muw
@@ -345,12 +358,8 @@ def _tiled_2d(src, base, out, coef, params, bcode, bvalue, lo, hi, tile, use_map
                 U[:, nj + 1] = muw
         # ---- update core
         for p in range(ni):
-            orow = out[i0 + p]
-            brow = base[i0 + p]
-            for q in range(nj):
-                lap = (((U[p, q + 1] + U[p + 2, q + 1]) + (U[p + 1, q] + U[p + 1, q + 2]))
-                       - cnd * U[p + 1, q + 1]) * ih2
-                orow[j0 + q] = brow[j0 + q] + coef * (M * lap)
+            _update_line(out[i0 + p, j0:j1], base[i0 + p, j0:j1], U[p], U[p + 2], U[p + 1], nj,
+                         coef, M, ih2, cnd)
 
 
 @njit(**_JIT)
@@ -432,35 +441,37 @@ def _tiled_3d(src, base, out, coef, params, bcode, bvalue, lo, hi, tile, use_map
 
 
 # thin (serial) entry points: the parallel tiled body is compiled once per (ndim, dtype) and
-# shared by the two strategies; they differ only in how the halo is filled.
+# shared by the two strategies; they differ only in how the halo is filled. ``use_maps`` is passed
+# as a run-time boolean (``bcode < 0`` is always False, ``bcode >= 0`` always True) rather than a
+# literal, so numba does not compile a second, literal-specialised copy of the body.
 @njit(cache=True)
 def shared_stage_1d(src, base, out, coef, params, bcode, bvalue, lo, hi, tile):
-    _tiled_1d(src, base, out, coef, params, bcode, bvalue, lo, hi, tile, False)
+    _tiled_1d(src, base, out, coef, params, bcode, bvalue, lo, hi, tile, bcode < 0)
 
 
 @njit(cache=True)
 def shared_stage_2d(src, base, out, coef, params, bcode, bvalue, lo, hi, tile):
-    _tiled_2d(src, base, out, coef, params, bcode, bvalue, lo, hi, tile, False)
+    _tiled_2d(src, base, out, coef, params, bcode, bvalue, lo, hi, tile, bcode < 0)
 
 
 @njit(cache=True)
 def shared_stage_3d(src, base, out, coef, params, bcode, bvalue, lo, hi, tile):
-    _tiled_3d(src, base, out, coef, params, bcode, bvalue, lo, hi, tile, False)
+    _tiled_3d(src, base, out, coef, params, bcode, bvalue, lo, hi, tile, bcode < 0)
 
 
 @njit(cache=True)
 def combined_stage_1d(src, base, out, coef, params, bcode, bvalue, lo, hi, tile):
-    _tiled_1d(src, base, out, coef, params, bcode, bvalue, lo, hi, tile, True)
+    _tiled_1d(src, base, out, coef, params, bcode, bvalue, lo, hi, tile, bcode >= 0)
 
 
 @njit(cache=True)
 def combined_stage_2d(src, base, out, coef, params, bcode, bvalue, lo, hi, tile):
-    _tiled_2d(src, base, out, coef, params, bcode, bvalue, lo, hi, tile, True)
+    _tiled_2d(src, base, out, coef, params, bcode, bvalue, lo, hi, tile, bcode >= 0)
 
 
 @njit(cache=True)
 def combined_stage_3d(src, base, out, coef, params, bcode, bvalue, lo, hi, tile):
-    _tiled_3d(src, base, out, coef, params, bcode, bvalue, lo, hi, tile, True)
+    _tiled_3d(src, base, out, coef, params, bcode, bvalue, lo, hi, tile, bcode >= 0)
 
 
 # =========================================================================== texture (kernel C)

@@ -67,39 +67,71 @@ DEFAULT_BLOCK = {
 
 
 # --------------------------------------------------------------------------------------------
-# read-only cached load
+# flat loads / stores without numba's index overhead
 # --------------------------------------------------------------------------------------------
-def _make_nc_load():
-    """``ldnc(array, (k, j, i))``: a ``ld.global.nc`` load; plain indexing under the simulator."""
+# The kernels index flat (1-D) buffers with an int64 offset. numba's own ``a[i]`` adds a
+# negative-index wraparound per access; the intrinsics below emit a bare address computation and
+# either a plain load or ``ld.global.nc`` (the read-only/texture data path, CUDA's ``__ldg``).
+def _make_access():
     if SIMULATOR:
-        return None
-    try:
-        from numba.cuda.cache_hints import ld_cache_operator
-
-        return ld_cache_operator("nc")
-    except Exception:  # pragma: no cover - older numba-cuda
-        return None
-
-
-_LDNC = _make_nc_load()
-#: whether kernel C/D really emit ld.global.nc (False under the simulator)
-HAVE_NC_LOADS = _LDNC is not None
-
-
-def _make_loader(nc: bool):
-    if nc and _LDNC is not None:
-        ldnc = _LDNC
 
         @cuda.jit(device=True)
-        def load(a, k, j, i):
-            return ldnc(a, (k, j, i))
-    else:
+        def ld(a, i):
+            return a[i]
 
         @cuda.jit(device=True)
-        def load(a, k, j, i):
-            return a[k, j, i]
+        def ldnc(a, i):
+            return a[i]
 
-    return load
+        @cuda.jit(device=True)
+        def st(a, i, v):
+            a[i] = v
+
+        return ld, ldnc, st, False
+
+    from llvmlite import ir
+    from numba import types
+    from numba.cuda.extending import intrinsic
+
+    def _ld(nc):
+        @intrinsic
+        def impl(typingctx, arr, idx):
+            sig = arr.dtype(arr, idx)
+
+            def codegen(context, builder, sig, args):
+                aty = sig.args[0]
+                ary = context.make_array(aty)(context, builder, value=args[0])
+                ptr = builder.gep(ary.data, [args[1]])
+                if not nc:
+                    return builder.load(ptr)
+                llty = context.get_value_type(aty.dtype)
+                bw = aty.dtype.bitwidth
+                fnty = ir.FunctionType(llty, [llty.as_pointer()])
+                asm = ir.InlineAsm(fnty, f"ld.global.nc.f{bw} $0, [$1];",
+                                   "=f,l" if bw == 32 else "=d,l")
+                return builder.call(asm, [ptr])
+
+            return sig, codegen
+
+        return impl
+
+    @intrinsic
+    def st(typingctx, arr, idx, val):
+        sig = types.void(arr, idx, arr.dtype)
+
+        def codegen(context, builder, sig, args):
+            aty = sig.args[0]
+            ary = context.make_array(aty)(context, builder, value=args[0])
+            builder.store(args[2], builder.gep(ary.data, [args[1]]))
+            return context.get_dummy_value()
+
+        return sig, codegen
+
+    return _ld(False), _ld(True), st, True
+
+
+LD, LDNC, ST, HAVE_NC_LOADS = _make_access()
+#: HAVE_NC_LOADS: whether kernels C/D really emit ld.global.nc (False under the simulator)
 
 
 def _make_map(bc: int):
@@ -115,11 +147,7 @@ def _make_map(bc: int):
                 i += n
             elif i >= n:
                 i -= n
-            if i < 0:
-                i = 0
-            elif i >= n:
-                i = n - 1
-            return i
+            return min(max(i, 0), n - 1)
     elif bc == MIRROR:
 
         @cuda.jit(device=True)
@@ -128,27 +156,20 @@ def _make_map(bc: int):
                 i = -1 - i
             elif i >= n:
                 i = 2 * n - 1 - i
-            if i < 0:
-                i = 0
-            elif i >= n:
-                i = n - 1
-            return i
+            return min(max(i, 0), n - 1)
     else:
 
         @cuda.jit(device=True)
         def amap(i, n):
-            if i < 0:
-                i = 0
-            elif i >= n:
-                i = n - 1
-            return i
+            return min(max(i, 0), n - 1)
 
     return amap
 
 
 def _make_phi_at(nd: int, bc: int, nc: bool):
-    """φ at (k, j, i), each active index within 2 cells of the domain, by address mode."""
-    load = _make_loader(nc)
+    """φ at (k, j, i) of a flat field, each active index within 2 cells of the domain, by
+    address mode (wrap / mirror / border value for fixed)."""
+    load = LDNC if nc else LD
     amap = _make_map(bc)
     a0, a1 = nd >= 3, nd >= 2
     fixed = bc == FIXED
@@ -163,7 +184,6 @@ def _make_phi_at(nd: int, bc: int, nc: bool):
                 outside = outside or k < 0 or k >= n0
             if outside:
                 return vphi
-            return load(src, k, j, i)
         ii = amap(i, n2)
         jj = j
         kk = k
@@ -171,25 +191,19 @@ def _make_phi_at(nd: int, bc: int, nc: bool):
             jj = amap(j, n1)
         if a0:
             kk = amap(k, n0)
-        return load(src, kk, jj, ii)
+        return load(src, (kk * n1 + jj) * n2 + ii)
 
     return phi_at
 
 
-# --------------------------------------------------------------------------------------------
-# kernels A and C: direct loads
-# --------------------------------------------------------------------------------------------
-@functools.lru_cache(maxsize=None)
-def direct_kernel(nd: int, bc: int, nc: bool):
-    """Kernel A (``nc=False``) or C (``nc=True``). Launch with a (bx, by, bz) block over the cells
-    of the slice; the first active axis is offset by ``lo`` and bounded by ``hi``."""
+def _make_mu_at(nd: int, bc: int, nc: bool):
+    """Slow path: μ at a cell at most one step outside the domain along one axis."""
     phi_at = _make_phi_at(nd, bc, nc)
     a0, a1 = nd >= 3, nd >= 2
     fixed = bc == FIXED
 
     @cuda.jit(device=True)
     def mu_at(src, k, j, i, n0, n1, n2, kh2, nd2, c0, c1, c2, c3, vphi, vmu):
-        # μ at a cell at most one step outside the domain along one axis
         if fixed:
             outside = i < 0 or i >= n2
             if a1:
@@ -204,15 +218,122 @@ def direct_kernel(nd: int, bc: int, nc: bool):
             s += phi_at(src, k, j - 1, i, n0, n1, n2, vphi) + phi_at(src, k, j + 1, i, n0, n1, n2, vphi)
         if a0:
             s += phi_at(src, k - 1, j, i, n0, n1, n2, vphi) + phi_at(src, k + 1, j, i, n0, n1, n2, vphi)
-        fp = c0 + c * (c1 + c * (c2 + c * c3))
-        return fp - kh2 * (s - nd2 * c)
+        return c0 + c * (c1 + c * (c2 + c * c3)) - kh2 * (s - nd2 * c)
+
+    return mu_at
+
+
+def _make_rhs_slow(nd: int, bc: int, nc: bool):
+    mu_at = _make_mu_at(nd, bc, nc)
+    a0, a1 = nd >= 3, nd >= 2
+
+    @cuda.jit(device=True)
+    def rhs_slow(src, k, j, i, n0, n1, n2, mh2, kh2, nd2, c0, c1, c2, c3, vphi, vmu):
+        m = mu_at(src, k, j, i, n0, n1, n2, kh2, nd2, c0, c1, c2, c3, vphi, vmu)
+        s = mu_at(src, k, j, i - 1, n0, n1, n2, kh2, nd2, c0, c1, c2, c3, vphi, vmu) + mu_at(
+            src, k, j, i + 1, n0, n1, n2, kh2, nd2, c0, c1, c2, c3, vphi, vmu)
+        if a1:
+            s += mu_at(src, k, j - 1, i, n0, n1, n2, kh2, nd2, c0, c1, c2, c3, vphi, vmu) + mu_at(
+                src, k, j + 1, i, n0, n1, n2, kh2, nd2, c0, c1, c2, c3, vphi, vmu)
+        if a0:
+            s += mu_at(src, k - 1, j, i, n0, n1, n2, kh2, nd2, c0, c1, c2, c3, vphi, vmu) + mu_at(
+                src, k + 1, j, i, n0, n1, n2, kh2, nd2, c0, c1, c2, c3, vphi, vmu)
+        return mh2 * (s - nd2 * m)
+
+    return rhs_slow
+
+
+def _make_rhs_fast(nd: int, nc: bool):
+    """Interior fast path: the 5/13/25 stencil values loaded once into registers by flat offset,
+    μ at the 1 + 2d points, R = M lap(μ)."""
+    load = LDNC if nc else LD
+    a0, a1 = nd >= 3, nd >= 2
+
+    @cuda.jit(device=True)
+    def rhs_fast(src, c, sy, sz, mh2, kh2, nd2, c0, c1, c2, c3):
+        p = load(src, c)
+        xm = load(src, c - 1)
+        xp = load(src, c + 1)
+        xm2 = load(src, c - 2)
+        xp2 = load(src, c + 2)
+        sc = xm + xp
+        sxm = xm2 + p
+        sxp = p + xp2
+        ym = p
+        yp = p
+        zm = p
+        zp = p
+        sym = p
+        syp = p
+        szm = p
+        szp = p
+        if a1:
+            ym = load(src, c - sy)
+            yp = load(src, c + sy)
+            ym2 = load(src, c - 2 * sy)
+            yp2 = load(src, c + 2 * sy)
+            xmym = load(src, c - sy - 1)
+            xpym = load(src, c - sy + 1)
+            xmyp = load(src, c + sy - 1)
+            xpyp = load(src, c + sy + 1)
+            sc += ym + yp
+            sxm += xmym + xmyp
+            sxp += xpym + xpyp
+            sym = xmym + xpym + ym2 + p
+            syp = xmyp + xpyp + p + yp2
+        if a0:
+            zm = load(src, c - sz)
+            zp = load(src, c + sz)
+            zm2 = load(src, c - 2 * sz)
+            zp2 = load(src, c + 2 * sz)
+            xmzm = load(src, c - sz - 1)
+            xpzm = load(src, c - sz + 1)
+            xmzp = load(src, c + sz - 1)
+            xpzp = load(src, c + sz + 1)
+            ymzm = load(src, c - sz - sy)
+            ypzm = load(src, c - sz + sy)
+            ymzp = load(src, c + sz - sy)
+            ypzp = load(src, c + sz + sy)
+            sc += zm + zp
+            sxm += xmzm + xmzp
+            sxp += xpzm + xpzp
+            sym += ymzm + ymzp
+            syp += ypzm + ypzp
+            szm = xmzm + xpzm + ymzm + ypzm + zm2 + p
+            szp = xmzp + xpzp + ymzp + ypzp + p + zp2
+        mc = c0 + p * (c1 + p * (c2 + p * c3)) - kh2 * (sc - nd2 * p)
+        s = (c0 + xm * (c1 + xm * (c2 + xm * c3)) - kh2 * (sxm - nd2 * xm)) + (
+            c0 + xp * (c1 + xp * (c2 + xp * c3)) - kh2 * (sxp - nd2 * xp))
+        if a1:
+            s += (c0 + ym * (c1 + ym * (c2 + ym * c3)) - kh2 * (sym - nd2 * ym)) + (
+                c0 + yp * (c1 + yp * (c2 + yp * c3)) - kh2 * (syp - nd2 * yp))
+        if a0:
+            s += (c0 + zm * (c1 + zm * (c2 + zm * c3)) - kh2 * (szm - nd2 * zm)) + (
+                c0 + zp * (c1 + zp * (c2 + zp * c3)) - kh2 * (szp - nd2 * zp))
+        return mh2 * (s - nd2 * mc)
+
+    return rhs_fast
+
+
+# --------------------------------------------------------------------------------------------
+# kernels A and C: direct loads
+# --------------------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=None)
+def direct_kernel(nd: int, bc: int, nc: bool, dtype: str = "float64"):
+    """Kernel A (``nc=False``) or C (``nc=True``). Launch with a (bx, by, bz) block over the cells
+    of the slice; the first active axis is offset by ``lo`` and bounded by ``hi``. Cells at least
+    2 away from every boundary take the register fast path, the others the address-mode path."""
+    rhs_fast = _make_rhs_fast(nd, nc)
+    rhs_slow = _make_rhs_slow(nd, bc, nc)
+    a0, a1 = nd >= 3, nd >= 2
+    del dtype  # one dispatcher per dtype (keeps the fast launch path to one overload)
 
     @cuda.jit
-    def kernel(src, base, out, lo, hi, coef, mh2, kh2, nd2, c0, c1, c2, c3, vphi, vmu):
-        n0, n1, n2 = src.shape
-        i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
-        j = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y
-        k = cuda.blockIdx.z * cuda.blockDim.z + cuda.threadIdx.z
+    def kernel(src, base, out, n0, n1, n2, lo, hi, coef, mh2, kh2, nd2, c0, c1, c2, c3, vphi,
+               vmu):
+        i = numba.int64(cuda.blockIdx.x) * cuda.blockDim.x + cuda.threadIdx.x
+        j = numba.int64(cuda.blockIdx.y) * cuda.blockDim.y + cuda.threadIdx.y
+        k = numba.int64(cuda.blockIdx.z) * cuda.blockDim.z + cuda.threadIdx.z
         if a0:
             k += lo
             if k >= hi or j >= n1 or i >= n2:
@@ -225,16 +346,19 @@ def direct_kernel(nd: int, bc: int, nc: bool):
             i += lo
             if i >= hi or j >= n1 or k >= n0:
                 return
-        m = mu_at(src, k, j, i, n0, n1, n2, kh2, nd2, c0, c1, c2, c3, vphi, vmu)
-        s = mu_at(src, k, j, i - 1, n0, n1, n2, kh2, nd2, c0, c1, c2, c3, vphi, vmu) + mu_at(
-            src, k, j, i + 1, n0, n1, n2, kh2, nd2, c0, c1, c2, c3, vphi, vmu)
+        sy = n2
+        sz = n1 * n2
+        c = k * sz + j * sy + i
+        inner = i >= 2 and i < n2 - 2
         if a1:
-            s += mu_at(src, k, j - 1, i, n0, n1, n2, kh2, nd2, c0, c1, c2, c3, vphi, vmu) + mu_at(
-                src, k, j + 1, i, n0, n1, n2, kh2, nd2, c0, c1, c2, c3, vphi, vmu)
+            inner = inner and j >= 2 and j < n1 - 2
         if a0:
-            s += mu_at(src, k - 1, j, i, n0, n1, n2, kh2, nd2, c0, c1, c2, c3, vphi, vmu) + mu_at(
-                src, k + 1, j, i, n0, n1, n2, kh2, nd2, c0, c1, c2, c3, vphi, vmu)
-        out[k, j, i] = base[k, j, i] + coef * (mh2 * (s - nd2 * m))
+            inner = inner and k >= 2 and k < n0 - 2
+        if inner:
+            r = rhs_fast(src, c, sy, sz, mh2, kh2, nd2, c0, c1, c2, c3)
+        else:
+            r = rhs_slow(src, k, j, i, n0, n1, n2, mh2, kh2, nd2, c0, c1, c2, c3, vphi, vmu)
+        ST(out, c, LD(base, c) + coef * r)
 
     return kernel
 
@@ -254,6 +378,7 @@ def modern_kernel(nd: int, bc: int, nc: bool, block: tuple, dtype: str):
     """Kernel B/D, modern layout: block (BX,BY,BZ) threads update BX×BY×BZ cells; the φ tile
     (block + 2-cell halo) is loaded cooperatively, μ is computed for tile + 1 ring in shared
     memory, then every thread updates its cell."""
+    load = LDNC if nc else LD
     phi_at = _make_phi_at(nd, bc, nc)
     BX, BY, BZ = _block3(block, nd)
     a0, a1 = nd >= 3, nd >= 2
@@ -265,34 +390,51 @@ def modern_kernel(nd: int, bc: int, nc: bool, block: tuple, dtype: str):
     NT = BX * BY * BZ
     NPHI = TX * TY * TZ
     NMU = MX * MY * MZ
+    TXY, MXY = TX * TY, MX * MY
     ftype = numba.float32 if dtype == "float32" else numba.float64
     fixed = bc == FIXED
 
     @cuda.jit
-    def kernel(src, base, out, lo, hi, coef, mh2, kh2, nd2, c0, c1, c2, c3, vphi, vmu):
-        sphi = cuda.shared.array((TZ, TY, TX), ftype)
-        smu = cuda.shared.array((MZ, MY, MX), ftype)
-        n0, n1, n2 = src.shape
+    def kernel(src, base, out, n0, n1, n2, lo, hi, coef, mh2, kh2, nd2, c0, c1, c2, c3, vphi,
+               vmu):
+        sphi = cuda.shared.array(NPHI, ftype)
+        smu = cuda.shared.array(NMU, ftype)
         tx = cuda.threadIdx.x
         ty = cuda.threadIdx.y
         tz = cuda.threadIdx.z
         tid = (tz * BY + ty) * BX + tx
-        i0 = cuda.blockIdx.x * BX
-        j0 = cuda.blockIdx.y * BY
-        k0 = cuda.blockIdx.z * BZ
+        i0 = numba.int64(cuda.blockIdx.x) * BX
+        j0 = numba.int64(cuda.blockIdx.y) * BY
+        k0 = numba.int64(cuda.blockIdx.z) * BZ
         if a0:
             k0 += lo
         elif a1:
             j0 += lo
         else:
             i0 += lo
+        sy = n2
+        sz = n1 * n2
         # 1. cooperative load of the φ tile with its 2-cell halo
-        for t in range(tid, NPHI, NT):
-            x = t % TX
-            r = t // TX
-            y = r % TY
-            z = r // TY
-            sphi[z, y, x] = phi_at(src, k0 - HZ + z, j0 - HY + y, i0 - 2 + x, n0, n1, n2, vphi)
+        inner = i0 >= 2 and i0 + BX + 2 <= n2
+        if a1:
+            inner = inner and j0 >= 2 and j0 + BY + 2 <= n1
+        if a0:
+            inner = inner and k0 >= 2 and k0 + BZ + 2 <= n0
+        if inner:
+            g0 = (k0 - HZ) * sz + (j0 - HY) * sy + (i0 - 2)
+            for t in range(tid, NPHI, NT):
+                x = t % TX
+                r = t // TX
+                y = r % TY
+                z = r // TY
+                sphi[t] = load(src, g0 + z * sz + y * sy + x)
+        else:
+            for t in range(tid, NPHI, NT):
+                x = t % TX
+                r = t // TX
+                y = r % TY
+                z = r // TY
+                sphi[t] = phi_at(src, k0 - HZ + z, j0 - HY + y, i0 - 2 + x, n0, n1, n2, vphi)
         cuda.syncthreads()
         # 2. μ on the block + 1 ring
         for t in range(tid, NMU, NT):
@@ -300,15 +442,15 @@ def modern_kernel(nd: int, bc: int, nc: bool, block: tuple, dtype: str):
             r = t // MX
             y = r % MY
             z = r // MY
-            px, py, pz = x + 1, y + OY, z + OZ  # position in the φ tile
-            c = sphi[pz, py, px]
-            s = sphi[pz, py, px - 1] + sphi[pz, py, px + 1]
+            q = (z + OZ) * TXY + (y + OY) * TX + x + 1  # position in the φ tile
+            c = sphi[q]
+            s = sphi[q - 1] + sphi[q + 1]
             if a1:
-                s += sphi[pz, py - 1, px] + sphi[pz, py + 1, px]
+                s += sphi[q - TX] + sphi[q + TX]
             if a0:
-                s += sphi[pz - 1, py, px] + sphi[pz + 1, py, px]
+                s += sphi[q - TXY] + sphi[q + TXY]
             m = c0 + c * (c1 + c * (c2 + c * c3)) - kh2 * (s - nd2 * c)
-            if fixed:
+            if fixed and not inner:
                 gi = i0 - 1 + x
                 outside = gi < 0 or gi >= n2
                 if a1:
@@ -319,7 +461,7 @@ def modern_kernel(nd: int, bc: int, nc: bool, block: tuple, dtype: str):
                     outside = outside or gk < 0 or gk >= n0
                 if outside:
                     m = vmu
-            smu[z, y, x] = m
+            smu[t] = m
         cuda.syncthreads()
         # 3. update
         i = i0 + tx
@@ -334,14 +476,15 @@ def modern_kernel(nd: int, bc: int, nc: bool, block: tuple, dtype: str):
         else:
             if i >= hi or j >= n1 or k >= n0:
                 return
-        x, y, z = tx + 1, ty + OY, tz + OZ
-        m = smu[z, y, x]
-        s = smu[z, y, x - 1] + smu[z, y, x + 1]
+        q = (tz + OZ) * MXY + (ty + OY) * MX + tx + 1
+        m = smu[q]
+        s = smu[q - 1] + smu[q + 1]
         if a1:
-            s += smu[z, y - 1, x] + smu[z, y + 1, x]
+            s += smu[q - MX] + smu[q + MX]
         if a0:
-            s += smu[z - 1, y, x] + smu[z + 1, y, x]
-        out[k, j, i] = base[k, j, i] + coef * (mh2 * (s - nd2 * m))
+            s += smu[q - MXY] + smu[q + MXY]
+        g = k * sz + j * sy + i
+        ST(out, g, LD(base, g) + coef * (mh2 * (s - nd2 * m)))
 
     return kernel
 
@@ -352,6 +495,7 @@ def seed_kernel(nd: int, bc: int, nc: bool, block: tuple, dtype: str):
     (tile = block, 2-cell halo), and only the core (block − 4 per active axis) updates, reading
     its 13/25 values from shared memory."""
     phi_at = _make_phi_at(nd, bc, nc)
+    load = LDNC if nc else LD
     TX, TY, TZ = _block3(block, nd)
     a0, a1 = nd >= 3, nd >= 2
     HY = 2 if a1 else 0
@@ -359,11 +503,12 @@ def seed_kernel(nd: int, bc: int, nc: bool, block: tuple, dtype: str):
     CX, CY, CZ = TX - 4, TY - 2 * HY, TZ - 2 * HZ  # updating core
     if min(CX, CY, CZ) < 1:
         raise ValueError(f"seed layout needs more than 4 threads per active axis, got {block}")
+    TXY = TX * TY
     ftype = numba.float32 if dtype == "float32" else numba.float64
     fixed = bc == FIXED
 
     @cuda.jit(device=True)
-    def smu_at(sphi, z, y, x, gk, gj, gi, n0, n1, n2, kh2, nd2, c0, c1, c2, c3, vmu):
+    def smu_at(sphi, q, gk, gj, gi, n0, n1, n2, kh2, nd2, c0, c1, c2, c3, vmu):
         if fixed:
             outside = gi < 0 or gi >= n2
             if a1:
@@ -372,31 +517,42 @@ def seed_kernel(nd: int, bc: int, nc: bool, block: tuple, dtype: str):
                 outside = outside or gk < 0 or gk >= n0
             if outside:
                 return vmu
-        c = sphi[z, y, x]
-        s = sphi[z, y, x - 1] + sphi[z, y, x + 1]
+        c = sphi[q]
+        s = sphi[q - 1] + sphi[q + 1]
         if a1:
-            s += sphi[z, y - 1, x] + sphi[z, y + 1, x]
+            s += sphi[q - TX] + sphi[q + TX]
         if a0:
-            s += sphi[z - 1, y, x] + sphi[z + 1, y, x]
+            s += sphi[q - TXY] + sphi[q + TXY]
         return c0 + c * (c1 + c * (c2 + c * c3)) - kh2 * (s - nd2 * c)
 
     @cuda.jit
-    def kernel(src, base, out, lo, hi, coef, mh2, kh2, nd2, c0, c1, c2, c3, vphi, vmu):
-        sphi = cuda.shared.array((TZ, TY, TX), ftype)
-        n0, n1, n2 = src.shape
+    def kernel(src, base, out, n0, n1, n2, lo, hi, coef, mh2, kh2, nd2, c0, c1, c2, c3, vphi,
+               vmu):
+        sphi = cuda.shared.array(TX * TY * TZ, ftype)
         x = cuda.threadIdx.x
         y = cuda.threadIdx.y
         z = cuda.threadIdx.z
-        i = cuda.blockIdx.x * CX + x - 2
-        j = cuda.blockIdx.y * CY + y - HY
-        k = cuda.blockIdx.z * CZ + z - HZ
+        i = numba.int64(cuda.blockIdx.x) * CX + x - 2
+        j = numba.int64(cuda.blockIdx.y) * CY + y - HY
+        k = numba.int64(cuda.blockIdx.z) * CZ + z - HZ
         if a0:
             k += lo
         elif a1:
             j += lo
         else:
             i += lo
-        sphi[z, y, x] = phi_at(src, k, j, i, n0, n1, n2, vphi)
+        sy = n2
+        sz = n1 * n2
+        q = (z * TY + y) * TX + x
+        inside = i >= 0 and i < n2
+        if a1:
+            inside = inside and j >= 0 and j < n1
+        if a0:
+            inside = inside and k >= 0 and k < n0
+        if inside:
+            sphi[q] = load(src, k * sz + j * sy + i)
+        else:
+            sphi[q] = phi_at(src, k, j, i, n0, n1, n2, vphi)
         cuda.syncthreads()
         core = x >= 2 and x < TX - 2
         if a1:
@@ -414,16 +570,17 @@ def seed_kernel(nd: int, bc: int, nc: bool, block: tuple, dtype: str):
         else:
             if i >= hi or j >= n1 or k >= n0:
                 return
-        m = smu_at(sphi, z, y, x, k, j, i, n0, n1, n2, kh2, nd2, c0, c1, c2, c3, vmu)
-        s = smu_at(sphi, z, y, x - 1, k, j, i - 1, n0, n1, n2, kh2, nd2, c0, c1, c2, c3, vmu) + smu_at(
-            sphi, z, y, x + 1, k, j, i + 1, n0, n1, n2, kh2, nd2, c0, c1, c2, c3, vmu)
+        m = smu_at(sphi, q, k, j, i, n0, n1, n2, kh2, nd2, c0, c1, c2, c3, vmu)
+        s = smu_at(sphi, q - 1, k, j, i - 1, n0, n1, n2, kh2, nd2, c0, c1, c2, c3, vmu) + smu_at(
+            sphi, q + 1, k, j, i + 1, n0, n1, n2, kh2, nd2, c0, c1, c2, c3, vmu)
         if a1:
-            s += smu_at(sphi, z, y - 1, x, k, j - 1, i, n0, n1, n2, kh2, nd2, c0, c1, c2, c3, vmu) + smu_at(
-                sphi, z, y + 1, x, k, j + 1, i, n0, n1, n2, kh2, nd2, c0, c1, c2, c3, vmu)
+            s += smu_at(sphi, q - TX, k, j - 1, i, n0, n1, n2, kh2, nd2, c0, c1, c2, c3, vmu) + smu_at(
+                sphi, q + TX, k, j + 1, i, n0, n1, n2, kh2, nd2, c0, c1, c2, c3, vmu)
         if a0:
-            s += smu_at(sphi, z - 1, y, x, k - 1, j, i, n0, n1, n2, kh2, nd2, c0, c1, c2, c3, vmu) + smu_at(
-                sphi, z + 1, y, x, k + 1, j, i, n0, n1, n2, kh2, nd2, c0, c1, c2, c3, vmu)
-        out[k, j, i] = base[k, j, i] + coef * (mh2 * (s - nd2 * m))
+            s += smu_at(sphi, q - TXY, k - 1, j, i, n0, n1, n2, kh2, nd2, c0, c1, c2, c3, vmu) + smu_at(
+                sphi, q + TXY, k + 1, j, i, n0, n1, n2, kh2, nd2, c0, c1, c2, c3, vmu)
+        g = k * sz + j * sy + i
+        ST(out, g, LD(base, g) + coef * (mh2 * (s - nd2 * m)))
 
     return kernel
 
@@ -460,7 +617,7 @@ class StagePlan:
         self.block = tuple(int(b) for b in block)
         b3 = _block3(self.block, ndim)
         if self.layout == "direct":
-            self.fn = direct_kernel(ndim, bc, nc)
+            self.fn = direct_kernel(ndim, bc, nc, self.dtype.name)
             core = b3
         elif self.layout == "modern":
             self.fn = modern_kernel(ndim, bc, nc, self.block, self.dtype.name)
@@ -473,12 +630,60 @@ class StagePlan:
         self.griddim = tuple(max(1, math.ceil(e / c)) for e, c in zip(ext, core))
         self.blockdim = b3
         self.configured = self.fn[self.griddim, self.blockdim]
+        self._kargs, self._keep = {}, {}
 
     def __call__(self, src, base, out, coef, scal):
-        """``scal`` = (mh2, kh2, nd2, c0, c1, c2, c3, vphi, vmu) in the array dtype."""
+        """Launch on flat device buffers. ``scal`` = (mh2, kh2, nd2, c0, c1, c2, c3, vphi, vmu)
+        in the array dtype (see :func:`stage_scalars`)."""
         if self.hi <= self.lo:
             return
-        self.configured(src, base, out, self.lo, self.hi, self.dtype.type(coef), *scal)
+        n0, n1, n2 = self.shape3
+        args = (src, base, out, n0, n1, n2, self.lo, self.hi, self.dtype.type(coef), *scal)
+        if self._fast is not None:
+            key = (id(src), id(base), id(out), coef, id(scal))
+            kargs = self._kargs.get(key)
+            if kargs is not None:
+                self._launch(*kargs)
+                return
+            try:
+                kargs = self._prepare(args)
+            except Exception:  # pragma: no cover - numba-cuda internals changed
+                self._fast = None
+            else:
+                if len(self._kargs) > 16:
+                    self._kargs.clear()
+                # keep the buffers alive as long as their prepared arguments
+                self._kargs[key] = kargs
+                self._keep[key] = (src, base, out, scal)
+                self._launch(*kargs)
+                return
+        self.configured(*args)
+        if self._fast is None and not SIMULATOR and len(self.fn.overloads) == 1:
+            self._fast = next(iter(self.fn.overloads.values()))
+
+    # fast launch: numba-cuda's _Kernel.launch without re-typing and re-marshalling the arguments
+    # (the three buffers rotate, so only three argument lists ever occur in a run)
+    _fast = None
+
+    def _prepare(self, args):
+        from cuda.core import LaunchConfig
+
+        from numba.cuda._compat import CUDA_CORE_GE_1_0
+
+        kern = self._fast
+        stream = self.configured.stream
+        kernelargs, retr = [], []
+        for t, v in zip(kern.argument_types, args):
+            kern._prepare_args(t, v, stream, retr, kernelargs)
+        coop = {"is_cooperative" if CUDA_CORE_GE_1_0 else "cooperative_launch": False}
+        config = LaunchConfig(grid=self.griddim, block=self.blockdim, shmem_size=0, **coop)
+        return stream, config, kern._codelibrary.get_cufunc().kernel, kernelargs
+
+    @staticmethod
+    def _launch(stream, config, kernel, kernelargs):
+        from cuda.core import launch
+
+        launch(stream, config, kernel, *kernelargs)
 
 
 def stage_scalars(model: CahnHilliard, grid: Grid, boundary: Boundary, dtype):
@@ -496,13 +701,14 @@ def stage(kernel, src, base, out, coef, model: CahnHilliard, grid: Grid, boundar
     """Device twin of the CPU stage: ``out[lo:hi] = base[lo:hi] + coef * R(src)[lo:hi]``.
 
     ``src``, ``base``, ``out``: device arrays of the field shape (1/2/3-D, C-contiguous, one
-    dtype). Convenience entry point (builds a :class:`StagePlan` each call, cached kernels);
+    dtype; the kernels see them as flat buffers). Convenience entry point (builds a :class:`StagePlan` each call, cached kernels);
     the solver keeps its plans."""
     shape = tuple(src.shape)
     s3 = view3(shape)
     plan = StagePlan(kernel, len(shape), s3, boundary.code, src.dtype, layout=layout,
                      block=block, lo=lo, hi=hi)
-    r = (lambda a: a.reshape(s3)) if len(shape) != 3 else (lambda a: a)
+    n = int(np.prod(shape))
+    r = (lambda a: a.reshape(n)) if len(shape) != 1 else (lambda a: a)
     plan(r(src), r(base), r(out), coef, stage_scalars(model, grid, boundary, src.dtype))
 
 
@@ -519,14 +725,15 @@ def reduction_kernel(nd: int, bc: int):
     NTH = RED_THREADS
 
     @cuda.jit
-    def kernel(phi, partial, c0, c1, c2, c3, v):
+    def kernel(phi, partial, n0, n1, n2, c0, c1, c2, c3, v):
         s_phi = cuda.shared.array(NTH, numba.float64)
         s_f = cuda.shared.array(NTH, numba.float64)
         s_g = cuda.shared.array(NTH, numba.float64)
         s_mn = cuda.shared.array(NTH, numba.float64)
         s_mx = cuda.shared.array(NTH, numba.float64)
-        n0, n1, n2 = phi.shape
         total = n0 * n1 * n2
+        sy = n2
+        sz = n1 * n2
         tid = cuda.threadIdx.x
         acc_phi = numba.float64(0)
         acc_f = numba.float64(0)
@@ -540,16 +747,16 @@ def reduction_kernel(nd: int, bc: int):
             r = t // n2
             j = r % n1
             k = r // n1
-            p = numba.float64(phi[k, j, i])
+            p = numba.float64(phi[t])
             acc_phi += p
             acc_f += p * (c0 + p * (c1 + p * (c2 + p * c3)))
             mn = min(mn, p)
             mx = max(mx, p)
             # forward differences along each active axis
             if i + 1 < n2:
-                d = numba.float64(phi[k, j, i + 1]) - p
+                d = numba.float64(phi[t + 1]) - p
             elif bc == PERIODIC:
-                d = numba.float64(phi[k, j, 0]) - p
+                d = numba.float64(phi[t - i]) - p
             elif bc == MIRROR:
                 d = numba.float64(0)
             else:
@@ -559,9 +766,9 @@ def reduction_kernel(nd: int, bc: int):
                 acc_g += (p - v) * (p - v)
             if a1:
                 if j + 1 < n1:
-                    d = numba.float64(phi[k, j + 1, i]) - p
+                    d = numba.float64(phi[t + sy]) - p
                 elif bc == PERIODIC:
-                    d = numba.float64(phi[k, 0, i]) - p
+                    d = numba.float64(phi[t - j * sy]) - p
                 elif bc == MIRROR:
                     d = numba.float64(0)
                 else:
@@ -571,9 +778,9 @@ def reduction_kernel(nd: int, bc: int):
                     acc_g += (p - v) * (p - v)
             if a0:
                 if k + 1 < n0:
-                    d = numba.float64(phi[k + 1, j, i]) - p
+                    d = numba.float64(phi[t + sz]) - p
                 elif bc == PERIODIC:
-                    d = numba.float64(phi[0, j, i]) - p
+                    d = numba.float64(phi[t - k * sz]) - p
                 elif bc == MIRROR:
                     d = numba.float64(0)
                 else:
@@ -614,16 +821,19 @@ def reduction_blocks(cells: int) -> int:
     return max(1, min(cap, math.ceil(cells / RED_THREADS)))
 
 
-def reductions(phi3, model: CahnHilliard, grid: Grid, boundary: Boundary, partial=None):
-    """mass (mean φ), free energy, min, max of a device field given as its 3-D view."""
+def reductions(phi, model: CahnHilliard, grid: Grid, boundary: Boundary, partial=None):
+    """mass (mean φ), free energy, min, max of a device field (any shape, C-contiguous)."""
     nd = grid.ndim
-    cells = int(np.prod(phi3.shape))
+    n0, n1, n2 = view3(grid.shape)
+    cells = n0 * n1 * n2
+    if len(phi.shape) != 1:
+        phi = phi.reshape(cells)
     nb = reduction_blocks(cells)
     if partial is None or partial.shape[0] != nb:
         partial = cuda.device_array((nb, 5), dtype=np.float64)
     a0, a1, a2, a3 = (float(c) for c in model.coefficients)
     kern = reduction_kernel(nd, boundary.code)
-    kern[nb, RED_THREADS](phi3, partial, a0, a1 / 2.0, a2 / 3.0, a3 / 4.0, float(boundary.value))
+    kern[nb, RED_THREADS](phi, partial, n0, n1, n2, a0, a1 / 2.0, a2 / 3.0, a3 / 4.0, float(boundary.value))
     p = partial.copy_to_host()
     h = float(grid.spacing)
     sum_phi, sum_f, sum_g = (float(x) for x in p[:, :3].sum(axis=0))

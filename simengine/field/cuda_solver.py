@@ -61,7 +61,9 @@ class CudaFieldSolver:
         self.plan = ck.StagePlan(kernel, grid.ndim, self.shape3, boundary.code, self.dtype,
                                  layout=self.layout, block=block)
         self.block = self.plan.block
-        self._buf = [cuda.device_array(self.shape3, dtype=self.dtype) for _ in range(3)]
+        self.cells = int(np.prod(self.shape))
+        # flat device buffers (φⁿ, φ*, φⁿ⁺¹); the kernels index them by linear offset
+        self._buf = [cuda.device_array(self.cells, dtype=self.dtype) for _ in range(3)]
         self._partial = None
         self.steps = 0
 
@@ -77,7 +79,7 @@ class CudaFieldSolver:
         phi = np.asarray(phi)
         if phi.shape != self.shape:
             raise ValueError(f"field shape {phi.shape} != grid shape {self.shape}")
-        host = np.ascontiguousarray(phi, dtype=self.dtype).reshape(self.shape3)
+        host = np.ascontiguousarray(phi, dtype=self.dtype).reshape(self.cells)
         self._buf[0].copy_to_device(host)
 
     def state(self) -> np.ndarray:
@@ -103,7 +105,7 @@ class CudaFieldSolver:
 
     # -- observables -------------------------------------------------------------------------
     def reductions(self) -> dict:
-        nb = ck.reduction_blocks(int(np.prod(self.shape3)))
+        nb = ck.reduction_blocks(self.cells)
         if self._partial is None or self._partial.shape[0] != nb:
             self._partial = cuda.device_array((nb, 5), dtype=np.float64)
         return ck.reductions(self._buf[0], self.model, self.grid, self.boundary,

@@ -11,7 +11,7 @@ import numpy as np
 from ..errors import UserError
 from .statistics import PathStatistics, unreachable_sentinel
 
-ALGORITHMS = ("auto", "msbfs", "bfs", "dijkstra", "fw", "floyd_warshall")
+ALGORITHMS = ("auto", "msbfs", "bfs", "dial", "dijkstra", "fw", "floyd_warshall")
 
 #: ``auto`` uses Floyd–Warshall for weighted graphs with n ≤ FW_MAX_N and density ≥ FW_MIN_DENSITY
 FW_MAX_N = 1500
@@ -22,21 +22,28 @@ def resolve_algorithm(graph, algorithm: str = "auto") -> str:
     """Concrete algorithm for ``algorithm`` on ``graph``: ``msbfs``, ``bfs``, ``dijkstra`` or ``fw``.
 
     ``auto``: unweighted → ``msbfs``; weighted with n ≤ FW_MAX_N and arc density
-    m / (n(n-1)) ≥ FW_MIN_DENSITY → ``fw``; otherwise ``dijkstra``.  ``msbfs``/``bfs`` on a
+    m / (n(n-1)) ≥ FW_MIN_DENSITY → ``fw``; otherwise ``dial`` (bucket-queue Dijkstra) when every
+    weight is an integer in [0, 4096], else ``dijkstra`` (binary heap).  ``msbfs``/``bfs`` on a
     weighted graph is an error (they ignore weights).
     """
     a = str(algorithm).lower()
     if a == "floyd_warshall":
         a = "fw"
-    if a not in ("auto", "msbfs", "bfs", "dijkstra", "fw"):
+    if a not in ("auto", "msbfs", "bfs", "dial", "dijkstra", "fw"):
         raise UserError(f"unknown APSP algorithm {algorithm!r}; expected one of "
-                        "auto, msbfs, bfs, dijkstra, fw")
+                        "auto, msbfs, bfs, dial, dijkstra, fw")
+    from .sssp import dial_applicable
+
+    if a == "dial" and not dial_applicable(graph):
+        raise UserError("algorithm 'dial' needs integer weights in [0, 4096]")
     if a == "auto":
         if not graph.weighted:
             return "msbfs"
         n = graph.n
         dens = graph.num_arcs / (n * (n - 1)) if n > 1 else 1.0
-        return "fw" if (n <= FW_MAX_N and dens >= FW_MIN_DENSITY) else "dijkstra"
+        if n <= FW_MAX_N and dens >= FW_MIN_DENSITY:
+            return "fw"
+        return "dial" if dial_applicable(graph) else "dijkstra"
     if a in ("msbfs", "bfs") and graph.weighted:
         raise UserError(f"algorithm {a!r} ignores weights; use dijkstra, fw or auto for a "
                         "weighted graph")
@@ -88,7 +95,7 @@ def choose_sources(n: int, spec="all", seed=None) -> tuple[np.ndarray, bool]:
 
 
 def check_weights(graph, algorithm):
-    if graph.weighted and algorithm in ("dijkstra", "fw") and len(graph.weights):
+    if graph.weighted and algorithm in ("dial", "dijkstra", "fw") and len(graph.weights):
         if not np.all(np.isfinite(graph.weights)):
             raise UserError("graph has non-finite edge weights")
         if graph.weights.min() < 0:
@@ -114,6 +121,10 @@ def iter_partials(graph, sources, algorithm="auto", store=None, batch=None, bin_
     if alg == "bfs":
         from .bfs import bfs_partials
         return bfs_partials(graph, sources, batch=batch or 64, store=store, threads=threads)
+    if alg == "dial":
+        from .sssp import dial_partials
+        return dial_partials(graph, sources, bin_width=bin_width, batch=batch or 32,
+                             store=store, threads=threads)
     if alg == "dijkstra":
         from .sssp import dijkstra_partials
         return dijkstra_partials(graph, sources, bin_width=bin_width, batch=batch or 32,
@@ -131,7 +142,7 @@ def run_sources(graph, sources, stats: PathStatistics, algorithm: str = "auto",
     graph : CSRGraph
     sources : int array of source vertex ids (this slice's share of the work).
     stats : PathStatistics for this graph (its ``bin_width`` bins weighted distances).
-    algorithm : ``auto`` | ``msbfs`` | ``bfs`` | ``dijkstra`` | ``fw`` (see :func:`resolve_algorithm`).
+    algorithm : ``auto`` | ``msbfs`` | ``bfs`` | ``dial`` | ``dijkstra`` | ``fw`` (see :func:`resolve_algorithm`).
     backend : ``cpu`` or ``cuda`` (lazily dispatches to
         ``simengine.network.cuda.apsp.run_sources_cuda`` with the same signature).
     store : optional preallocated (len(sources), n) array receiving the distances; dtype from

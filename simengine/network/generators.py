@@ -13,7 +13,7 @@ from .graph import CSRGraph
 
 #: default α-model parameters (Watts 1999 leaves them free; the seeds do not state them)
 ALPHA_RING = 1.0        # ring substrate: strongly clustered, long paths (Leist type 1)
-P_RING = 1e-6
+P_RING = 1e-9
 ALPHA_FREE = 4.0        # no substrate: more random, short paths (Leist type 2)
 P_FREE = 1e-4
 

@@ -96,7 +96,10 @@ def _dijkstra_group(indptr, indices, weights, bin_width, sources, starts, row_su
                         col_sum[b], col_reach[b], col_harm[b], hist[b])
             if do_store:
                 for t in range(n):
-                    store[i, t] = dist[t]
+                    if dist[t] == np.inf:
+                        store[i, t] = sentinel
+                    else:
+                        store[i, t] = dist[t]
 
 
 def dijkstra_partials(graph, sources, bin_width: float = 1.0, batch: int = 32, store=None,
@@ -110,3 +113,105 @@ def dijkstra_partials(graph, sources, bin_width: float = 1.0, batch: int = 32, s
         hist_len = min(hist_len, 1 << 22)
     return group_partials(_dijkstra_group, graph, sources, batch, store, threads, hist_len,
                           extra=(w, float(bin_width)))
+
+
+# ---------------------------------------------------------------------------- Dial (bucket queue)
+#: ``auto`` uses Dial's algorithm when every weight is an integer in [0, DIAL_MAX_WEIGHT]
+DIAL_MAX_WEIGHT = 1 << 12
+
+
+def dial_applicable(graph) -> bool:
+    """True if every weight is a non-negative integer ≤ DIAL_MAX_WEIGHT (Dial's algorithm)."""
+    w = graph.weights
+    if w is None or len(w) == 0:
+        return True
+    return bool(w.min() >= 0 and w.max() <= DIAL_MAX_WEIGHT and np.all(w == np.floor(w)))
+
+
+@njit(cache=True)
+def _dial_into(indptr, indices, iw, C, s, dist, head, ev, enext, done, stamp):
+    """Dial's algorithm: circular array of C+1 buckets (linked lists with lazy deletion).
+    Integer weights 0..C; dist (float64) must be +inf on entry; done[] < stamp on entry."""
+    nb = C + 1
+    for b in range(nb):
+        head[b] = -1
+    dist[s] = 0.0
+    ev[0] = s
+    enext[0] = -1
+    head[0] = 0
+    ne = 1
+    pending = 1
+    cur = 0
+    while pending > 0:
+        b = cur % nb
+        while head[b] != -1:
+            k = head[b]
+            head[b] = enext[k]
+            pending -= 1
+            v = ev[k]
+            if done[v] == stamp or dist[v] != cur:
+                continue
+            done[v] = stamp
+            for e in range(indptr[v], indptr[v + 1]):
+                u = indices[e]
+                nd = cur + iw[e]
+                if nd < dist[u]:
+                    dist[u] = nd
+                    bb = nd % nb
+                    ev[ne] = u
+                    enext[ne] = head[bb]
+                    head[bb] = ne
+                    ne += 1
+                    pending += 1
+        cur += 1
+
+
+@njit(cache=True, parallel=True)
+def _dial_group(indptr, indices, iw, C, bin_width, sources, starts, row_sum, row_reach,
+                row_max, row_harm, col_sum, col_reach, col_harm, hist, store, do_store,
+                sentinel):
+    n = len(indptr) - 1
+    m = indptr[n]
+    nb = len(starts) - 1
+    for b in prange(nb):
+        dist = np.empty(n)
+        head = np.empty(C + 1, np.int64)
+        ev = np.empty(m + 1, np.int32)
+        enext = np.empty(m + 1, np.int64)
+        done = np.zeros(n, np.int64)
+        for i in range(starts[b], starts[b + 1]):
+            dist[:] = np.inf
+            s = sources[i]
+            _dial_into(indptr, indices, iw, C, s, dist, head, ev, enext, done, i + 1)
+            _reduce_row(dist, s, i, False, bin_width, row_sum, row_reach, row_max, row_harm,
+                        col_sum[b], col_reach[b], col_harm[b], hist[b])
+            if do_store:
+                for t in range(n):
+                    if dist[t] == np.inf:
+                        store[i, t] = sentinel
+                    else:
+                        store[i, t] = dist[t]
+
+
+def dial(graph, source: int) -> np.ndarray:
+    """Single-source distances by Dial's algorithm (integer weights; see dial_applicable)."""
+    if not dial_applicable(graph):
+        raise ValueError("dial needs integer weights in [0, DIAL_MAX_WEIGHT]")
+    n, m = graph.n, graph.num_arcs
+    iw = (graph.weights if graph.weights is not None else np.ones(m)).astype(np.int64)
+    C = int(iw.max()) if m else 1
+    dist = np.full(n, np.inf)
+    _dial_into(graph.indptr, graph.indices, iw, C, int(source), dist, np.empty(C + 1, np.int64),
+               np.empty(m + 1, np.int32), np.empty(m + 1, np.int64), np.zeros(n, np.int64), 1)
+    return dist
+
+
+def dial_partials(graph, sources, bin_width: float = 1.0, batch: int = 32, store=None,
+                  threads=None):
+    """Per-source Dial APSP: one ChunkPartial per batch of ``batch`` sources, in order."""
+    m = graph.num_arcs
+    iw = (graph.weights if graph.weights is not None else np.ones(m)).astype(np.int64)
+    C = max(1, int(iw.max()) if m else 1)
+    hist_len = min(int(np.floor((graph.n - 1) * C / bin_width)) + 2, 1 << 22)
+    return group_partials(_dial_group, graph, sources, batch, store, threads, hist_len,
+                          extra=(iw, C, float(bin_width)))

@@ -1,0 +1,182 @@
+"""APSP-statistics benchmark of the CUDA network engine against the CPU engine (same machine).
+
+Seed families (Leist et al.): Watts α-model with ring substrate (k=10), without substrate (k=10),
+Barabási–Albert k=100 (m=50), at --sizes; every vertex is a source on the GPU.  Weighted random
+graphs (Harish & Narayanan: G(n,m), mean degree 6, integer weights 1–10) at --weighted-sizes with
+--weighted-sources sampled sources.  Dense weighted graphs for Floyd–Warshall at --fw-sizes.
+
+The CPU engine (simengine.network, numba, all cores) runs on --cpu-sources sampled sources and
+its time is extrapolated linearly to the GPU's source count (marked "extrapolated").  Every GPU
+result on the CPU's sample is checked against the CPU's statistics.
+
+TEPS = traversed edges per second = sources × edges (undirected edges counted once) / seconds.
+
+Usage: python benchmarks/bench_network_gpu.py [--sizes 1000,5000] [--families ring,free,ba]
+       [--weighted-sizes 100000] [--fw-sizes 2048] [--json out.json]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+import numpy as np
+
+
+def _now():
+    from numba import cuda
+    cuda.synchronize()
+    return time.perf_counter()
+
+
+def run_gpu(g, sources, alg, bin_width=1.0, **kw):
+    from simengine.network.cuda.apsp import run_sources_cuda
+    from simengine.network.statistics import PathStatistics
+
+    st = PathStatistics.for_graph(g, bin_width=bin_width, planned_sources=len(sources))
+    t0 = _now()
+    run_sources_cuda(g, sources, st, alg, **kw)
+    return st, _now() - t0
+
+
+def run_cpu(g, sources, alg, bin_width=1.0):
+    from simengine.network.apsp import run_sources
+    from simengine.network.statistics import PathStatistics
+
+    st = PathStatistics.for_graph(g, bin_width=bin_width, planned_sources=len(sources))
+    t0 = time.perf_counter()
+    run_sources(g, sources, st, alg, backend="cpu")
+    return st, time.perf_counter() - t0
+
+
+def same(a, b, tol=1e-12):
+    sa, sb = a.state(), b.state()
+    ok = all(np.array_equal(sa[k], sb[k]) for k in ("done", "row_reach", "col_reach", "hist"))
+    for k in ("row_sum", "row_harm", "row_max"):
+        ok &= bool(np.allclose(sa[k], sb[k], rtol=tol, atol=0))
+    return ok
+
+
+def warm_up():
+    """Compile every kernel (and the CPU engine) on tiny graphs, outside the timings."""
+    from simengine.network import generators as gen
+
+    g = gen.watts_alpha(200, 10, ring=False, seed=0)
+    gw = gen.random_weighted(200, seed=0)
+    src = np.arange(64)
+    for alg in ("msbfs", "bfs"):
+        run_gpu(g, src, alg)
+        run_cpu(g, src, alg)
+    for alg in ("dijkstra", "nearfar", "fw"):
+        run_gpu(gw, src, alg)
+    run_cpu(gw, src, "dijkstra")
+
+
+def sample(n, k, seed=0):
+    if k >= n:
+        return np.arange(n, dtype=np.int64)
+    return np.sort(np.random.default_rng(seed).choice(n, size=k, replace=False)).astype(np.int64)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", default="1000,5000,10000,30000")
+    ap.add_argument("--families", default="ring,free,ba")
+    ap.add_argument("--algorithms", default="msbfs,bfs", help="GPU algorithms, unweighted")
+    ap.add_argument("--bfs-sources", type=int, default=4096,
+                    help="sources for the per-source 'bfs' kernel (extrapolated to n)")
+    ap.add_argument("--cpu-sources", type=int, default=2048)
+    ap.add_argument("--weighted-sizes", default="100000,1000000")
+    ap.add_argument("--weighted-sources", type=int, default=1024)
+    ap.add_argument("--weighted-algorithms", default="dijkstra,nearfar")
+    ap.add_argument("--cpu-weighted-sources", type=int, default=64)
+    ap.add_argument("--fw-sizes", default="2048,4096")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--json", default=None)
+    ap.add_argument("--no-warmup", action="store_true")
+    a = ap.parse_args(argv)
+
+    from numba import cuda
+    from simengine.network import generators as gen
+
+    dev = cuda.get_current_device()
+    name = getattr(dev, "name", "simulator")
+    name = name.decode() if isinstance(name, bytes) else str(name)
+    import numba
+    print(f"# device: {name}; CPU threads: {numba.get_num_threads()}", flush=True)
+    t = time.perf_counter()
+    if not a.no_warmup:
+        warm_up()
+    print(f"# warm-up (compilation) {time.perf_counter() - t:.1f} s", flush=True)
+    rows = []
+
+    def emit(r):
+        rows.append(r)
+        print(json.dumps(r), flush=True)
+
+    fams = {"ring": lambda n: gen.watts_alpha(n, 10, ring=True, seed=a.seed),
+            "free": lambda n: gen.watts_alpha(n, 10, ring=False, seed=a.seed),
+            "ba": lambda n: gen.barabasi_albert(n, 50, seed=a.seed)}
+    sizes = [int(x) for x in a.sizes.split(",") if x]
+    for fam in [f for f in a.families.split(",") if f]:
+        for n in sizes:
+            g = fams[fam](n)
+            allsrc = np.arange(n, dtype=np.int64)
+            cs = sample(n, a.cpu_sources, a.seed)
+            cpu_st, t_cpu = run_cpu(g, cs, "msbfs")
+            t_cpu_full = t_cpu * n / len(cs)
+            for alg in a.algorithms.split(","):
+                src = allsrc if alg == "msbfs" else sample(n, a.bfs_sources, a.seed)
+                st, t_gpu = run_gpu(g, src, alg)
+                t_full = t_gpu * n / len(src)
+                chk, _ = run_gpu(g, cs, alg)
+                res = st.results()
+                emit({"family": fam, "n": n, "edges": g.num_edges, "algorithm": alg,
+                      "gpu_sources": len(src), "gpu_s": t_gpu, "gpu_full_s": t_full,
+                      "gpu_extrapolated": len(src) < n,
+                      "teps": len(src) * g.num_edges / t_gpu,
+                      "cpu_sources": len(cs), "cpu_s": t_cpu, "cpu_full_s": t_cpu_full,
+                      "cpu_extrapolated": len(cs) < n, "speedup": t_cpu_full / t_full,
+                      "mean_distance": res["mean_distance"], "diameter": res["diameter"],
+                      "matches_cpu": same(chk, cpu_st)})
+    for n in [int(x) for x in a.weighted_sizes.split(",") if x]:
+        g = gen.random_weighted(n, 6.0, 1, 10, seed=a.seed)
+        src = sample(n, a.weighted_sources, a.seed)
+        cs = src[: a.cpu_weighted_sources]
+        cpu_st, t_cpu = run_cpu(g, cs, "dijkstra")
+        for alg in a.weighted_algorithms.split(","):
+            st, t_gpu = run_gpu(g, src, alg)
+            chk, _ = run_gpu(g, cs, alg)
+            emit({"family": "weighted_random_d6", "n": n, "edges": g.num_edges, "algorithm": alg,
+                  "gpu_sources": len(src), "gpu_s": t_gpu, "gpu_per_source_ms": 1e3 * t_gpu / len(src),
+                  "teps": len(src) * g.num_edges / t_gpu,
+                  "cpu_sources": len(cs), "cpu_s": t_cpu,
+                  "cpu_per_source_ms": 1e3 * t_cpu / len(cs),
+                  "speedup": (t_cpu / len(cs)) / (t_gpu / len(src)),
+                  "matches_cpu": same(chk, cpu_st)})
+    for n in [int(x) for x in a.fw_sizes.split(",") if x]:
+        # dense weighted graph: density 10 %
+        g = gen.random_weights(gen.erdos_renyi_gnp(n, 0.1, seed=a.seed), 1, 10, seed=a.seed)
+        src = np.arange(n, dtype=np.int64)
+        from simengine.network.cuda import clear_cache
+        clear_cache(g)
+        st_fw, t_fw = run_gpu(g, src, "fw")
+        st_fr, t_fr = run_gpu(g, src, "dijkstra")
+        cs = sample(n, 64, a.seed)
+        cpu_st, t_cpu = run_cpu(g, cs, "dijkstra")
+        chk, _ = run_gpu(g, cs, "fw")
+        emit({"family": "dense_weighted_p0.1", "n": n, "edges": g.num_edges, "algorithm": "fw",
+              "gpu_s": t_fw, "gflops_minplus": 2 * float(n) ** 3 / t_fw / 1e9,
+              "frontier_s": t_fr, "fw_vs_frontier": t_fr / t_fw,
+              "cpu_dijkstra_full_s": t_cpu * n / len(cs), "cpu_extrapolated": True,
+              "speedup": t_cpu * n / len(cs) / t_fw, "matches_cpu": same(chk, cpu_st),
+              "fw_matches_frontier": same(st_fw, st_fr)})
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(rows, f, indent=1)
+    return rows
+
+
+if __name__ == "__main__":
+    sys.exit(0 if main() is not None else 1)

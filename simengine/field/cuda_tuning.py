@@ -1,0 +1,180 @@
+"""Block-shape auto-tuning (cached on disk) and occupancy reports for the CUDA field kernels.
+
+``block: auto`` times candidate block shapes once per (GPU model, kernel, layout, ndim, grid
+shape, precision, boundary) and stores the winner in ``$SIMENGINE_CACHE_DIR/cuda_blocks.json``
+(default ``~/.cache/simengine/``). The occupancy report reads the compiled kernel's registers,
+shared and local memory from the numba-cuda dispatcher and the device's per-SM limits.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from numba import cuda
+
+from . import cuda_kernels as ck
+
+CACHE_FILE = "cuda_blocks.json"
+
+#: candidate block shapes (x = last axis first) per (layout family, ndim)
+CANDIDATES = {
+    ("direct", 1): [(128,), (256,), (512,)],
+    ("direct", 2): [(32, 4), (32, 8), (32, 16), (64, 4), (64, 8), (128, 2), (128, 4)],
+    ("direct", 3): [(32, 4, 2), (32, 4, 4), (32, 8, 2), (64, 2, 2), (64, 4, 2), (32, 8, 4)],
+    ("modern", 1): [(128,), (256,), (512,)],
+    ("modern", 2): [(32, 4), (32, 8), (32, 16), (64, 4), (64, 8), (128, 4)],
+    ("modern", 3): [(32, 4, 2), (32, 4, 4), (32, 8, 4), (64, 4, 2), (32, 8, 2)],
+    ("seed", 1): [(128,), (256,), (512,)],
+    ("seed", 2): [(16, 16), (32, 8), (32, 16), (36, 12), (64, 8)],
+    ("seed", 3): [(16, 8, 8), (32, 8, 8), (36, 8, 6), (16, 16, 4)],
+}
+
+
+def cache_dir() -> Path:
+    d = os.environ.get("SIMENGINE_CACHE_DIR")
+    return Path(d) if d else Path.home() / ".cache" / "simengine"
+
+
+def gpu_name() -> str:
+    if ck.SIMULATOR:
+        return "simulator"
+    name = cuda.get_current_device().name
+    return name.decode() if isinstance(name, bytes) else str(name)
+
+
+def _load_cache(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _store(path: Path, key: str, value) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = _load_cache(path)
+    data[key] = value
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".cuda_blocks.", suffix=".json")
+    with os.fdopen(fd, "w") as f:
+        json.dump(data, f, indent=1, sort_keys=True)
+    os.replace(tmp, path)  # atomic
+
+
+def tune_key(kernel, layout, shape, dtype, boundary) -> str:
+    fam = layout if kernel in ("shared", "combined") else "direct"
+    shp = "x".join(str(int(n)) for n in shape)
+    return f"{gpu_name()}|{kernel}|{fam}|{len(shape)}d|{shp}|{np.dtype(dtype).name}|{boundary.kind}"
+
+
+def time_plan(plan, bufs, scal, steps=10, reps=3) -> float:
+    """Median seconds per RK2 step of ``plan`` on buffers (φ, φ*, φⁿ⁺¹), after a warm-up."""
+    b = list(bufs)
+
+    def run(n):
+        for _ in range(n):
+            plan(b[0], b[0], b[1], 0.0, scal)  # coef 0: the field does not drift while timing
+            plan(b[1], b[0], b[2], 0.0, scal)
+            b[0], b[2] = b[2], b[0]
+
+    run(2)
+    cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        start, stop = cuda.event(), cuda.event()
+        start.record()
+        run(steps)
+        stop.record()
+        stop.synchronize()
+        times.append(cuda.event_elapsed_time(start, stop) / 1e3 / steps)
+    return float(np.median(times))
+
+
+def autotune_block(kernel, layout, shape, dtype, model, grid, boundary, *, candidates=None,
+                   refresh=False, steps=10):
+    """Best block shape for this case; timed once, then read from the JSON cache."""
+    nd = len(shape)
+    fam = layout if kernel in ("shared", "combined") else "direct"
+    cands = candidates or CANDIDATES[(fam, nd)]
+    if ck.SIMULATOR:  # timing the simulator means nothing: take the default
+        return ck.DEFAULT_BLOCK[(fam, nd)]
+    path = cache_dir() / CACHE_FILE
+    key = tune_key(kernel, layout, shape, dtype, boundary)
+    if not refresh:
+        hit = _load_cache(path).get(key)
+        if hit:
+            return tuple(hit["block"])
+    s3 = ck.view3(shape)
+    rng = np.random.default_rng(0)
+    host = rng.uniform(-1, 1, int(np.prod(s3))).astype(dtype)
+    bufs = [cuda.to_device(host) for _ in range(3)]
+    scal = ck.stage_scalars(model, grid, boundary, dtype)
+    results = {}
+    for blk in cands:
+        try:
+            plan = ck.StagePlan(kernel, nd, s3, boundary.code, dtype, layout=layout, block=blk)
+            results[blk] = time_plan(plan, bufs, scal, steps=steps)
+        except Exception as exc:  # a shape the device rejects (too many threads, smem)
+            results[blk] = math.inf
+            print(f"autotune: block {blk} failed: {exc}")
+    best = min(results, key=results.get)
+    _store(path, key, {"block": list(best), "ms_per_step": results[best] * 1e3,
+                       "timings_ms": {"x".join(map(str, b)): (t * 1e3 if math.isfinite(t) else None)
+                                      for b, t in results.items()},
+                       "date": time.strftime("%Y-%m-%d")})
+    return best
+
+
+def _attr(dev, name, default=None):
+    try:
+        return getattr(dev, name)
+    except Exception:
+        return default
+
+
+def occupancy_report(plan) -> dict:
+    """Registers, shared/local memory and theoretical occupancy of a compiled :class:`StagePlan`.
+
+    The kernel must have been launched (compiled) once. Under the simulator the resource figures
+    are None."""
+    threads = int(np.prod(plan.blockdim))
+    rep = {"kernel": plan.kernel_name, "layout": plan.layout, "block": list(plan.blockdim),
+           "threads_per_block": threads, "grid": list(plan.griddim)}
+    if ck.SIMULATOR:
+        rep.update(registers_per_thread=None, shared_mem_per_block=None,
+                   local_mem_per_thread=None, occupancy=None)
+        return rep
+    fn = plan.fn
+
+    def one(getter):
+        v = getter()
+        if isinstance(v, dict):
+            v = next(iter(v.values())) if v else None
+        return v
+
+    regs = one(fn.get_regs_per_thread)
+    smem = one(fn.get_shared_mem_per_block)
+    lmem = one(fn.get_local_mem_per_thread)
+    maxthr = one(fn.get_max_threads_per_block)
+    dev = cuda.get_current_device()
+    thr_sm = _attr(dev, "MAX_THREADS_PER_MULTI_PROCESSOR", 2048)
+    regs_sm = _attr(dev, "MAX_REGISTERS_PER_MULTIPROCESSOR", 65536)
+    smem_sm = _attr(dev, "MAX_SHARED_MEMORY_PER_MULTIPROCESSOR", 228 * 1024)
+    blocks_sm = _attr(dev, "MAX_BLOCKS_PER_MULTIPROCESSOR", 32)
+    warps = math.ceil(threads / 32)
+    by_threads = thr_sm // (warps * 32)
+    # registers are allocated per warp in units of 256
+    regs_warp = math.ceil((regs or 1) * 32 / 256) * 256
+    by_regs = regs_sm // (regs_warp * warps) if regs else blocks_sm
+    by_smem = (smem_sm // (smem + 1024)) if smem else blocks_sm  # 1 KB reserved per block
+    active = max(0, min(blocks_sm, by_threads, by_regs, by_smem))
+    limiter = min((("threads", by_threads), ("registers", by_regs), ("shared", by_smem),
+                   ("blocks", blocks_sm)), key=lambda kv: kv[1])[0]
+    rep.update(registers_per_thread=regs, shared_mem_per_block=smem, local_mem_per_thread=lmem,
+               max_threads_per_block=maxthr, blocks_per_sm=active,
+               occupancy=active * warps * 32 / thr_sm, limited_by=limiter,
+               sm_count=_attr(dev, "MULTIPROCESSOR_COUNT"))
+    return rep

@@ -1,0 +1,252 @@
+"""CUDA field kernels against the NumPy reference.
+
+Runs under whatever ``numba.cuda`` is: the simulator in CI (``NUMBA_ENABLE_CUDASIM=1``, small
+grids, few steps) or a real GPU (larger, non-tile-multiple sizes, more steps). Skipped only when
+``numba.cuda.is_available()`` is False.
+"""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+cuda = pytest.importorskip("numba.cuda")
+if not cuda.is_available():  # pragma: no cover
+    pytest.skip("no CUDA device and not the simulator", allow_module_level=True)
+
+from simengine.field import cuda_kernels as ck  # noqa: E402
+from simengine.field import cuda_tuning  # noqa: E402
+from simengine.field import reference as ref  # noqa: E402
+from simengine.field.cuda_solver import CudaFieldSolver  # noqa: E402
+from simengine.field.model import Boundary, CahnHilliard, Grid  # noqa: E402
+
+SIM = ck.SIMULATOR
+MODEL = CahnHilliard(0.7, 1.3, (0.1, -1.0, 0.2, 1.0))
+DT = 1e-3
+BOUNDARIES = ("periodic", "mirror", "fixed")
+VARIANTS = [("global", "modern"), ("texture", "modern"), ("shared", "modern"),
+            ("shared", "seed"), ("combined", "modern"), ("combined", "seed")]
+
+
+def _field(shape, seed=0):
+    return np.random.default_rng(seed).uniform(-1, 1, shape)
+
+
+def _check(got, expect, dtype):
+    if np.dtype(dtype) == np.float64:
+        assert np.max(np.abs(got - expect)) <= 1e-12
+    else:
+        assert np.max(np.abs(got - expect)) <= 1e-5 * np.max(np.abs(expect))
+
+
+def _run(shape, bnd, kernel, layout, dtype=np.float64, steps=1, block=None, spacing=0.9,
+         integrator="rk2"):
+    grid = Grid(shape, spacing)
+    boundary = Boundary(bnd, 0.3)
+    phi = _field(shape).astype(dtype)
+    s = CudaFieldSolver(MODEL, grid, boundary, kernel=kernel, layout=layout, precision=dtype,
+                        dt=DT, block=block, integrator=integrator)
+    s.load(phi)
+    s.advance(steps)
+    expect = ref.run(phi.astype(np.float64), steps, DT, MODEL, grid, boundary, integrator)
+    _check(s.state(), expect, dtype)
+    return s
+
+
+# ---------------------------------------------------------------------------------------------
+# correctness against reference.py
+# ---------------------------------------------------------------------------------------------
+if SIM:
+    # small blocks so that the grids are several tiles with ragged edges
+    SMALL_BLOCKS = {("direct", 1): (8,), ("modern", 1): (8,), ("seed", 1): (12,),
+                    ("direct", 2): (8, 4), ("modern", 2): (8, 4), ("seed", 2): (8, 8),
+                    ("direct", 3): (4, 4, 2), ("modern", 3): (4, 4, 2), ("seed", 3): (8, 6, 6)}
+    CASES = []
+    for kern, lay in VARIANTS:
+        for b in BOUNDARIES:
+            CASES.append(((37,), b, kern, lay))
+            CASES.append(((13, 11), b, kern, lay))
+    # 3D: every kernel, boundaries spread over the variants (the simulator is slow in 3D)
+    CASES += [((7, 6, 9), b, "global", "modern") for b in BOUNDARIES]
+    CASES += [((7, 6, 9), b, "shared", "modern") for b in BOUNDARIES]
+    CASES += [((7, 6, 9), "mirror", "texture", "modern"), ((7, 6, 9), "fixed", "combined", "modern"),
+              ((6, 5, 7), "fixed", "shared", "seed")]
+    STEPS = 1
+else:
+    SMALL_BLOCKS = {}
+    CASES = [(shape, b, kern, lay) for shape in [(1001,), (257, 300), (50, 37, 41)]
+             for kern, lay in VARIANTS for b in BOUNDARIES]
+    STEPS = 5
+
+
+def _block_for(kernel, layout, nd):
+    fam = layout if kernel in ("shared", "combined") else "direct"
+    return SMALL_BLOCKS.get((fam, nd))
+
+
+@pytest.mark.parametrize("shape,bnd,kernel,layout", CASES,
+                         ids=lambda v: "x".join(map(str, v)) if isinstance(v, tuple) else str(v))
+def test_kernel_matches_reference_fp64(shape, bnd, kernel, layout):
+    _run(shape, bnd, kernel, layout, np.float64, STEPS, _block_for(kernel, layout, len(shape)))
+
+
+FP32_CASES = ([((13, 11), "periodic", "global", "modern"), ((13, 11), "fixed", "shared", "modern"),
+               ((13, 11), "mirror", "combined", "seed"), ((37,), "fixed", "texture", "modern")]
+              if SIM else
+              [(shape, b, kern, lay) for shape in [(257, 300), (50, 37, 41)]
+               for kern, lay in VARIANTS for b in ("periodic", "fixed")])
+
+
+@pytest.mark.parametrize("shape,bnd,kernel,layout", FP32_CASES,
+                         ids=lambda v: "x".join(map(str, v)) if isinstance(v, tuple) else str(v))
+def test_kernel_matches_reference_fp32(shape, bnd, kernel, layout):
+    _run(shape, bnd, kernel, layout, np.float32, STEPS, _block_for(kernel, layout, len(shape)))
+
+
+def test_euler():
+    shape = (13, 11) if SIM else (257, 300)
+    _run(shape, "mirror", "shared", "modern", steps=2, block=_block_for("shared", "modern", 2),
+         integrator="euler")
+
+
+def test_default_blocks_and_tile_multiples():
+    # default block shapes, sizes that are exact multiples of the 12-cell seed core / 32-wide tile
+    if SIM:
+        _run((24, 24), "periodic", "shared", "seed", steps=1)
+        _run((16, 64), "fixed", "combined", "modern", steps=1)
+    else:
+        for kern, lay in VARIANTS:
+            _run((96, 128), "mirror", kern, lay, steps=3)
+            _run((64, 64, 64), "fixed", kern, lay, steps=2)
+
+
+def test_stage_slice_only_touches_rows():
+    shape = (12, 10) if SIM else (300, 257)
+    grid, bnd = Grid(shape, 1.0), Boundary("periodic")
+    phi = _field(shape, 3)
+    lo, hi = 3, 8
+    out0 = np.full(shape, 7.0)
+    d_phi, d_out = cuda.to_device(phi), cuda.to_device(out0)
+    for kern, lay in [("global", "modern"), ("shared", "modern"), ("combined", "seed")]:
+        d_out.copy_to_device(out0)
+        ck.stage(kern, d_phi, d_phi, d_out, 0.01, MODEL, grid, bnd, lo=lo, hi=hi, layout=lay,
+                 block=_block_for(kern, lay, 2))
+        got = d_out.copy_to_host()
+        expect = ref.stage(phi, phi, 0.01, MODEL, grid, bnd)
+        np.testing.assert_allclose(got[lo:hi], expect[lo:hi], rtol=0, atol=1e-12)
+        assert np.all(got[:lo] == 7.0) and np.all(got[hi:] == 7.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# reductions
+# ---------------------------------------------------------------------------------------------
+def host_free_energy(phi, model, grid, boundary):
+    """F = h^d Σ [f(φ) + κ/2 Σ_axes ((φ[i+1]−φ[i])/h)²], forward differences (see the brief)."""
+    try:  # the CPU engineer's definition, once it exists
+        from simengine.field.observables import free_energy
+
+        return float(free_energy(phi, model, grid, boundary))
+    except ImportError:
+        pass
+    h = grid.spacing
+    total = np.sum(model.f(phi))
+    grad = 0.0
+    for ax in range(phi.ndim):
+        if boundary.kind == "periodic":
+            d = np.roll(phi, -1, ax) - phi
+        else:
+            d = np.diff(phi, axis=ax)
+            if boundary.kind == "fixed":
+                lo = np.take(phi, [0], axis=ax) - boundary.value
+                hi = boundary.value - np.take(phi, [-1], axis=ax)
+                grad += np.sum(lo ** 2) + np.sum(hi ** 2)
+        grad += np.sum(d ** 2)
+    return float(h ** phi.ndim * (total + 0.5 * model.kappa * grad / h ** 2))
+
+
+RED_CASES = ([((37,), "fixed"), ((13, 11), "periodic"), ((13, 11), "mirror"), ((13, 11), "fixed"),
+              ((5, 6, 7), "periodic"), ((5, 6, 7), "fixed")] if SIM else
+             [((1001,), "fixed"), ((257, 300), "periodic"), ((257, 300), "mirror"),
+              ((257, 300), "fixed"), ((50, 37, 41), "periodic"), ((50, 37, 41), "mirror"),
+              ((50, 37, 41), "fixed")])
+
+
+@pytest.mark.parametrize("shape,bnd", RED_CASES, ids=str)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_reductions_match_host(shape, bnd, dtype):
+    grid, boundary = Grid(shape, 0.8), Boundary(bnd, -0.4)
+    phi = _field(shape, 5).astype(dtype)
+    s = CudaFieldSolver(MODEL, grid, boundary, kernel="global", precision=dtype, dt=DT)
+    s.load(phi)
+    r = s.reductions()
+    p64 = phi.astype(np.float64)
+    assert r["mass"] == pytest.approx(p64.mean(), rel=1e-12, abs=1e-14)
+    assert r["min"] == p64.min() and r["max"] == p64.max()
+    assert r["free_energy"] == pytest.approx(host_free_energy(p64, MODEL, grid, boundary),
+                                             rel=1e-12)
+
+
+def test_mass_conserved_periodic_mirror():
+    shape = (13, 11) if SIM else (257, 300)
+    for bnd in ("periodic", "mirror"):
+        s = _run(shape, bnd, "global", "modern", steps=2)
+        m0 = _field(shape).mean()
+        assert s.reductions()["mass"] == pytest.approx(m0, abs=1e-13)
+
+
+# ---------------------------------------------------------------------------------------------
+# checkpoint round trip and API
+# ---------------------------------------------------------------------------------------------
+def test_checkpoint_round_trip():
+    shape = (13, 11) if SIM else (257, 300)
+    grid, bnd = Grid(shape, 0.9), Boundary("fixed", 0.2)
+    blk = _block_for("shared", "modern", 2)
+    kw = dict(kernel="shared", precision="float64", dt=DT, block=blk)
+    a = CudaFieldSolver(MODEL, grid, bnd, **kw)
+    a.load(_field(shape))
+    a.advance(2)
+    b = CudaFieldSolver(MODEL, grid, bnd, **kw)
+    b.load(_field(shape))
+    b.advance(1)
+    snap = b.state()
+    c = CudaFieldSolver(MODEL, grid, bnd, **kw)
+    c.load(snap)
+    c.advance(1)
+    np.testing.assert_array_equal(c.state(), a.state())
+    assert isinstance(a.name, str) and "shared" in a.name
+
+
+def test_rejects_bad_options():
+    grid = Grid((8, 8))
+    with pytest.raises(ValueError):
+        CudaFieldSolver(MODEL, grid, Boundary(), kernel="nope")
+    with pytest.raises(ValueError):
+        CudaFieldSolver(MODEL, grid, Boundary(), integrator="rk4")
+    s = CudaFieldSolver(MODEL, grid, Boundary(), kernel="global")
+    with pytest.raises(ValueError):
+        s.load(np.zeros((4, 4)))
+
+
+def test_tuning_cache_and_occupancy(tmp_path, monkeypatch):
+    monkeypatch.setenv("SIMENGINE_CACHE_DIR", str(tmp_path))
+    shape = (16, 16) if SIM else (256, 256)
+    grid, bnd = Grid(shape), Boundary("periodic")
+    s = CudaFieldSolver(MODEL, grid, bnd, kernel="shared", block="auto", dt=DT)
+    s.load(_field(shape))
+    s.advance(1)
+    rep = s.occupancy()
+    assert rep["kernel"] == "shared" and rep["threads_per_block"] == int(np.prod(rep["block"]))
+    key = cuda_tuning.tune_key("shared", "modern", shape, np.float64, bnd)
+    assert cuda_tuning.gpu_name() in key
+    if SIM:
+        assert tuple(s.block) == ck.DEFAULT_BLOCK[("modern", 2)]
+        cuda_tuning._store(tmp_path / cuda_tuning.CACHE_FILE, key, {"block": [8, 4]})
+        assert json.loads((tmp_path / cuda_tuning.CACHE_FILE).read_text())[key]["block"] == [8, 4]
+    else:
+        data = json.loads((tmp_path / cuda_tuning.CACHE_FILE).read_text())
+        assert tuple(data[key]["block"]) == tuple(s.block)
+        assert rep["registers_per_thread"] > 0 and 0 < rep["occupancy"] <= 1
+        # second call: from the cache
+        assert cuda_tuning.autotune_block("shared", "modern", shape, np.float64, MODEL, grid,
+                                          bnd) == tuple(s.block)
