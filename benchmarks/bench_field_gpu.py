@@ -168,7 +168,7 @@ def main(argv=None):
                       f" {t * 1e3:8.3f} ms/step {cells / t / 1e9:7.2f} Gcell/s {eff / 1e9:7.0f} GB/s"
                       f" {100 * eff / bw:5.1f}% roof  x{(ref_t / t) if ref_t else float('nan'):5.1f} vs {ref_lib}"
                       f"  regs={occ.get('registers_per_thread')} smem={occ.get('shared_mem_per_block')}"
-                      f" occ={occ.get('occupancy')}", flush=True)
+                      f" occ={occ.get('occupancy')} nc={occ.get('ptx_ld_global_nc')}", flush=True)
             del bufs
     # summary table (markdown)
     print(f"\n| size | precision | kernel | layout | block | ms/step | Gcell-upd/s | eff. GB/s | % of copy BW | × {rows[0]['ref_lib'] if rows else 'ref'} | regs | smem B | occupancy |")

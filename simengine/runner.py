@@ -310,7 +310,7 @@ class NetworkJob:
             else:
                 path = sc.resolve(g.file.path)
                 graph = readers.read_graph(path, g.file.format, directed=g.directed,
-                                           weights=(g.weights == "file"))
+                                           weights=True if g.weights == "file" else False)
         except UserError:
             raise
         except (ValueError, TypeError, KeyError) as exc:
@@ -443,7 +443,9 @@ def job_extra_metrics(job: NetworkJob) -> dict:
     out = {}
     wanted = set(job.spec.metrics.statistics)
     if "components" in wanted:
-        out["components"] = components.count_components(job.graph)
+        summary = components.component_summary(job.graph)
+        out["components"] = summary["weak_components"]
+        out.update(summary)
     if "mst_weight" in wanted and not job.graph.directed:
         out["mst_weight"] = mst.minimum_spanning_forest_weight(job.graph)
     return out

@@ -140,7 +140,7 @@ def _stats(out):
 
 
 def test_network_kill_and_resume_identical(tmp_path):
-    n = 12000
+    n = 5000
     scen = scenario(tmp_path, n=n, store="true", every=256)
     ref = tmp_path / "ref.h5"
     r = run_cli("run", scen, "-o", ref, "-q")

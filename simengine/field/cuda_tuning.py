@@ -173,6 +173,12 @@ def occupancy_report(plan) -> dict:
     active = max(0, min(blocks_sm, by_threads, by_regs, by_smem))
     limiter = min((("threads", by_threads), ("registers", by_regs), ("shared", by_smem),
                    ("blocks", blocks_sm)), key=lambda kv: kv[1])[0]
+    try:  # how many read-only (texture path) loads the PTX has
+        ptx = one(fn.inspect_asm)
+        nc_loads = ptx.count("ld.global.nc")
+    except Exception:  # pragma: no cover
+        nc_loads = None
+    rep.update(ptx_ld_global_nc=nc_loads)
     rep.update(registers_per_thread=regs, shared_mem_per_block=smem, local_mem_per_thread=lmem,
                max_threads_per_block=maxthr, blocks_per_sm=active,
                occupancy=active * warps * 32 / thr_sm, limited_by=limiter,
