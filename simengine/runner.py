@@ -306,6 +306,9 @@ class NetworkJob:
                 spec = dict(g.generator)
                 if g.directed:
                     spec.setdefault("directed", True)
+                    if not generators.makes_directed(spec["type"]):
+                        raise UserError(f"{sc.path}: graph.directed: generator {spec['type']!r} "
+                                        f"makes undirected graphs; set graph.directed: false")
                 graph = generators.generate(spec)
             else:
                 path = sc.resolve(g.file.path)

@@ -402,9 +402,10 @@ _SPECS = {
 }
 
 
-def generate(spec: dict) -> CSRGraph:
-    """Build a graph from ``{type: ..., <parameters>}``; optional ``weights: {type: uniform_int,
-    low, high, seed}`` adds integer weights.  Unknown types/parameters raise ValueError."""
+def check_spec(spec: dict):
+    """Validate a generator spec without building the graph; returns (function, kwargs, weights).
+
+    Raises ValueError naming the unknown type or the missing/unknown parameters."""
     if not isinstance(spec, dict) or "type" not in spec:
         raise ValueError("generator spec must be a mapping with a 'type'")
     spec = dict(spec)
@@ -425,6 +426,25 @@ def generate(spec: dict) -> CSRGraph:
     if unknown:
         raise ValueError(f"generator {kind!r}: unknown parameter(s) {sorted(unknown)}; allowed "
                          f"{sorted(required | optional)}")
+    return fn, spec, weights
+
+
+def makes_directed(kind: str) -> bool:
+    """Whether generator type ``kind`` can make directed graphs (accepts ``directed``)."""
+    return kind in _SPECS and "directed" in _SPECS[kind][2]
+
+
+def generate(spec: dict) -> CSRGraph:
+    """Build a graph from ``{type: ..., <parameters>}``; optional ``weights: {type: uniform_int,
+    low, high, seed}`` adds integer weights.  Unknown types/parameters raise ValueError.
+
+    Example
+    -------
+    >>> g = generate({"type": "barabasi_albert", "n": 100, "m": 3, "seed": 1})
+    >>> g.n, g.directed
+    (100, False)
+    """
+    fn, spec, weights = check_spec(spec)
     g = fn(**spec)
     if weights is not None:
         if not isinstance(weights, dict) or weights.get("type") != "uniform_int":

@@ -191,6 +191,176 @@ def _make_kernels(W: int, use_ballot: bool):
     return expand, commit
 
 
+def _make_persistent(W: int, use_ballot: bool):
+    """The whole BFS of one batch in one cooperative launch: grid-stride loops, two grid-wide
+    barriers per level (after expand, after commit) instead of two launches per level."""
+    B = 32 * W
+
+    @cuda.jit
+    def msbfs_all(indptr, indices, t_indptr, t_indices, degree, n, num_arcs, full, visited,
+                  frontier, nxt, ctr, lvl, nsrc, row_reach, row_sum, row_max, row_harm,
+                  col_reach, col_sum, col_harm, hist, do_store, store, max_level):
+        grid = cuda.cg.this_grid()
+        gtid = cuda.grid(1)
+        gsize = cuda.gridsize(1)
+        tid = cuda.threadIdx.x
+        bdim = cuda.blockDim.x
+        lane = tid % 32
+        lsh = cuda.shared.array(B, int32)
+        csh = cuda.shared.array(2, int64)
+        acc = cuda.local.array(W, uint32)
+        level = 1
+        while level <= max_level:
+            # ---------------------------------------------------------------- expand
+            p = (level + 2) % 3
+            c = level % 3
+            z = (level + 1) % 3
+            if gtid == 0:
+                ctr[z, 0] = 0
+                ctr[z, 1] = 0
+            for s in range(gtid, nsrc, gsize):
+                lvl[z, s] = 0
+                cnt = lvl[p, s]
+                if cnt > 0:
+                    lp = level - 1
+                    row_reach[s] += cnt
+                    row_sum[s] += lp * cnt
+                    row_max[s] = lp
+                    row_harm[s] += cnt / lp
+                    cuda.atomic.add(hist, lp, cnt)
+            pull = ctr[p, 1] * PUSH_FACTOR >= num_arcs
+            for v in range(gtid, n, gsize):
+                base = v * W
+                if pull:
+                    done = True
+                    for w in range(W):
+                        if visited[base + w] != full[w]:
+                            done = False
+                    if not done:
+                        for w in range(W):
+                            acc[w] = 0
+                        for e in range(t_indptr[v], t_indptr[v + 1]):
+                            ub = t_indices[e] * W
+                            for w in range(W):
+                                acc[w] = acc[w] | frontier[ub + w]
+                        for w in range(W):
+                            x = int64(acc[w]) & ~int64(visited[base + w])
+                            if x != 0:
+                                nxt[base + w] = uint32(x)
+                else:
+                    anyf = False
+                    for w in range(W):
+                        if frontier[base + w] != 0:
+                            anyf = True
+                    if anyf:
+                        for e in range(indptr[v], indptr[v + 1]):
+                            vb = indices[e] * W
+                            for w in range(W):
+                                f = int64(frontier[base + w])
+                                if f != 0:
+                                    m = f & ~int64(visited[vb + w])
+                                    if m != 0:
+                                        cuda.atomic.or_(nxt, vb + w, uint32(m))
+            grid.sync()
+            # ---------------------------------------------------------------- commit
+            i = tid
+            while i < B:
+                lsh[i] = 0
+                i += bdim
+            if tid == 0:
+                csh[0] = 0
+                csh[1] = 0
+            cuda.syncthreads()
+            start = cuda.blockIdx.x * bdim
+            while start < n:
+                v = start + tid
+                valid = v < n
+                cv = 0
+                for w in range(W):
+                    nw = int64(0)
+                    if valid:
+                        idx = v * W + w
+                        x = int64(nxt[idx])
+                        if x != 0:
+                            nxt[idx] = 0
+                            nw = x & ~int64(visited[idx])
+                            if nw != 0:
+                                visited[idx] = uint32(int64(visited[idx]) | nw)
+                        frontier[idx] = uint32(nw)
+                        cv += cuda.popc(nw)
+                    if use_ballot:
+                        if cuda.ballot_sync(_FULL, nw != 0) != 0:
+                            mycnt = 0
+                            for b in range(32):
+                                bal = cuda.ballot_sync(_FULL, ((nw >> b) & 1) != 0)
+                                if lane == b:
+                                    mycnt = cuda.popc(bal)
+                            if mycnt != 0:
+                                cuda.atomic.add(lsh, w * 32 + lane, mycnt)
+                    else:
+                        if nw != 0:
+                            for b in range(32):
+                                if (nw >> b) & 1:
+                                    cuda.atomic.add(lsh, w * 32 + b, 1)
+                    if do_store and nw != 0:
+                        for b in range(32):
+                            if (nw >> b) & 1:
+                                store[w * 32 + b, v] = level
+                if cv > 0:
+                    col_reach[v] += cv
+                    col_sum[v] += level * cv
+                    col_harm[v] += cv / level
+                    cuda.atomic.add(csh, 0, 1)
+                    cuda.atomic.add(csh, 1, degree[v])
+                start += gsize
+            cuda.syncthreads()
+            i = tid
+            while i < B:
+                if lsh[i] != 0:
+                    cuda.atomic.add(lvl, (c, i), lsh[i])
+                i += bdim
+            if tid == 0:
+                if csh[0] != 0:
+                    cuda.atomic.add(ctr, (c, 0), csh[0])
+                    cuda.atomic.add(ctr, (c, 1), csh[1])
+            grid.sync()
+            if ctr[c, 0] == 0:
+                break
+            level += 1
+
+    return msbfs_all
+
+
+_persistent: dict = {}
+_coop_blocks: dict = {}
+
+
+def persistent_kernel(W: int):
+    key = (W, not simulator())
+    if key not in _persistent:
+        _persistent[key] = _make_persistent(W, not simulator())
+    return _persistent[key]
+
+
+def _grid_blocks(k, W):
+    """Blocks for the cooperative launch: all must be resident at once."""
+    if simulator():
+        return 1            # the simulator supports cooperative grids of one block only
+    if W in _coop_blocks:
+        return _coop_blocks[W]
+    nsm = cuda.get_current_device().MULTIPROCESSOR_COUNT
+    blocks = None
+    for kern in list(k.overloads.values()):
+        try:
+            blocks = int(kern.max_cooperative_grid_blocks(THREADS))
+        except Exception:       # pragma: no cover
+            blocks = None
+    if blocks is None:
+        return nsm            # first launch: one block per SM always fits
+    _coop_blocks[W] = max(1, blocks)
+    return _coop_blocks[W]
+
+
 def kernels(W: int):
     key = (W, not simulator())
     if key not in _kernels:
@@ -221,11 +391,12 @@ class MSBFSBuffers:
 
 
 def msbfs_batch(dg, sources, buf: MSBFSBuffers, levels_per_sync: int = 8,
-                store: bool = False) -> ChunkPartial:
+                store: bool = False, persistent: bool = True) -> ChunkPartial:
     """MS-BFS from ``sources`` (≤ 32·W, distinct) with the statistics reduced on the device.
 
     With ``store`` the hop distances are left in ``buf.store`` (int32 (B, n), unreached =
-    :data:`UNREACHED`)."""
+    :data:`UNREACHED`).  ``persistent`` (default): one cooperative launch per batch with grid-wide
+    barriers between the phases; otherwise two launches per level."""
     n, W = dg.n, buf.W
     sources = np.ascontiguousarray(sources, dtype=np.int64)
     S = len(sources)
@@ -263,6 +434,14 @@ def msbfs_batch(dg, sources, buf: MSBFSBuffers, levels_per_sync: int = 8,
     for j in range(S):
         full[j // 32] |= np.uint32(1) << np.uint32(j % 32)
     d_full = cuda.to_device(full)
+    if persistent:
+        kp = persistent_kernel(W)
+        kp[_grid_blocks(kp, W), THREADS](
+            dg.indptr, dg.indices, dg.t_indptr, dg.t_indices, dg.degree, n, dg.num_arcs, d_full,
+            buf.visited, buf.frontier, buf.nxt, buf.ctr, buf.lvl, S, buf.row_reach, buf.row_sum,
+            buf.row_max, buf.row_harm, buf.col_reach, buf.col_sum, buf.col_harm, buf.hist,
+            store, st_arg, n + 1)
+        return _download(buf, sources, S, n)
     grid_v = max(1, (max(n, S) + THREADS - 1) // THREADS)
     kx = expand[grid_v, THREADS]
     kc = commit[max(1, (n + THREADS - 1) // THREADS), THREADS]
@@ -283,6 +462,10 @@ def msbfs_batch(dg, sources, buf: MSBFSBuffers, levels_per_sync: int = 8,
     kx(dg.indptr, dg.indices, dg.t_indptr, dg.t_indices, n, dg.num_arcs, level, d_full,
        buf.visited, buf.frontier, buf.nxt, buf.ctr, buf.lvl, S, buf.row_reach, buf.row_sum,
        buf.row_max, buf.row_harm, buf.hist)
+    return _download(buf, sources, S, n)
+
+
+def _download(buf, sources, S, n):
     hist = trim_hist(buf.hist.copy_to_host())
     return ChunkPartial(sources.copy(), buf.row_sum.copy_to_host()[:S].astype(np.float64),
                         buf.row_reach.copy_to_host()[:S],
@@ -293,7 +476,7 @@ def msbfs_batch(dg, sources, buf: MSBFSBuffers, levels_per_sync: int = 8,
 
 
 def msbfs_partials(graph, sources, words: int | None = None, store=None,
-                   levels_per_sync: int = 8):
+                   levels_per_sync: int = 8, persistent: bool = True):
     """Yield one :class:`ChunkPartial` per batch of ≤ 32·words sources, in source order.
 
     ``store`` (optional (len(sources), n) array) receives the hop distances (unreachable = the
@@ -303,11 +486,13 @@ def msbfs_partials(graph, sources, words: int | None = None, store=None,
     dg = device_graph(graph)
     sources = np.ascontiguousarray(sources, dtype=np.int64)
     W = DEFAULT_WORDS if words is None else int(words)
-    W = max(1, min(W, -(-len(sources) // 32))) if len(sources) else 1
+    need = max(1, -(-len(sources) // 32))
+    while W > 1 and W // 2 >= need:        # shrink in powers of two (few compiled variants)
+        W //= 2
     buf = MSBFSBuffers(dg.n, W)
     for lo in range(0, len(sources), buf.B):
         s = sources[lo:lo + buf.B]
-        part = msbfs_batch(dg, s, buf, levels_per_sync, store is not None)
+        part = msbfs_batch(dg, s, buf, levels_per_sync, store is not None, persistent)
         if store is not None:
             copy_to_store(buf.store, np.arange(len(s)), store, lo, float(UNREACHED))
         yield part
