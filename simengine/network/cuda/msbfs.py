@@ -60,6 +60,37 @@ def _init_bits(visited, frontier, srcs, W):
         cuda.atomic.or_(frontier, idx, bit)
 
 
+@cuda.jit(device=True, inline=True)
+def _expand_word(i, W, pull, indptr, indices, t_indptr, t_indices, full, visited, frontier, nxt):
+    """Expand word w = i % W of vertex v = i // W (the W threads of a vertex read contiguous
+    words: coalesced).  Pull: OR the in-neighbours' frontier words, stop early once every
+    not-yet-visited source is covered.  Push: OR the word into the out-neighbours' ``nxt``."""
+    v = i // W
+    w = i - v * W
+    vis = int64(visited[i])
+    if pull:
+        fw = int64(full[w])
+        if vis == fw:
+            return
+        acc = int64(0)
+        for e in range(t_indptr[v], t_indptr[v + 1]):
+            acc |= int64(frontier[t_indices[e] * W + w])
+            if (acc | vis) == fw:
+                break
+        x = acc & ~vis
+        if x != 0:
+            nxt[i] = uint32(x)
+    else:
+        f = int64(frontier[i])
+        if f == 0:
+            return
+        for e in range(indptr[v], indptr[v + 1]):
+            j = indices[e] * W + w
+            m = f & ~int64(visited[j])
+            if m != 0:
+                cuda.atomic.or_(nxt, j, uint32(m))
+
+
 def _make_kernels(W: int, use_ballot: bool):
     B = 32 * W
 
@@ -82,45 +113,10 @@ def _make_kernels(W: int, use_ballot: bool):
                 row_max[tid] = lp
                 row_harm[tid] += cnt / lp
                 cuda.atomic.add(hist, lp, cnt)
-        if ctr[p, 0] == 0 or tid >= n:
+        if ctr[p, 0] == 0 or tid >= n * W:
             return
-        v = tid
-        base = v * W
-        if ctr[p, 1] * PUSH_FACTOR >= num_arcs:
-            # pull over in-arcs
-            done = True
-            for w in range(W):
-                if visited[base + w] != full[w]:
-                    done = False
-            if done:
-                return
-            acc = cuda.local.array(W, uint32)
-            for w in range(W):
-                acc[w] = 0
-            for e in range(t_indptr[v], t_indptr[v + 1]):
-                ub = t_indices[e] * W
-                for w in range(W):
-                    acc[w] = acc[w] | frontier[ub + w]
-            for w in range(W):
-                x = int64(acc[w]) & ~int64(visited[base + w])
-                if x != 0:
-                    nxt[base + w] = uint32(x)
-        else:
-            # push over out-arcs
-            anyf = False
-            for w in range(W):
-                if frontier[base + w] != 0:
-                    anyf = True
-            if not anyf:
-                return
-            for e in range(indptr[v], indptr[v + 1]):
-                vb = indices[e] * W
-                for w in range(W):
-                    f = int64(frontier[base + w])
-                    if f != 0:
-                        m = f & ~int64(visited[vb + w])
-                        if m != 0:
-                            cuda.atomic.or_(nxt, vb + w, uint32(m))
+        _expand_word(tid, W, ctr[p, 1] * PUSH_FACTOR >= num_arcs, indptr, indices, t_indptr,
+                     t_indices, full, visited, frontier, nxt)
 
     @cuda.jit
     def commit(n, level, degree, visited, frontier, nxt, ctr, lvl, col_reach, col_sum,
@@ -208,7 +204,6 @@ def _make_persistent(W: int, use_ballot: bool):
         lane = tid % 32
         lsh = cuda.shared.array(B, int32)
         csh = cuda.shared.array(2, int64)
-        acc = cuda.local.array(W, uint32)
         level = 1
         while level <= max_level:
             # ---------------------------------------------------------------- expand
@@ -229,38 +224,9 @@ def _make_persistent(W: int, use_ballot: bool):
                     row_harm[s] += cnt / lp
                     cuda.atomic.add(hist, lp, cnt)
             pull = ctr[p, 1] * PUSH_FACTOR >= num_arcs
-            for v in range(gtid, n, gsize):
-                base = v * W
-                if pull:
-                    done = True
-                    for w in range(W):
-                        if visited[base + w] != full[w]:
-                            done = False
-                    if not done:
-                        for w in range(W):
-                            acc[w] = 0
-                        for e in range(t_indptr[v], t_indptr[v + 1]):
-                            ub = t_indices[e] * W
-                            for w in range(W):
-                                acc[w] = acc[w] | frontier[ub + w]
-                        for w in range(W):
-                            x = int64(acc[w]) & ~int64(visited[base + w])
-                            if x != 0:
-                                nxt[base + w] = uint32(x)
-                else:
-                    anyf = False
-                    for w in range(W):
-                        if frontier[base + w] != 0:
-                            anyf = True
-                    if anyf:
-                        for e in range(indptr[v], indptr[v + 1]):
-                            vb = indices[e] * W
-                            for w in range(W):
-                                f = int64(frontier[base + w])
-                                if f != 0:
-                                    m = f & ~int64(visited[vb + w])
-                                    if m != 0:
-                                        cuda.atomic.or_(nxt, vb + w, uint32(m))
+            for i in range(gtid, n * W, gsize):
+                _expand_word(i, W, pull, indptr, indices, t_indptr, t_indices, full, visited,
+                             frontier, nxt)
             grid.sync()
             # ---------------------------------------------------------------- commit
             i = tid
@@ -442,7 +408,7 @@ def msbfs_batch(dg, sources, buf: MSBFSBuffers, levels_per_sync: int = 8,
             buf.row_max, buf.row_harm, buf.col_reach, buf.col_sum, buf.col_harm, buf.hist,
             store, st_arg, n + 1)
         return _download(buf, sources, S, n)
-    grid_v = max(1, (max(n, S) + THREADS - 1) // THREADS)
+    grid_v = max(1, (max(n * W, S) + THREADS - 1) // THREADS)
     kx = expand[grid_v, THREADS]
     kc = commit[max(1, (n + THREADS - 1) // THREADS), THREADS]
     level = 1
