@@ -107,7 +107,7 @@ class FieldJob:
             self.solver = make_solver(self.model, self.grid, self.boundary, backend=s.backend,
                                       kernel=s.kernel, precision=s.precision,
                                       integrator=s.integrator, dt=spec.time.dt, tile=s.tile,
-                                      block=s.block, **({"layout": s.layout} if s.layout else {}))
+                                      block=s.block, layout=s.layout)
         except (ValueError, RuntimeError) as exc:
             raise UserError(f"{sc.path}: solver: {exc}") from None
         self.total = int(spec.time.steps)

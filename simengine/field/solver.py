@@ -44,10 +44,11 @@ def cuda_usable() -> bool:
 
 def make_solver(model: CahnHilliard, grid: Grid, boundary: Boundary, *, backend="auto",
                 kernel="texture", precision="float64", integrator="rk2", dt, tile=None,
-                block=None):
+                block=None, layout=None):
     """Build a field solver. ``backend``: ``auto`` (CUDA when a real GPU is usable, else CPU),
     ``cpu`` or ``cuda``. ``kernel``: ``global``, ``shared``, ``texture`` or ``combined``.
-    ``tile`` (CPU tile extents) and ``block`` (CUDA block shape) are backend hints."""
+    ``tile`` (CPU tile extents), ``block`` (CUDA block shape) and ``layout`` (CUDA shared-memory
+    layout, ``seed`` or ``modern``) are backend hints; the CPU backend ignores ``block``/``layout``."""
     if backend not in BACKENDS:
         raise ValueError(f"unknown field backend {backend!r}; choose one of {', '.join(BACKENDS)}")
     if kernel not in ck.STRATEGIES:
@@ -58,7 +59,8 @@ def make_solver(model: CahnHilliard, grid: Grid, boundary: Boundary, *, backend=
     if backend == "cuda":
         from .cuda_solver import CudaFieldSolver
         return CudaFieldSolver(model, grid, boundary, kernel=kernel, precision=precision,
-                               integrator=integrator, dt=dt, tile=tile, block=block)
+                               integrator=integrator, dt=dt, tile=tile, block=block,
+                               layout=layout)
     return CpuFieldSolver(model, grid, boundary, kernel=kernel, precision=precision,
                           integrator=integrator, dt=dt, tile=tile, block=block)
 
