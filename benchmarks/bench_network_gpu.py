@@ -83,11 +83,54 @@ def sample(n, k, seed=0):
     return np.sort(np.random.default_rng(seed).choice(n, size=k, replace=False)).astype(np.int64)
 
 
+def to_markdown(rows) -> str:
+    """Markdown tables of benchmark rows (as printed / saved by :func:`main`)."""
+    out = []
+    fam = [r for r in rows if r["family"] in ("ring", "free", "ba")]
+    if fam:
+        out += ["| family | n | edges | algorithm | GPU s (all sources) | GTEPS | CPU s (all sources) "
+                "| GPU/CPU speed-up | mean dist. | diam. | = CPU |",
+                "|---|---|---|---|---|---|---|---|---|---|---|"]
+        for r in fam:
+            g = f"{r['gpu_full_s']:.3g}" + (" (extrap.)" if r["gpu_extrapolated"] else "")
+            c = f"{r['cpu_full_s']:.3g}" + (f" (extrap. from {r['cpu_sources']})"
+                                            if r["cpu_extrapolated"] else "")
+            out.append(f"| {r['family']} | {r['n']} | {r['edges']} | {r['algorithm']} | {g} | "
+                       f"{r['teps'] / 1e9:.3g} | {c} | {r['speedup']:.3g}× | "
+                       f"{r['mean_distance']:.4g} | {r['diameter']:.0f} | {r['matches_cpu']} |")
+        out.append("")
+    wr = [r for r in rows if r["family"] == "weighted_random_d6"]
+    if wr:
+        out += ["| graph | n | edges | algorithm | GPU sources | GPU s | GPU ms/source | GTEPS | "
+                "CPU ms/source (Dijkstra) | speed-up | = CPU | = scipy |",
+                "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        for r in wr:
+            out.append(f"| G(n,m) deg 6, w 1–10 | {r['n']} | {r['edges']} | {r['algorithm']} | "
+                       f"{r['gpu_sources']} | {r['gpu_s']:.3g} | {r['gpu_per_source_ms']:.3g} | "
+                       f"{r['teps'] / 1e9:.3g} | {r['cpu_per_source_ms']:.3g} "
+                       f"({r['cpu_sources']} src) | {r['speedup']:.3g}× | {r['matches_cpu']} | "
+                       f"{r['distances_match_scipy']} |")
+        out.append("")
+    fw = [r for r in rows if r["family"].startswith("fw_")]
+    if fw:
+        out += ["| graph | n | edges | FW s | min-plus Gop/s | frontier SSSP s (extrap.) | "
+                "FW vs frontier | CPU Dijkstra s (extrap.) | FW vs CPU | = CPU |",
+                "|---|---|---|---|---|---|---|---|---|---|"]
+        for r in fw:
+            out.append(f"| {r['family'][3:]} | {r['n']} | {r['edges']} | {r['gpu_s']:.3g} | "
+                       f"{r['gflops_minplus']:.0f} | {r['frontier_s']:.3g} | "
+                       f"{r['fw_vs_frontier']:.2g}× | {r['cpu_dijkstra_full_s']:.3g} | "
+                       f"{r['speedup']:.3g}× | {r['matches_cpu']} |")
+    return "\n".join(out)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="1000,5000,10000,30000")
     ap.add_argument("--families", default="ring,free,ba")
     ap.add_argument("--algorithms", default="msbfs,bfs", help="GPU algorithms, unweighted")
+    ap.add_argument("--msbfs-variants", default="",
+                    help="extra msbfs rows, e.g. '16:1,32:0' = words:persistent")
     ap.add_argument("--bfs-sources", type=int, default=4096,
                     help="sources for the per-source 'bfs' kernel (extrapolated to n)")
     ap.add_argument("--cpu-sources", type=int, default=2048)
@@ -96,10 +139,20 @@ def main(argv=None):
     ap.add_argument("--weighted-algorithms", default="dijkstra,nearfar")
     ap.add_argument("--cpu-weighted-sources", type=int, default=64)
     ap.add_argument("--fw-sizes", default="2048,4096")
+    ap.add_argument("--fw-kinds", default="0.1,sparse", help="density p, or 'sparse' (degree 6)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", default=None)
     ap.add_argument("--no-warmup", action="store_true")
+    ap.add_argument("--markdown", default=None, help="also write the tables here")
+    ap.add_argument("--format-log", default=None,
+                    help="only print the tables of a saved log/JSON file and exit")
     a = ap.parse_args(argv)
+    if a.format_log:
+        text = open(a.format_log).read().strip()
+        rows = json.loads(text) if text.startswith("[") else \
+            [json.loads(x) for x in text.splitlines() if x.startswith("{")]
+        print(to_markdown(rows))
+        return rows
 
     from numba import cuda
     from simengine.network import generators as gen
@@ -130,11 +183,17 @@ def main(argv=None):
             cs = sample(n, a.cpu_sources, a.seed)
             cpu_st, t_cpu = run_cpu(g, cs, "msbfs")
             t_cpu_full = t_cpu * n / len(cs)
-            for alg in a.algorithms.split(","):
-                src = allsrc if alg == "msbfs" else sample(n, a.bfs_sources, a.seed)
-                st, t_gpu = run_gpu(g, src, alg)
+            runs = [(alg, {}) for alg in a.algorithms.split(",") if alg]
+            for v in [x for x in a.msbfs_variants.split(",") if x]:
+                w, pers = v.split(":")
+                runs.append((f"msbfs(W={w},persistent={pers})",
+                             {"batch": 32 * int(w), "persistent": bool(int(pers))}))
+            for alg, kw in runs:
+                base = alg.split("(")[0]
+                src = allsrc if base == "msbfs" else sample(n, a.bfs_sources, a.seed)
+                st, t_gpu = run_gpu(g, src, base, **kw)
                 t_full = t_gpu * n / len(src)
-                chk, _ = run_gpu(g, cs, alg)
+                chk, _ = run_gpu(g, cs, base, **kw)
                 res = st.results()
                 emit({"family": fam, "n": n, "edges": g.num_edges, "algorithm": alg,
                       "gpu_sources": len(src), "gpu_s": t_gpu, "gpu_full_s": t_full,
@@ -143,7 +202,7 @@ def main(argv=None):
                       "cpu_sources": len(cs), "cpu_s": t_cpu, "cpu_full_s": t_cpu_full,
                       "cpu_extrapolated": len(cs) < n, "speedup": t_cpu_full / t_full,
                       "mean_distance": res["mean_distance"], "diameter": res["diameter"],
-                      "matches_cpu": same(chk, cpu_st), "distances_match_scipy": dist_ok})
+                      "matches_cpu": same(chk, cpu_st)})
     for n in [int(x) for x in a.weighted_sizes.split(",") if x]:
         g = gen.random_weighted(n, 6.0, 1, 10, seed=a.seed)
         src = sample(n, a.weighted_sources, a.seed)
@@ -163,26 +222,37 @@ def main(argv=None):
                   "cpu_per_source_ms": 1e3 * t_cpu / len(cs),
                   "speedup": (t_cpu / len(cs)) / (t_gpu / len(src)),
                   "matches_cpu": same(chk, cpu_st), "distances_match_scipy": dist_ok})
-    for n in [int(x) for x in a.fw_sizes.split(",") if x]:
-        # dense weighted graph: density 10 %
-        g = gen.random_weights(gen.erdos_renyi_gnp(n, 0.1, seed=a.seed), 1, 10, seed=a.seed)
+    for n, kind in [(int(x), k) for x in a.fw_sizes.split(",") if x
+                    for k in a.fw_kinds.split(",")]:
+        if kind == "sparse":       # mean degree 6
+            g = gen.random_weighted(n, 6.0, 1, 10, seed=a.seed)
+        else:                      # density p
+            g = gen.random_weights(gen.erdos_renyi_gnp(n, float(kind), seed=a.seed), 1, 10,
+                                   seed=a.seed)
         src = np.arange(n, dtype=np.int64)
         from simengine.network.cuda import clear_cache
         clear_cache(g)
         st_fw, t_fw = run_gpu(g, src, "fw")
-        st_fr, t_fr = run_gpu(g, src, "dijkstra")
+        fs = sample(n, 1024, a.seed)          # frontier SSSP on a sample, extrapolated
+        st_fr, t_fr = run_gpu(g, fs, "dijkstra")
+        t_fr *= n / len(fs)
         cs = sample(n, 64, a.seed)
         cpu_st, t_cpu = run_cpu(g, cs, "dijkstra")
         chk, _ = run_gpu(g, cs, "fw")
-        emit({"family": "dense_weighted_p0.1", "n": n, "edges": g.num_edges, "algorithm": "fw",
+        emit({"family": f"fw_weighted_{kind}", "n": n, "edges": g.num_edges, "algorithm": "fw",
               "gpu_s": t_fw, "gflops_minplus": 2 * float(n) ** 3 / t_fw / 1e9,
               "frontier_s": t_fr, "fw_vs_frontier": t_fr / t_fw,
               "cpu_dijkstra_full_s": t_cpu * n / len(cs), "cpu_extrapolated": True,
               "speedup": t_cpu * n / len(cs) / t_fw, "matches_cpu": same(chk, cpu_st),
-              "fw_matches_frontier": same(st_fw, st_fr)})
+              "frontier_extrapolated_from": len(fs), "fw_matches_frontier": same(chk, run_gpu(g, cs, "dijkstra")[0])})
     if a.json:
         with open(a.json, "w") as f:
             json.dump(rows, f, indent=1)
+    md = to_markdown(rows)
+    print(md)
+    if a.markdown:
+        with open(a.markdown, "w") as f:
+            f.write(f"device: {name}, {time.strftime('%Y-%m-%d')}\n\n{md}\n")
     return rows
 
 

@@ -109,6 +109,26 @@ def test_kernel_matches_reference_fp32(shape, bnd, kernel, layout):
     _run(shape, bnd, kernel, layout, np.float32, STEPS, _block_for(kernel, layout, len(shape)))
 
 
+CPT_CASES = ([((37,), "mirror", 2), ((13, 11), "periodic", 4), ((13, 11), "fixed", 2),
+              ((7, 6, 9), "fixed", 2)] if SIM else
+             [(shape, b, c) for shape in [(1001,), (257, 300), (50, 37, 41)]
+              for b in BOUNDARIES for c in (1, 2, 4)])
+
+
+@pytest.mark.parametrize("shape,bnd,cpt", CPT_CASES, ids=str)
+@pytest.mark.parametrize("kernel", ["global", "texture"])
+def test_cells_per_thread(shape, bnd, cpt, kernel):
+    for dtype in (np.float64, np.float32):
+        grid, boundary = Grid(shape, 0.9), Boundary(bnd, 0.3)
+        phi = _field(shape).astype(dtype)
+        s = CudaFieldSolver(MODEL, grid, boundary, kernel=kernel, precision=dtype, dt=DT,
+                            block=_block_for(kernel, "modern", len(shape)), cells_per_thread=cpt)
+        s.load(phi)
+        s.advance(STEPS)
+        expect = ref.run(phi.astype(np.float64), STEPS, DT, MODEL, grid, boundary)
+        _check(s.state(), expect, dtype)
+
+
 def test_euler():
     shape = (13, 11) if SIM else (257, 300)
     _run(shape, "mirror", "shared", "modern", steps=2, block=_block_for("shared", "modern", 2),

@@ -66,6 +66,10 @@ DEFAULT_BLOCK = {
 }
 
 
+#: cells per thread of the direct kernels (A, C) per precision (measured, docs/field-gpu.md)
+DEFAULT_CPT = {"float32": 2, "float64": 1}
+
+
 # --------------------------------------------------------------------------------------------
 # flat loads / stores without numba's index overhead
 # --------------------------------------------------------------------------------------------
@@ -319,46 +323,97 @@ def _make_rhs_fast(nd: int, nc: bool):
 # kernels A and C: direct loads
 # --------------------------------------------------------------------------------------------
 @functools.lru_cache(maxsize=None)
-def direct_kernel(nd: int, bc: int, nc: bool, dtype: str = "float64"):
+def direct_kernel(nd: int, bc: int, nc: bool, dtype: str = "float64", cpt: int = 1):
     """Kernel A (``nc=False``) or C (``nc=True``). Launch with a (bx, by, bz) block over the cells
     of the slice; the first active axis is offset by ``lo`` and bounded by ``hi``. Cells at least
-    2 away from every boundary take the register fast path, the others the address-mode path."""
+    2 away from every boundary take the register fast path, the others the address-mode path.
+
+    ``cpt`` (1, 2 or 4) cells per thread: consecutive rows (y) in 2-D/3-D, cells ``blockDim.x``
+    apart in 1-D. All loads of a thread's cells are issued before its stores, which puts more
+    bytes in flight per thread (fp32 needs it to approach the memory roofline) and lets
+    neighbouring rows share loads."""
+    if cpt not in (1, 2, 4):
+        raise ValueError("cells per thread must be 1, 2 or 4")
     rhs_fast = _make_rhs_fast(nd, nc)
     rhs_slow = _make_rhs_slow(nd, bc, nc)
     a0, a1 = nd >= 3, nd >= 2
+    CPT = cpt
     del dtype  # one dispatcher per dtype (keeps the fast launch path to one overload)
 
-    @cuda.jit
-    def kernel(src, base, out, n0, n1, n2, lo, hi, coef, mh2, kh2, nd2, c0, c1, c2, c3, vphi,
-               vmu):
-        i = numba.int64(cuda.blockIdx.x) * cuda.blockDim.x + cuda.threadIdx.x
-        j = numba.int64(cuda.blockIdx.y) * cuda.blockDim.y + cuda.threadIdx.y
-        k = numba.int64(cuda.blockIdx.z) * cuda.blockDim.z + cuda.threadIdx.z
+    @cuda.jit(device=True)
+    def valid(k, j, i, n0, n1, n2, hi):
         if a0:
-            k += lo
-            if k >= hi or j >= n1 or i >= n2:
-                return
-        elif a1:
-            j += lo
-            if j >= hi or i >= n2 or k >= n0:
-                return
-        else:
-            i += lo
-            if i >= hi or j >= n1 or k >= n0:
-                return
-        sy = n2
-        sz = n1 * n2
-        c = k * sz + j * sy + i
+            return k < hi and j < n1 and i < n2
+        if a1:
+            return j < hi and i < n2 and k < n0
+        return i < hi and j < n1 and k < n0
+
+    @cuda.jit(device=True)
+    def cell_rhs(src, k, j, i, n0, n1, n2, sy, sz, mh2, kh2, nd2, c0, c1, c2, c3, vphi, vmu):
         inner = i >= 2 and i < n2 - 2
         if a1:
             inner = inner and j >= 2 and j < n1 - 2
         if a0:
             inner = inner and k >= 2 and k < n0 - 2
         if inner:
-            r = rhs_fast(src, c, sy, sz, mh2, kh2, nd2, c0, c1, c2, c3)
+            return rhs_fast(src, k * sz + j * sy + i, sy, sz, mh2, kh2, nd2, c0, c1, c2, c3)
+        return rhs_slow(src, k, j, i, n0, n1, n2, mh2, kh2, nd2, c0, c1, c2, c3, vphi, vmu)
+
+    @cuda.jit
+    def kernel(src, base, out, n0, n1, n2, lo, hi, coef, mh2, kh2, nd2, c0, c1, c2, c3, vphi,
+               vmu):
+        if a1:
+            i = numba.int64(cuda.blockIdx.x) * cuda.blockDim.x + cuda.threadIdx.x
+            j = (numba.int64(cuda.blockIdx.y) * cuda.blockDim.y + cuda.threadIdx.y) * CPT
+            di, dj = 0, 1
         else:
-            r = rhs_slow(src, k, j, i, n0, n1, n2, mh2, kh2, nd2, c0, c1, c2, c3, vphi, vmu)
-        ST(out, c, LD(base, c) + coef * r)
+            i = numba.int64(cuda.blockIdx.x) * (cuda.blockDim.x * CPT) + cuda.threadIdx.x
+            j = numba.int64(cuda.blockIdx.y) * cuda.blockDim.y + cuda.threadIdx.y
+            di, dj = numba.int64(cuda.blockDim.x), 0
+        k = numba.int64(cuda.blockIdx.z) * cuda.blockDim.z + cuda.threadIdx.z
+        if a0:
+            k += lo
+        elif a1:
+            j += lo
+        else:
+            i += lo
+        sy = n2
+        sz = n1 * n2
+        zero = coef - coef
+        r0 = zero
+        r1 = zero
+        r2 = zero
+        r3 = zero
+        ok0 = valid(k, j, i, n0, n1, n2, hi)
+        if ok0:
+            r0 = cell_rhs(src, k, j, i, n0, n1, n2, sy, sz, mh2, kh2, nd2, c0, c1, c2, c3, vphi, vmu)
+        ok1 = False
+        ok2 = False
+        ok3 = False
+        if CPT >= 2:
+            ok1 = valid(k, j + dj, i + di, n0, n1, n2, hi)
+            if ok1:
+                r1 = cell_rhs(src, k, j + dj, i + di, n0, n1, n2, sy, sz, mh2, kh2, nd2, c0, c1,
+                              c2, c3, vphi, vmu)
+        if CPT >= 4:
+            ok2 = valid(k, j + 2 * dj, i + 2 * di, n0, n1, n2, hi)
+            if ok2:
+                r2 = cell_rhs(src, k, j + 2 * dj, i + 2 * di, n0, n1, n2, sy, sz, mh2, kh2, nd2,
+                              c0, c1, c2, c3, vphi, vmu)
+            ok3 = valid(k, j + 3 * dj, i + 3 * di, n0, n1, n2, hi)
+            if ok3:
+                r3 = cell_rhs(src, k, j + 3 * dj, i + 3 * di, n0, n1, n2, sy, sz, mh2, kh2, nd2,
+                              c0, c1, c2, c3, vphi, vmu)
+        g = k * sz + j * sy + i
+        dg = dj * sy + di
+        if ok0:
+            ST(out, g, LD(base, g) + coef * r0)
+        if ok1:
+            ST(out, g + dg, LD(base, g + dg) + coef * r1)
+        if ok2:
+            ST(out, g + 2 * dg, LD(base, g + 2 * dg) + coef * r2)
+        if ok3:
+            ST(out, g + 3 * dg, LD(base, g + 3 * dg) + coef * r3)
 
     return kernel
 
@@ -402,7 +457,6 @@ def modern_kernel(nd: int, bc: int, nc: bool, block: tuple, dtype: str):
         tx = cuda.threadIdx.x
         ty = cuda.threadIdx.y
         tz = cuda.threadIdx.z
-        tid = (tz * BY + ty) * BX + tx
         i0 = numba.int64(cuda.blockIdx.x) * BX
         j0 = numba.int64(cuda.blockIdx.y) * BY
         k0 = numba.int64(cuda.blockIdx.z) * BZ
@@ -422,46 +476,41 @@ def modern_kernel(nd: int, bc: int, nc: bool, block: tuple, dtype: str):
             inner = inner and k0 >= 2 and k0 + BZ + 2 <= n0
         if inner:
             g0 = (k0 - HZ) * sz + (j0 - HY) * sy + (i0 - 2)
-            for t in range(tid, NPHI, NT):
-                x = t % TX
-                r = t // TX
-                y = r % TY
-                z = r // TY
-                sphi[t] = load(src, g0 + z * sz + y * sy + x)
+            for z in range(tz, TZ, BZ):
+                for y in range(ty, TY, BY):
+                    for x in range(tx, TX, BX):
+                        sphi[(z * TY + y) * TX + x] = load(src, g0 + z * sz + y * sy + x)
         else:
-            for t in range(tid, NPHI, NT):
-                x = t % TX
-                r = t // TX
-                y = r % TY
-                z = r // TY
-                sphi[t] = phi_at(src, k0 - HZ + z, j0 - HY + y, i0 - 2 + x, n0, n1, n2, vphi)
+            for z in range(tz, TZ, BZ):
+                for y in range(ty, TY, BY):
+                    for x in range(tx, TX, BX):
+                        sphi[(z * TY + y) * TX + x] = phi_at(src, k0 - HZ + z, j0 - HY + y,
+                                                             i0 - 2 + x, n0, n1, n2, vphi)
         cuda.syncthreads()
         # 2. μ on the block + 1 ring
-        for t in range(tid, NMU, NT):
-            x = t % MX
-            r = t // MX
-            y = r % MY
-            z = r // MY
-            q = (z + OZ) * TXY + (y + OY) * TX + x + 1  # position in the φ tile
-            c = sphi[q]
-            s = sphi[q - 1] + sphi[q + 1]
-            if a1:
-                s += sphi[q - TX] + sphi[q + TX]
-            if a0:
-                s += sphi[q - TXY] + sphi[q + TXY]
-            m = c0 + c * (c1 + c * (c2 + c * c3)) - kh2 * (s - nd2 * c)
-            if fixed and not inner:
-                gi = i0 - 1 + x
-                outside = gi < 0 or gi >= n2
-                if a1:
-                    gj = j0 - OY + y
-                    outside = outside or gj < 0 or gj >= n1
-                if a0:
-                    gk = k0 - OZ + z
-                    outside = outside or gk < 0 or gk >= n0
-                if outside:
-                    m = vmu
-            smu[t] = m
+        for z in range(tz, MZ, BZ):
+            for y in range(ty, MY, BY):
+                for x in range(tx, MX, BX):
+                    q = (z + OZ) * TXY + (y + OY) * TX + x + 1  # position in the φ tile
+                    c = sphi[q]
+                    s = sphi[q - 1] + sphi[q + 1]
+                    if a1:
+                        s += sphi[q - TX] + sphi[q + TX]
+                    if a0:
+                        s += sphi[q - TXY] + sphi[q + TXY]
+                    m = c0 + c * (c1 + c * (c2 + c * c3)) - kh2 * (s - nd2 * c)
+                    if fixed and not inner:
+                        gi = i0 - 1 + x
+                        outside = gi < 0 or gi >= n2
+                        if a1:
+                            gj = j0 - OY + y
+                            outside = outside or gj < 0 or gj >= n1
+                        if a0:
+                            gk = k0 - OZ + z
+                            outside = outside or gk < 0 or gk >= n0
+                        if outside:
+                            m = vmu
+                    smu[(z * MY + y) * MX + x] = m
         cuda.syncthreads()
         # 3. update
         i = i0 + tx
@@ -504,6 +553,7 @@ def seed_kernel(nd: int, bc: int, nc: bool, block: tuple, dtype: str):
     if min(CX, CY, CZ) < 1:
         raise ValueError(f"seed layout needs more than 4 threads per active axis, got {block}")
     TXY = TX * TY
+    NS = TX * TY * TZ
     ftype = numba.float32 if dtype == "float32" else numba.float64
     fixed = bc == FIXED
 
@@ -528,7 +578,7 @@ def seed_kernel(nd: int, bc: int, nc: bool, block: tuple, dtype: str):
     @cuda.jit
     def kernel(src, base, out, n0, n1, n2, lo, hi, coef, mh2, kh2, nd2, c0, c1, c2, c3, vphi,
                vmu):
-        sphi = cuda.shared.array(TX * TY * TZ, ftype)
+        sphi = cuda.shared.array(NS, ftype)
         x = cuda.threadIdx.x
         y = cuda.threadIdx.y
         z = cuda.threadIdx.z
@@ -598,7 +648,7 @@ class StagePlan:
     """A compiled stage kernel plus its launch geometry for one (shape, slice, block)."""
 
     def __init__(self, kernel: str, ndim: int, shape3, bc: int, dtype, *, layout="modern",
-                 block=None, lo=0, hi=None):
+                 block=None, lo=0, hi=None, cpt=None):
         if kernel not in KERNELS:
             raise ValueError(f"unknown kernel {kernel!r}; choose from {KERNELS}")
         if layout not in LAYOUTS:
@@ -617,8 +667,14 @@ class StagePlan:
         self.block = tuple(int(b) for b in block)
         b3 = _block3(self.block, ndim)
         if self.layout == "direct":
-            self.fn = direct_kernel(ndim, bc, nc, self.dtype.name)
-            core = b3
+            self.cpt = int(cpt or DEFAULT_CPT[self.dtype.name])
+            self.fn = direct_kernel(ndim, bc, nc, self.dtype.name, self.cpt)
+            core = (b3[0] * self.cpt, b3[1], b3[2]) if ndim == 1 else (b3[0], b3[1] * self.cpt,
+                                                                       b3[2])
+        else:
+            self.cpt = 1
+        if self.layout == "direct":
+            pass
         elif self.layout == "modern":
             self.fn = modern_kernel(ndim, bc, nc, self.block, self.dtype.name)
             core = b3

@@ -31,11 +31,12 @@ class CudaFieldSolver:
     ``kernel``: ``global`` | ``shared`` | ``texture`` | ``combined``; ``tile`` (alias
     ``layout``) for the tiled kernels: ``modern`` (default) or ``seed``; ``block``: a thread-block
     shape with x (the last axis) first, e.g. ``[32, 8]``, ``None`` for the default, or ``"auto"``
-    to time candidates once and cache the choice (see :mod:`simengine.field.cuda_tuning`)."""
+    to time candidates once and cache the choice (see :mod:`simengine.field.cuda_tuning`);
+    ``cells_per_thread`` (1, 2, 4) for the direct kernels (default: 2 in fp32, 1 in fp64)."""
 
     def __init__(self, model: CahnHilliard, grid: Grid, boundary: Boundary, *, kernel="shared",
                  precision="float64", integrator="rk2", dt=1e-3, tile=None, block=None,
-                 layout=None):
+                 layout=None, cells_per_thread=None):
         if not cuda.is_available():
             raise RuntimeError("backend 'cuda' needs a CUDA GPU (or NUMBA_ENABLE_CUDASIM=1)")
         if integrator not in ("rk2", "euler"):
@@ -59,7 +60,7 @@ class CudaFieldSolver:
             block = autotune_block(kernel, self.layout, self.shape, self.dtype, model, grid,
                                    boundary)
         self.plan = ck.StagePlan(kernel, grid.ndim, self.shape3, boundary.code, self.dtype,
-                                 layout=self.layout, block=block)
+                                 layout=self.layout, block=block, cpt=cells_per_thread)
         self.block = self.plan.block
         self.cells = int(np.prod(self.shape))
         # flat device buffers (φⁿ, φ*, φⁿ⁺¹); the kernels index them by linear offset
@@ -72,7 +73,8 @@ class CudaFieldSolver:
         tiled = self.kernel in ("shared", "combined")
         lay = f"/{self.layout}" if tiled else ""
         blk = "x".join(str(b) for b in self.block)
-        return f"cuda-{self.kernel}{lay}-{self.integrator}-{self.dtype.name}-b{blk}"
+        cpt = f"c{self.plan.cpt}" if self.plan.layout == "direct" else ""
+        return f"cuda-{self.kernel}{lay}-{self.integrator}-{self.dtype.name}-b{blk}{cpt}"
 
     # -- state ------------------------------------------------------------------------------
     def load(self, phi):

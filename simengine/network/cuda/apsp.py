@@ -11,9 +11,13 @@ Algorithms (``algorithm=``):
   for Dijkstra), many sources per launch; ``nearfar`` — its near–far variant (:mod:`.sssp`);
 * ``fw`` / ``floyd_warshall`` — blocked Floyd–Warshall on the dense matrix (:mod:`.floyd_warshall`).
 
-``auto``: unweighted → ``msbfs``; weighted → ``fw`` if n ≤ FW_MAX_N, or n ≤ FW_DENSE_MAX_N and
-the arc density m / (n(n−1)) ≥ FW_MIN_DENSITY; otherwise ``frontier`` (see docs/network-gpu.md for
-the measurements behind the cutoffs).
+``auto``: unweighted → ``msbfs``; weighted → ``fw`` when at least a quarter of the vertices are
+sources (Floyd–Warshall computes every row anyway), the n² matrix fits (≤ FW_MAX_BYTES) and either
+n ≤ FW_MAX_N, or n ≤ FW_DENSE_MAX_N and the arc density m / (n(n−1)) ≥ FW_MIN_DENSITY; otherwise
+``frontier``.  Cutoffs from H100 measurements (docs/network-gpu.md): FW beat the frontier SSSP
+over all sources at every size tried up to n = 8192 — by 1.0× on sparse (degree 6) graphs at
+8192, 6× at density 0.1 — and its O(n³) cost overtakes the frontier's O(n·m·iterations) beyond
+about n = 8192 for sparse graphs and later for dense ones.
 """
 from __future__ import annotations
 
@@ -21,11 +25,13 @@ import numpy as np
 
 from ...errors import UserError
 
-#: auto → Floyd–Warshall for every weighted graph up to this size
-FW_MAX_N = 2048
+#: auto → Floyd–Warshall for every weighted graph up to this size (all-sources runs)
+FW_MAX_N = 8192
 #: … and for dense weighted graphs (density ≥ FW_MIN_DENSITY) up to this size
-FW_DENSE_MAX_N = 16384
+FW_DENSE_MAX_N = 32768
 FW_MIN_DENSITY = 0.02
+#: largest distance matrix auto will allocate (bytes)
+FW_MAX_BYTES = 16 << 30
 
 _NAMES = {"auto": "auto", "msbfs": "msbfs", "bfs": "bfs", "dijkstra": "frontier",
           "sssp": "frontier", "frontier": "frontier", "nearfar": "nearfar",
@@ -39,8 +45,11 @@ def check_weights(graph) -> None:
     _cpu_check(graph, "dijkstra")
 
 
-def resolve_algorithm_cuda(graph, algorithm: str = "auto") -> str:
-    """Concrete CUDA algorithm: ``msbfs``, ``bfs``, ``frontier``, ``nearfar`` or ``fw``."""
+def resolve_algorithm_cuda(graph, algorithm: str = "auto", num_sources: int | None = None) -> str:
+    """Concrete CUDA algorithm: ``msbfs``, ``bfs``, ``frontier``, ``nearfar`` or ``fw``.
+
+    ``num_sources`` (default n) is how many sources the run has; ``auto`` picks Floyd–Warshall
+    only when it is at least n/4."""
     a = _NAMES.get(str(algorithm).lower())
     if a is None:
         raise UserError(f"unknown APSP algorithm {algorithm!r}; expected one of "
@@ -49,8 +58,10 @@ def resolve_algorithm_cuda(graph, algorithm: str = "auto") -> str:
         if not graph.weighted:
             return "msbfs"
         n = graph.n
+        k = n if num_sources is None else int(num_sources)
         dens = graph.num_arcs / (n * (n - 1)) if n > 1 else 1.0
-        if n <= FW_MAX_N or (n <= FW_DENSE_MAX_N and dens >= FW_MIN_DENSITY):
+        if 4 * k >= n and 8 * n * n <= FW_MAX_BYTES and (
+                n <= FW_MAX_N or (n <= FW_DENSE_MAX_N and dens >= FW_MIN_DENSITY)):
             return "fw"
         return "frontier"
     if a in ("msbfs", "bfs") and graph.weighted:
@@ -72,15 +83,15 @@ def _default_batch(alg: str, n: int) -> int:
 
 
 def iter_partials_cuda(graph, sources, algorithm="auto", store=None, batch=None, bin_width=1.0,
-                       sort_by_degree=False, delta=None):
+                       sort_by_degree=False, delta=None, persistent=True):
     """Generator of ChunkPartials computed on the GPU, one per batch, in source order."""
     from . import device_graph, graph_cache
     from .reduce import reduce_rows, copy_to_store
 
-    alg = resolve_algorithm_cuda(graph, algorithm)
+    sources = np.ascontiguousarray(sources, dtype=np.int64)
+    alg = resolve_algorithm_cuda(graph, algorithm, len(sources))
     if graph.weighted:
         check_weights(graph)
-    sources = np.ascontiguousarray(sources, dtype=np.int64)
     n = graph.n
     if len(sources) and (sources.min() < 0 or sources.max() >= n):
         raise ValueError("source id out of range")
@@ -91,7 +102,8 @@ def iter_partials_cuda(graph, sources, algorithm="auto", store=None, batch=None,
     B = int(batch) if batch else _default_batch(alg, n)
     if alg == "msbfs":
         from .msbfs import msbfs_partials
-        yield from msbfs_partials(graph, sources, words=max(1, B // 32), store=store)
+        yield from msbfs_partials(graph, sources, words=max(1, B // 32), store=store,
+                                  persistent=persistent)
         return
     dg = device_graph(graph)
     if alg == "fw":
@@ -135,7 +147,9 @@ def run_sources_cuda(graph, sources, stats, algorithm: str = "auto", backend: st
 
     Same signature and results as :func:`simengine.network.apsp.run_sources` (distances and
     integer statistics exactly, floating sums to rounding).  ``options``: ``sort_by_degree``
-    (bfs), ``delta`` (nearfar).  Returns the concrete algorithm name.
+    (bfs), ``delta`` (nearfar), ``persistent`` (msbfs: one cooperative launch per batch, default
+    True).  ``batch``: sources per batch (msbfs: 32·W, W = batch // 32).  Returns the concrete
+    algorithm name.
     """
     if backend != "cuda":
         raise UserError(f"run_sources_cuda called with backend {backend!r}")
@@ -146,7 +160,7 @@ def run_sources_cuda(graph, sources, stats, algorithm: str = "auto", backend: st
                         "(numba.cuda.is_available() is False)")
     if stats.n != graph.n:
         raise ValueError("stats is for a graph of another size")
-    alg = resolve_algorithm_cuda(graph, algorithm)
+    alg = resolve_algorithm_cuda(graph, algorithm, len(np.asarray(sources).ravel()))
     done = 0
     for p in iter_partials_cuda(graph, sources, alg, store=store, batch=batch,
                                 bin_width=stats.bin_width, **options):

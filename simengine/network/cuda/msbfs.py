@@ -137,11 +137,15 @@ def _make_kernels(W: int, use_ballot: bool):
         valid = v < n
         lane = tid % 32
         cv = 0
+        xs = cuda.local.array(W, uint32)
+        if valid:
+            for w in range(W):
+                xs[w] = nxt[v * W + w]
         for w in range(W):
             nw = int64(0)
             if valid:
                 idx = v * W + w
-                x = int64(nxt[idx])
+                x = int64(xs[w])
                 if x != 0:
                     nxt[idx] = 0
                     nw = x & ~int64(visited[idx])
@@ -204,6 +208,7 @@ def _make_persistent(W: int, use_ballot: bool):
         lane = tid % 32
         lsh = cuda.shared.array(B, int32)
         csh = cuda.shared.array(2, int64)
+        xs = cuda.local.array(W, uint32)
         level = 1
         while level <= max_level:
             # ---------------------------------------------------------------- expand
@@ -242,11 +247,14 @@ def _make_persistent(W: int, use_ballot: bool):
                 v = start + tid
                 valid = v < n
                 cv = 0
+                if valid:                 # independent loads first (pipelined), then the work
+                    for w in range(W):
+                        xs[w] = nxt[v * W + w]
                 for w in range(W):
                     nw = int64(0)
                     if valid:
                         idx = v * W + w
-                        x = int64(nxt[idx])
+                        x = int64(xs[w])
                         if x != 0:
                             nxt[idx] = 0
                             nw = x & ~int64(visited[idx])

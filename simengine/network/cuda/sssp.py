@@ -116,6 +116,8 @@ def sssp_batch(dg, sources, buf: SSSPBuffers, method: str = "frontier", delta=No
     """
     n = dg.n
     B = len(sources)
+    method = {"dijkstra": "frontier", "sssp": "frontier", "near_far": "nearfar",
+              "delta": "nearfar"}.get(method, method)
     if method == "frontier":
         delta = INF
     elif method == "nearfar":
