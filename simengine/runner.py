@@ -270,7 +270,8 @@ class NetworkJob:
             if self.backend == "cuda":
                 from .network.cuda.apsp import resolve_algorithm_cuda
 
-                self.algorithm = resolve_algorithm_cuda(self.graph, m.algorithm)
+                self.algorithm = resolve_algorithm_cuda(self.graph, m.algorithm,
+                                                        num_sources=len(self.sources))
             else:
                 if m.algorithm in ("frontier_sssp", "near_far"):
                     raise UserError(f"metrics.algorithm: {m.algorithm} runs on the GPU only "

@@ -318,7 +318,7 @@ def _gpt3(g, k, n2, bcode, bv, muw, K, a0, a1, a2, a3, ih2, cnd):
     return _fp(v, a0, a1, a2, a3) - K * lap
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _gpt3i(g, k, muw, bv, K, a0, a1, a2, a3, ih2, cnd):
     """As :func:`_gpt3` for 1 <= k <= n2-2 (k and k±1 inside: no branch along the last axis)."""
     inside, c, xm, xp, ym, yp, oxm, oxp, oym, oyp = g
@@ -425,7 +425,7 @@ def global_stage_3d(src, base, out, coef, params, bcode, bvalue, lo, hi, tile):
 # P row/plane p, μ of U row/plane p-2 and the update of core row/plane p-4 follow one another,
 # so the rows being combined are still in L1/L2.
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _fill_row(P, p, srow, j0, nq, n1, bcode, bv, A1, use_maps):
     """P[p, :nq] = φ(row, j0-2+q) for one source row ``srow`` (1-D view)."""
     if use_maps:
@@ -484,7 +484,7 @@ def _tiled_1d(src, base, out, coef, params, bcode, bvalue, lo, hi, tile, use_map
             out[i0 + p] = base[i0 + p] + coef * (M * lap)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _mu_line(u, xm, xp, c, n, K, a0, a1, a2, a3, ih2, cnd):
     """u[q] = μ at c[q+1] for q < n: xm/xp the rows before/after along the outer axis (2D)."""
     for q in range(n):
@@ -493,7 +493,7 @@ def _mu_line(u, xm, xp, c, n, K, a0, a1, a2, a3, ih2, cnd):
         u[q] = (a0 + v * (a1 + v * (a2 + v * a3))) - K * lap
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _update_line(o, b, um, up, uc, n, coef, M, ih2, cnd):
     """o[q] = b[q] + coef·M·lap(μ) at uc[q+1] (2D line form)."""
     for q in range(n):
@@ -501,7 +501,7 @@ def _update_line(o, b, um, up, uc, n, coef, M, ih2, cnd):
         o[q] = b[q] + coef * (M * lap)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _mu_line3(u, x0m, x0p, x1m, x1p, c, n, K, a0, a1, a2, a3, ih2, cnd):
     """u[r] = μ at c[r+1] for r < n (3D line form: x0m/x0p, x1m/x1p the neighbour rows along
     axes 0 and 1, aligned with c)."""
@@ -512,7 +512,7 @@ def _mu_line3(u, x0m, x0p, x1m, x1p, c, n, K, a0, a1, a2, a3, ih2, cnd):
         u[r] = (a0 + v * (a1 + v * (a2 + v * a3))) - K * lap
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _update_line3(o, b, u0m, u0p, u1m, u1p, uc, n, coef, M, ih2, cnd):
     """o[r] = b[r] + coef·M·lap(μ) at uc[r+1] (3D line form)."""
     for r in range(n):
@@ -742,7 +742,7 @@ def texture_stage_1d(src, base, out, coef, params, bcode, bvalue, lo, hi, tile):
             out[i0 + p] = base[i0 + p] + coef * (M * lap)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _mu_row_2d(src, u, am, A0, A1, n1, bvalue, muw, K, a0, a1, a2, a3, ih2, cnd):
     """u[1:n1+1] = μ of source row ``am`` (all columns); u[0] and u[n1+1] through the column
     address map; a border row (am < 0) is μ_wall."""
@@ -815,7 +815,7 @@ def texture_stage_2d(src, base, out, coef, params, bcode, bvalue, lo, hi, tile):
             t = _claim(ctr)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _mu_row_3d(u, crow, r0m, r0p, r1m, r1p, ok0m, ok0p, ok1m, ok1p, A2, n2, bvalue, muw,
                K, a0, a1, a2, a3, ih2, cnd):
     """u[1:n2+1] = μ along one row of the last axis: the neighbour rows along axes 0 and 1 were

@@ -248,10 +248,18 @@ def _make_rhs_slow(nd: int, bc: int, nc: bool):
 
 
 def _make_rhs_fast(nd: int, nc: bool):
-    """Interior fast path: the 5/13/25 stencil values loaded once into registers by flat offset,
-    μ at the 1 + 2d points, R = M lap(μ)."""
+    """Interior fast path: the 5/13/25 stencil values loaded by flat offset, μ at the 1 + 2d
+    points, R = M lap(μ).
+
+    Every μ is evaluated with one canonical expression ``mu(φ, (x− + x+) + (y− + y+) + (z− + z+))``
+    so that, when a thread updates consecutive rows (``cpt`` > 1) with plain loads, the compiler
+    can share loads and μ values between the rows (common-subexpression elimination)."""
     load = LDNC if nc else LD
     a0, a1 = nd >= 3, nd >= 2
+
+    @cuda.jit(device=True)
+    def mu(p, s, kh2, nd2, c0, c1, c2, c3):
+        return c0 + p * (c1 + p * (c2 + p * c3)) - kh2 * (s - nd2 * p)
 
     @cuda.jit(device=True)
     def rhs_fast(src, c, sy, sz, mh2, kh2, nd2, c0, c1, c2, c3):
@@ -280,11 +288,11 @@ def _make_rhs_fast(nd: int, nc: bool):
             xpym = load(src, c - sy + 1)
             xmyp = load(src, c + sy - 1)
             xpyp = load(src, c + sy + 1)
-            sc += ym + yp
-            sxm += xmym + xmyp
-            sxp += xpym + xpyp
-            sym = xmym + xpym + ym2 + p
-            syp = xmyp + xpyp + p + yp2
+            sc = sc + (ym + yp)
+            sxm = sxm + (xmym + xmyp)
+            sxp = sxp + (xpym + xpyp)
+            sym = (xmym + xpym) + (ym2 + p)
+            syp = (xmyp + xpyp) + (p + yp2)
         if a0:
             zm = load(src, c - sz)
             zp = load(src, c + sz)
@@ -298,22 +306,19 @@ def _make_rhs_fast(nd: int, nc: bool):
             ypzm = load(src, c - sz + sy)
             ymzp = load(src, c + sz - sy)
             ypzp = load(src, c + sz + sy)
-            sc += zm + zp
-            sxm += xmzm + xmzp
-            sxp += xpzm + xpzp
-            sym += ymzm + ymzp
-            syp += ypzm + ypzp
-            szm = xmzm + xpzm + ymzm + ypzm + zm2 + p
-            szp = xmzp + xpzp + ymzp + ypzp + p + zp2
-        mc = c0 + p * (c1 + p * (c2 + p * c3)) - kh2 * (sc - nd2 * p)
-        s = (c0 + xm * (c1 + xm * (c2 + xm * c3)) - kh2 * (sxm - nd2 * xm)) + (
-            c0 + xp * (c1 + xp * (c2 + xp * c3)) - kh2 * (sxp - nd2 * xp))
+            sc = sc + (zm + zp)
+            sxm = sxm + (xmzm + xmzp)
+            sxp = sxp + (xpzm + xpzp)
+            sym = sym + (ymzm + ymzp)
+            syp = syp + (ypzm + ypzp)
+            szm = ((xmzm + xpzm) + (ymzm + ypzm)) + (zm2 + p)
+            szp = ((xmzp + xpzp) + (ymzp + ypzp)) + (p + zp2)
+        mc = mu(p, sc, kh2, nd2, c0, c1, c2, c3)
+        s = mu(xm, sxm, kh2, nd2, c0, c1, c2, c3) + mu(xp, sxp, kh2, nd2, c0, c1, c2, c3)
         if a1:
-            s += (c0 + ym * (c1 + ym * (c2 + ym * c3)) - kh2 * (sym - nd2 * ym)) + (
-                c0 + yp * (c1 + yp * (c2 + yp * c3)) - kh2 * (syp - nd2 * yp))
+            s += mu(ym, sym, kh2, nd2, c0, c1, c2, c3) + mu(yp, syp, kh2, nd2, c0, c1, c2, c3)
         if a0:
-            s += (c0 + zm * (c1 + zm * (c2 + zm * c3)) - kh2 * (szm - nd2 * zm)) + (
-                c0 + zp * (c1 + zp * (c2 + zp * c3)) - kh2 * (szp - nd2 * zp))
+            s += mu(zm, szm, kh2, nd2, c0, c1, c2, c3) + mu(zp, szp, kh2, nd2, c0, c1, c2, c3)
         return mh2 * (s - nd2 * mc)
 
     return rhs_fast
@@ -349,13 +354,17 @@ def direct_kernel(nd: int, bc: int, nc: bool, dtype: str = "float64", cpt: int =
         return i < hi and j < n1 and k < n0
 
     @cuda.jit(device=True)
-    def cell_rhs(src, k, j, i, n0, n1, n2, sy, sz, mh2, kh2, nd2, c0, c1, c2, c3, vphi, vmu):
-        inner = i >= 2 and i < n2 - 2
+    def inner(k, j, i, n0, n1, n2):
+        ok = i >= 2 and i < n2 - 2
         if a1:
-            inner = inner and j >= 2 and j < n1 - 2
+            ok = ok and j >= 2 and j < n1 - 2
         if a0:
-            inner = inner and k >= 2 and k < n0 - 2
-        if inner:
+            ok = ok and k >= 2 and k < n0 - 2
+        return ok
+
+    @cuda.jit(device=True)
+    def cell_rhs(src, k, j, i, n0, n1, n2, sy, sz, mh2, kh2, nd2, c0, c1, c2, c3, vphi, vmu):
+        if inner(k, j, i, n0, n1, n2):
             return rhs_fast(src, k * sz + j * sy + i, sy, sz, mh2, kh2, nd2, c0, c1, c2, c3)
         return rhs_slow(src, k, j, i, n0, n1, n2, mh2, kh2, nd2, c0, c1, c2, c3, vphi, vmu)
 
@@ -384,6 +393,26 @@ def direct_kernel(nd: int, bc: int, nc: bool, dtype: str = "float64", cpt: int =
         r1 = zero
         r2 = zero
         r3 = zero
+        # whole column interior and valid: one straight-line block (rows share loads and μ)
+        last = CPT - 1
+        col = valid(k, j + last * dj, i + last * di, n0, n1, n2, hi) and inner(
+            k, j, i, n0, n1, n2) and inner(k, j + last * dj, i + last * di, n0, n1, n2)
+        if col:
+            g = k * sz + j * sy + i
+            dg = dj * sy + di
+            r0 = rhs_fast(src, g, sy, sz, mh2, kh2, nd2, c0, c1, c2, c3)
+            if CPT >= 2:
+                r1 = rhs_fast(src, g + dg, sy, sz, mh2, kh2, nd2, c0, c1, c2, c3)
+            if CPT >= 4:
+                r2 = rhs_fast(src, g + 2 * dg, sy, sz, mh2, kh2, nd2, c0, c1, c2, c3)
+                r3 = rhs_fast(src, g + 3 * dg, sy, sz, mh2, kh2, nd2, c0, c1, c2, c3)
+            ST(out, g, LD(base, g) + coef * r0)
+            if CPT >= 2:
+                ST(out, g + dg, LD(base, g + dg) + coef * r1)
+            if CPT >= 4:
+                ST(out, g + 2 * dg, LD(base, g + 2 * dg) + coef * r2)
+                ST(out, g + 3 * dg, LD(base, g + 3 * dg) + coef * r3)
+            return
         ok0 = valid(k, j, i, n0, n1, n2, hi)
         if ok0:
             r0 = cell_rhs(src, k, j, i, n0, n1, n2, sy, sz, mh2, kh2, nd2, c0, c1, c2, c3, vphi, vmu)

