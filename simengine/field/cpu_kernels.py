@@ -38,8 +38,8 @@ Strategies (mirroring the four GPU kernels of the seed paper, §5.4 of the diges
 ---------------------------------------------------------------------------------
 
 * ``global`` (kernel A): one "thread" per cell, 13 (2D; 5 in 1D, 25 in 3D) direct indexed reads of
-  the whole array; every read goes through an explicit boundary branch; μ is recomputed at the
-  centre and its 2d neighbours (no reuse). Simple and slow.
+  the whole array; μ is recomputed at the centre and its 2d neighbours (no reuse). Interior cells
+  read without branches; cells within two of an edge go through explicit boundary index logic.
 * ``shared`` (kernel B): cache-blocked tiles. Each task copies its tile plus a 2-cell halo into a
   small private buffer (the "shared memory"), filling the halo with explicit ghost logic, computes μ
   on the tile plus a 1-cell ring, then updates the core. The tile sizes need not divide the grid.
@@ -48,8 +48,11 @@ Strategies (mirroring the four GPU kernels of the seed paper, §5.4 of the diges
   ``-1`` address reads the border value) and μ is kept in a band of rows (the "texture cache").
 * ``combined`` (kernel D): texture-style addressed loads fill the tile buffer, then as ``shared``.
 
-Parallelism: ``prange`` over tiles (``shared``/``combined``), row bands (``texture``) or rows
-(``global``); the contiguous last axis is always the innermost loop.
+Parallelism: a fixed set of ``prange`` workers, each claiming tasks (tiles for
+``shared``/``combined``, row bands for ``texture``, blocks of rows for ``global``) one at a time
+from a shared atomic counter (``_claim``), so a thread that loses its core holds up only its current
+task (numba's OpenMP layer would otherwise give every thread a fixed equal share). Workers allocate
+their scratch buffers once. The contiguous last axis is always the innermost loop.
 """
 from __future__ import annotations
 

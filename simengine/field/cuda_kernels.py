@@ -475,6 +475,8 @@ def modern_kernel(nd: int, bc: int, nc: bool, block: tuple, dtype: str):
     NPHI = TX * TY * TZ
     NMU = MX * MY * MZ
     TXY, MXY = TX * TY, MX * MY
+    PX, PY, PZ = -(-TX // BX), -(-TY // BY), -(-TZ // BZ)  # φ-tile loads per thread per axis
+    QX, QY, QZ = -(-MX // BX), -(-MY // BY), -(-MZ // BZ)  # μ-tile cells per thread per axis
     ftype = numba.float32 if dtype == "float32" else numba.float64
     fixed = bc == FIXED
 
@@ -503,23 +505,37 @@ def modern_kernel(nd: int, bc: int, nc: bool, block: tuple, dtype: str):
             inner = inner and j0 >= 2 and j0 + BY + 2 <= n1
         if a0:
             inner = inner and k0 >= 2 and k0 + BZ + 2 <= n0
+        # constant trip counts (ceil(T/B) per axis), no integer division
         if inner:
             g0 = (k0 - HZ) * sz + (j0 - HY) * sy + (i0 - 2)
-            for z in range(tz, TZ, BZ):
-                for y in range(ty, TY, BY):
-                    for x in range(tx, TX, BX):
-                        sphi[(z * TY + y) * TX + x] = load(src, g0 + z * sz + y * sy + x)
+            for zz in range(PZ):
+                z = tz + zz * BZ
+                for yy in range(PY):
+                    y = ty + yy * BY
+                    for xx in range(PX):
+                        x = tx + xx * BX
+                        if z < TZ and y < TY and x < TX:
+                            sphi[(z * TY + y) * TX + x] = load(src, g0 + z * sz + y * sy + x)
         else:
-            for z in range(tz, TZ, BZ):
-                for y in range(ty, TY, BY):
-                    for x in range(tx, TX, BX):
-                        sphi[(z * TY + y) * TX + x] = phi_at(src, k0 - HZ + z, j0 - HY + y,
-                                                             i0 - 2 + x, n0, n1, n2, vphi)
+            for zz in range(PZ):
+                z = tz + zz * BZ
+                for yy in range(PY):
+                    y = ty + yy * BY
+                    for xx in range(PX):
+                        x = tx + xx * BX
+                        if z < TZ and y < TY and x < TX:
+                            sphi[(z * TY + y) * TX + x] = phi_at(
+                                src, k0 - HZ + z, j0 - HY + y, i0 - 2 + x, n0, n1, n2, vphi)
         cuda.syncthreads()
         # 2. μ on the block + 1 ring
-        for z in range(tz, MZ, BZ):
-            for y in range(ty, MY, BY):
-                for x in range(tx, MX, BX):
+        for zz in range(QZ):
+            z = tz + zz * BZ
+            for yy in range(QY):
+                y = ty + yy * BY
+                for xx in range(QX):
+                    x = tx + xx * BX
+                    if z >= MZ or y >= MY or x >= MX:
+                        continue
                     q = (z + OZ) * TXY + (y + OY) * TX + x + 1  # position in the φ tile
                     c = sphi[q]
                     s = sphi[q - 1] + sphi[q + 1]
