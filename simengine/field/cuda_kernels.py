@@ -55,19 +55,19 @@ LAYOUTS = ("modern", "seed")
 #: Chosen from the H100 measurements in docs/field-gpu.md; ``block="auto"`` tunes instead.
 DEFAULT_BLOCK = {
     ("direct", 1): (256,),
-    ("direct", 2): (32, 8),
-    ("direct", 3): (32, 4, 4),
+    ("direct", 2): (32, 4),
+    ("direct", 3): (32, 4, 2),
     ("modern", 1): (256,),
     ("modern", 2): (32, 8),
     ("modern", 3): (32, 4, 4),
     ("seed", 1): (256,),
-    ("seed", 2): (16, 16),
+    ("seed", 2): (32, 16),
     ("seed", 3): (16, 8, 8),
 }
 
 
-#: cells per thread of the direct kernels (A, C) per precision (measured, docs/field-gpu.md)
-DEFAULT_CPT = {"float32": 2, "float64": 1}
+#: cells per thread of the direct kernels (A, C) per dimension (measured, docs/field-gpu.md)
+DEFAULT_CPT = {1: 1, 2: 4, 3: 1}
 
 
 # --------------------------------------------------------------------------------------------
@@ -712,7 +712,7 @@ class StagePlan:
         self.block = tuple(int(b) for b in block)
         b3 = _block3(self.block, ndim)
         if self.layout == "direct":
-            self.cpt = int(cpt or DEFAULT_CPT[self.dtype.name])
+            self.cpt = int(cpt or DEFAULT_CPT[ndim])
             self.fn = direct_kernel(ndim, bc, nc, self.dtype.name, self.cpt)
             core = (b3[0] * self.cpt, b3[1], b3[2]) if ndim == 1 else (b3[0], b3[1] * self.cpt,
                                                                        b3[2])

@@ -32,7 +32,7 @@ class CudaFieldSolver:
     ``layout``) for the tiled kernels: ``modern`` (default) or ``seed``; ``block``: a thread-block
     shape with x (the last axis) first, e.g. ``[32, 8]``, ``None`` for the default, or ``"auto"``
     to time candidates once and cache the choice (see :mod:`simengine.field.cuda_tuning`);
-    ``cells_per_thread`` (1, 2, 4) for the direct kernels (default: 2 in fp32, 1 in fp64)."""
+    ``cells_per_thread`` (1, 2, 4) for the direct kernels (default: 4 in 2-D, else 1)."""
 
     def __init__(self, model: CahnHilliard, grid: Grid, boundary: Boundary, *, kernel="shared",
                  precision="float64", integrator="rk2", dt=1e-3, tile=None, block=None,

@@ -6,6 +6,7 @@ import numpy as np
 from numba import njit
 
 from .components import _find
+from .heap import heap_pop, heap_push
 
 
 @njit(cache=True)
@@ -35,32 +36,10 @@ def _prim(indptr, indices, w):
     for root in range(n):
         if intree[root]:
             continue
-        size = 1
-        hk[0] = 0.0
-        hv[0] = root
+        size = heap_push(hk, hv, 0, 0.0, root)
         first = True
         while size > 0:
-            k = hk[0]
-            v = hv[0]
-            size -= 1
-            if size > 0:
-                kk = hk[size]
-                vv = hv[size]
-                i = 0
-                while True:
-                    c = 2 * i + 1
-                    if c >= size:
-                        break
-                    if c + 1 < size and hk[c + 1] < hk[c]:
-                        c += 1
-                    if hk[c] < kk:
-                        hk[i] = hk[c]
-                        hv[i] = hv[c]
-                        i = c
-                    else:
-                        break
-                hk[i] = kk
-                hv[i] = vv
+            k, v, size = heap_pop(hk, hv, size)
             if intree[v]:
                 continue
             intree[v] = True
@@ -71,18 +50,7 @@ def _prim(indptr, indices, w):
             for e in range(indptr[v], indptr[v + 1]):
                 u = indices[e]
                 if not intree[u]:
-                    i = size
-                    size += 1
-                    while i > 0:
-                        p = (i - 1) >> 1
-                        if hk[p] > w[e]:
-                            hk[i] = hk[p]
-                            hv[i] = hv[p]
-                            i = p
-                        else:
-                            break
-                    hk[i] = w[e]
-                    hv[i] = u
+                    size = heap_push(hk, hv, size, w[e], u)
     return total, used
 
 

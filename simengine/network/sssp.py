@@ -9,38 +9,16 @@ import numpy as np
 from numba import njit, prange
 
 from .bfs import _reduce_row, group_partials
+from .heap import heap_pop, heap_push
 
 
 @njit(cache=True)
 def _dijkstra_into(indptr, indices, weights, s, dist, hk, hv):
     """Distances from s into dist (must be all +inf on entry); hk/hv: heap buffers (len ≥ m+1)."""
     dist[s] = 0.0
-    hk[0] = 0.0
-    hv[0] = s
-    size = 1
+    size = heap_push(hk, hv, 0, 0.0, s)
     while size > 0:
-        d = hk[0]
-        v = hv[0]
-        size -= 1
-        if size > 0:
-            # move last to root and sift down
-            kk = hk[size]
-            vv = hv[size]
-            i = 0
-            while True:
-                c = 2 * i + 1
-                if c >= size:
-                    break
-                if c + 1 < size and hk[c + 1] < hk[c]:
-                    c += 1
-                if hk[c] < kk:
-                    hk[i] = hk[c]
-                    hv[i] = hv[c]
-                    i = c
-                else:
-                    break
-            hk[i] = kk
-            hv[i] = vv
+        d, v, size = heap_pop(hk, hv, size)
         if d > dist[v]:
             continue
         for e in range(indptr[v], indptr[v + 1]):
@@ -48,19 +26,7 @@ def _dijkstra_into(indptr, indices, weights, s, dist, hk, hv):
             nd = d + weights[e]
             if nd < dist[u]:
                 dist[u] = nd
-                # push and sift up
-                i = size
-                size += 1
-                while i > 0:
-                    p = (i - 1) >> 1
-                    if hk[p] > nd:
-                        hk[i] = hk[p]
-                        hv[i] = hv[p]
-                        i = p
-                    else:
-                        break
-                hk[i] = nd
-                hv[i] = u
+                size = heap_push(hk, hv, size, nd, u)
 
 
 def dijkstra(graph, source: int) -> np.ndarray:
