@@ -163,6 +163,33 @@ def test_stage_slice_only_touches_rows():
         assert np.all(got[:lo] == 7.0) and np.all(got[hi:] == 7.0)
 
 
+TWIN_CASES = ([("global", (37,), "fixed"), ("shared", (13, 11), "mirror"),
+               ("texture", (7, 6, 9), "periodic")] if SIM else
+              [(k, shape, b) for k in ("global", "shared", "texture", "combined")
+               for shape in [(1001,), (257, 300), (50, 37, 41)] for b in BOUNDARIES])
+
+
+@pytest.mark.parametrize("kernel,shape,bnd", TWIN_CASES, ids=str)
+def test_cpu_signature_twins(kernel, shape, bnd):
+    """``cuda_kernels.<kernel>_stage_<d>d`` takes the CPU stage arguments, incl. a slice."""
+    grid, boundary = Grid(shape, 0.9), Boundary(bnd, 0.3)
+    phi = _field(shape, 7)
+    h = grid.spacing
+    params = np.array([MODEL.mobility, MODEL.kappa, *MODEL.coefficients, 1 / h ** 2,
+                       2.0 * len(shape)])
+    fn = ck.get_stage(kernel, len(shape))
+    assert fn.__name__ == f"{kernel}_stage_{len(shape)}d"
+    lo, hi = 1, shape[0] - 1
+    out0 = np.full(shape, 5.0)
+    d_phi, d_out = cuda.to_device(phi), cuda.to_device(out0)
+    tile = {1: (8,), 2: (4, 8), 3: (2, 4, 4)}[len(shape)] if SIM else None
+    fn(d_phi, d_phi, d_out, 0.01, params, boundary.code, boundary.value, lo, hi, tile)
+    got = d_out.copy_to_host()
+    expect = ref.stage(phi, phi, 0.01, MODEL, grid, boundary)
+    np.testing.assert_allclose(got[lo:hi], expect[lo:hi], rtol=0, atol=1e-12)
+    assert np.all(got[:lo] == 5.0) and np.all(got[hi:] == 5.0)
+
+
 # ---------------------------------------------------------------------------------------------
 # reductions
 # ---------------------------------------------------------------------------------------------
@@ -227,7 +254,7 @@ def test_checkpoint_round_trip():
     shape = (13, 11) if SIM else (257, 300)
     grid, bnd = Grid(shape, 0.9), Boundary("fixed", 0.2)
     blk = _block_for("shared", "modern", 2)
-    kw = dict(kernel="shared", precision="float64", dt=DT, block=blk)
+    kw = dict(kernel="shared", layout="modern", precision="float64", dt=DT, block=blk)
     a = CudaFieldSolver(MODEL, grid, bnd, **kw)
     a.load(_field(shape))
     a.advance(2)
@@ -257,15 +284,15 @@ def test_tuning_cache_and_occupancy(tmp_path, monkeypatch):
     monkeypatch.setenv("SIMENGINE_CACHE_DIR", str(tmp_path))
     shape = (16, 16) if SIM else (256, 256)
     grid, bnd = Grid(shape), Boundary("periodic")
-    s = CudaFieldSolver(MODEL, grid, bnd, kernel="shared", block="auto", dt=DT)
+    s = CudaFieldSolver(MODEL, grid, bnd, kernel="global", block="auto", dt=DT)
     s.load(_field(shape))
     s.advance(1)
     rep = s.occupancy()
-    assert rep["kernel"] == "shared" and rep["threads_per_block"] == int(np.prod(rep["block"]))
-    key = cuda_tuning.tune_key("shared", "modern", shape, np.float64, bnd)
+    assert rep["kernel"] == "global" and rep["threads_per_block"] == int(np.prod(rep["block"]))
+    key = cuda_tuning.tune_key("global", "modern", shape, np.float64, bnd)
     assert cuda_tuning.gpu_name() in key
     if SIM:
-        assert tuple(s.block) == ck.DEFAULT_BLOCK[("modern", 2)]
+        assert tuple(s.block) == ck.DEFAULT_BLOCK[("direct", 2)]
         cuda_tuning._store(tmp_path / cuda_tuning.CACHE_FILE, key, {"block": [8, 4]})
         assert json.loads((tmp_path / cuda_tuning.CACHE_FILE).read_text())[key]["block"] == [8, 4]
     else:
@@ -273,5 +300,5 @@ def test_tuning_cache_and_occupancy(tmp_path, monkeypatch):
         assert tuple(data[key]["block"]) == tuple(s.block)
         assert rep["registers_per_thread"] > 0 and 0 < rep["occupancy"] <= 1
         # second call: from the cache
-        assert cuda_tuning.autotune_block("shared", "modern", shape, np.float64, MODEL, grid,
+        assert cuda_tuning.autotune_block("global", "modern", shape, np.float64, MODEL, grid,
                                           bnd) == tuple(s.block)

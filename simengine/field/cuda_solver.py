@@ -28,13 +28,15 @@ def _dtype(precision):
 class CudaFieldSolver:
     """Cahn–Hilliard solver on one CUDA GPU (numba-cuda kernels A–D, see ``cuda_kernels``).
 
-    ``kernel``: ``global`` | ``shared`` | ``texture`` | ``combined``; ``tile`` (alias
-    ``layout``) for the tiled kernels: ``modern`` (default) or ``seed``; ``block``: a thread-block
+    ``kernel``: ``global`` | ``shared`` | ``texture`` (default, fastest measured) | ``combined``;
+    ``layout`` for the tiled kernels: ``seed`` or ``modern`` (default: seed in 2-D, modern in 1-D
+    and 3-D, from the H100 measurements); ``tile`` is the CPU backend's hint and is ignored;
+    ``block``: a thread-block
     shape with x (the last axis) first, e.g. ``[32, 8]``, ``None`` for the default, or ``"auto"``
     to time candidates once and cache the choice (see :mod:`simengine.field.cuda_tuning`);
     ``cells_per_thread`` (1, 2, 4) for the direct kernels (default: 4 in 2-D, else 1)."""
 
-    def __init__(self, model: CahnHilliard, grid: Grid, boundary: Boundary, *, kernel="shared",
+    def __init__(self, model: CahnHilliard, grid: Grid, boundary: Boundary, *, kernel="texture",
                  precision="float64", integrator="rk2", dt=1e-3, tile=None, block=None,
                  layout=None, cells_per_thread=None):
         if not cuda.is_available():
@@ -48,9 +50,12 @@ class CudaFieldSolver:
         self.model, self.grid, self.boundary = model, grid, boundary
         self.kernel, self.integrator, self.dt = kernel, integrator, float(dt)
         self.dtype = _dtype(precision)
-        self.layout = layout or tile or "modern"
-        if isinstance(self.layout, (list, tuple)):  # tile given as a shape: treat as block
-            block, self.layout = self.layout, "modern"
+        del tile  # the CPU backend's tile extents; the CUDA kernels take ``block``/``layout``
+        self.layout = layout or ck.DEFAULT_LAYOUT[grid.ndim]
+        if self.layout not in ck.LAYOUTS:
+            raise ValueError(f"unknown layout {self.layout!r}; choose from {ck.LAYOUTS}")
+        if isinstance(block, (list, tuple)):
+            block = tuple(int(b) for b in block)
         self.shape = tuple(int(n) for n in grid.shape)
         self.shape3 = ck.view3(self.shape)
         self.scal = ck.stage_scalars(model, grid, boundary, self.dtype)
