@@ -106,6 +106,10 @@ def test_solver_interface_and_errors():
     grid = Grid((12, 10))
     b = Boundary("mirror")
     s = make_solver(CLASSIC, grid, b, backend="auto", kernel="shared", precision="float32", dt=0.01)
+    # auto = CUDA exactly when a real GPU is usable (never the simulator)
+    from simengine.field.solver import cuda_usable
+    assert (s.backend == "cuda") == cuda_usable()
+    s = make_solver(CLASSIC, grid, b, backend="cpu", kernel="shared", precision="float32", dt=0.01)
     assert isinstance(s, CpuFieldSolver) and s.name == "cpu/shared/float32"
     phi0 = noise(grid.shape, 0.0, 0.2, seed=0)
     s.load(phi0)

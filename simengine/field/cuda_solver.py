@@ -36,6 +36,8 @@ class CudaFieldSolver:
     to time candidates once and cache the choice (see :mod:`simengine.field.cuda_tuning`);
     ``cells_per_thread`` (1, 2, 4) for the direct kernels (default: 4 in 2-D, else 1)."""
 
+    backend = "cuda"
+
     def __init__(self, model: CahnHilliard, grid: Grid, boundary: Boundary, *, kernel="texture",
                  precision="float64", integrator="rk2", dt=1e-3, tile=None, block=None,
                  layout=None, cells_per_thread=None):
@@ -79,7 +81,8 @@ class CudaFieldSolver:
         lay = f"/{self.layout}" if tiled else ""
         blk = "x".join(str(b) for b in self.block)
         cpt = f"c{self.plan.cpt}" if self.plan.layout == "direct" else ""
-        return f"cuda-{self.kernel}{lay}-{self.integrator}-{self.dtype.name}-b{blk}{cpt}"
+        extra = f", {self.plan.cpt} cells/thread" if cpt else ""
+        return f"cuda/{self.kernel}{lay}/{self.dtype.name} (block {blk}{extra})"
 
     # -- state ------------------------------------------------------------------------------
     def load(self, phi):
