@@ -72,6 +72,12 @@ DEFAULT_BLOCK = {
 #: cells per thread of the direct kernels (A, C) per dimension (measured, docs/field-gpu.md)
 DEFAULT_CPT = {1: 1, 2: 4, 3: 1}
 
+#: march length (rows in 2-D / planes in 3-D walked by one thread, :func:`march_kernel`) of the
+#: direct kernels per dimension; 0 = the non-marching kernel (:func:`direct_kernel`)
+DEFAULT_MARCH = {1: 0, 2: 32, 3: 32}
+#: thread blocks of the marching kernels (x first; the last entry spans march chunks)
+DEFAULT_MARCH_BLOCK = {2: (128, 1), 3: (32, 8, 1)}
+
 
 # --------------------------------------------------------------------------------------------
 # flat loads / stores without numba's index overhead
@@ -451,6 +457,230 @@ def direct_kernel(nd: int, bc: int, nc: bool, dtype: str = "float64", cpt: int =
 
 
 # --------------------------------------------------------------------------------------------
+# kernels A and C, marching form: one thread walks a column along the slowest axis
+# --------------------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=None)
+def march_kernel(nd: int, bc: int, nc: bool, dtype: str = "float64", length: int = 32):
+    """Kernel A/C in marching form (2.5-D blocking with a register queue), 2-D and 3-D.
+
+    A thread owns one in-plane position — x in 2-D, (y, x) in 3-D — and walks ``length``
+    consecutive rows (2-D) / planes (3-D) along axis 0, the slowest one. It keeps in registers
+    φ of its own column at planes k, k+1, φ of the 2 (2-D) / 4 (3-D) in-plane ±1 neighbour
+    columns at planes k−1, k, and its own μ at k−1, k. Per plane it loads only φ(k+2) of its
+    column, the ±1 neighbours at k+1 and the in-plane ring of radius 2 at k (2-D: 1 + 2 + 2 = 5
+    loads, 3-D: 1 + 4 + 8 = 13, instead of 13 / 25), computes μ(k+1) of its column and μ of the
+    in-plane neighbours at k, and updates cell k. The in-plane addresses (wrap / mirror / clamped
+    for fixed) are computed once per thread, the plane address once per plane; ``fixed`` selects
+    φ = v for points outside the domain and μ = f'(v) for outside columns/planes. Each φ value of
+    the marched axis is thus loaded once per plane instead of 5 (2-D) / 9 (3-D) times."""
+    if nd not in (2, 3):
+        raise ValueError("the marching kernel is 2-D or 3-D")
+    L = int(length)
+    if L < 1:
+        raise ValueError("march length must be >= 1")
+    load = LDNC if nc else LD
+    amap = _make_map(bc)
+    a0 = nd >= 3
+    fixed = bc == FIXED
+    del dtype
+
+    @cuda.jit(device=True)
+    def mu(p, s, kh2, nd2, c0, c1, c2, c3):
+        return c0 + p * (c1 + p * (c2 + p * c3)) - kh2 * (s - nd2 * p)
+
+    @cuda.jit(device=True)
+    def val(src, g, outside, vphi):
+        v = load(src, g)
+        if fixed:
+            if outside:
+                v = vphi
+        return v
+
+    @cuda.jit
+    def kernel(src, base, out, n0, n1, n2, lo, hi, coef, mh2, kh2, nd2, c0, c1, c2, c3, vphi,
+               vmu):
+        i = numba.int64(cuda.blockIdx.x) * cuda.blockDim.x + cuda.threadIdx.x
+        if a0:
+            j = numba.int64(cuda.blockIdx.y) * cuda.blockDim.y + cuda.threadIdx.y
+            ch = numba.int64(cuda.blockIdx.z) * cuda.blockDim.z + cuda.threadIdx.z
+            nm = n0
+            P = n1 * n2
+        else:
+            j = numba.int64(0)
+            ch = numba.int64(cuda.blockIdx.y) * cuda.blockDim.y + cuda.threadIdx.y
+            nm = n1
+            P = n2
+        if i >= n2 or j >= n1:
+            return
+        kb = lo + ch * L
+        if kb >= hi:
+            return
+        ke = min(kb + L, hi)
+        sy = n2
+        F = False
+        # in-plane addresses and (fixed) outside flags, once per thread
+        im1 = amap(i - 1, n2)
+        ip1 = amap(i + 1, n2)
+        im2 = amap(i - 2, n2)
+        ip2 = amap(i + 2, n2)
+        row = j * sy
+        oc = row + i
+        oxm = row + im1
+        oxp = row + ip1
+        oxm2 = row + im2
+        oxp2 = row + ip2
+        fxm = F
+        fxp = F
+        fxm2 = F
+        fxp2 = F
+        if fixed:
+            fxm = i - 1 < 0
+            fxp = i + 1 >= n2
+            fxm2 = i - 2 < 0
+            fxp2 = i + 2 >= n2
+        oym = oc
+        oyp = oc
+        oym2 = oc
+        oyp2 = oc
+        oxmym = oc
+        oxpym = oc
+        oxmyp = oc
+        oxpyp = oc
+        fym = F
+        fyp = F
+        fym2 = F
+        fyp2 = F
+        if a0:
+            jm1 = amap(j - 1, n1) * sy
+            jp1 = amap(j + 1, n1) * sy
+            oym = jm1 + i
+            oyp = jp1 + i
+            oym2 = amap(j - 2, n1) * sy + i
+            oyp2 = amap(j + 2, n1) * sy + i
+            oxmym = jm1 + im1
+            oxpym = jm1 + ip1
+            oxmyp = jp1 + im1
+            oxpyp = jp1 + ip1
+            if fixed:
+                fym = j - 1 < 0
+                fyp = j + 1 >= n1
+                fym2 = j - 2 < 0
+                fyp2 = j + 2 >= n1
+        # prime the queues at k = kb
+        pm2 = amap(kb - 2, nm) * P
+        pm1 = amap(kb - 1, nm) * P
+        p0 = kb * P
+        pp1 = amap(kb + 1, nm) * P
+        gm2 = F
+        gm1 = F
+        gp1 = F
+        if fixed:
+            gm2 = kb - 2 < 0
+            gm1 = kb - 1 < 0
+            gp1 = kb + 1 >= nm
+        c_m2 = val(src, pm2 + oc, gm2, vphi)
+        c_m1 = val(src, pm1 + oc, gm1, vphi)
+        c_0 = load(src, p0 + oc)
+        c_p1 = val(src, pp1 + oc, gp1, vphi)
+        xm_m1 = val(src, pm1 + oxm, gm1 or fxm, vphi)
+        xp_m1 = val(src, pm1 + oxp, gm1 or fxp, vphi)
+        xm_0 = val(src, p0 + oxm, fxm, vphi)
+        xp_0 = val(src, p0 + oxp, fxp, vphi)
+        s_m1 = xm_m1 + xp_m1
+        s_0 = xm_0 + xp_0
+        ym_m1 = c_0
+        yp_m1 = c_0
+        ym_0 = c_0
+        yp_0 = c_0
+        if a0:
+            ym_m1 = val(src, pm1 + oym, gm1 or fym, vphi)
+            yp_m1 = val(src, pm1 + oyp, gm1 or fyp, vphi)
+            ym_0 = val(src, p0 + oym, fym, vphi)
+            yp_0 = val(src, p0 + oyp, fyp, vphi)
+            s_m1 = s_m1 + (ym_m1 + yp_m1)
+            s_0 = s_0 + (ym_0 + yp_0)
+        mu_m1 = mu(c_m1, s_m1 + (c_m2 + c_0), kh2, nd2, c0, c1, c2, c3)
+        if fixed:
+            if gm1:
+                mu_m1 = vmu
+        mu_0 = mu(c_0, s_0 + (c_m1 + c_p1), kh2, nd2, c0, c1, c2, c3)
+        k = kb
+        while k < ke:
+            pp1 = amap(k + 1, nm) * P
+            pp2 = amap(k + 2, nm) * P
+            p0 = k * P
+            gp1 = F
+            gp2 = F
+            if fixed:
+                gp1 = k + 1 >= nm
+                gp2 = k + 2 >= nm
+            c_p2 = val(src, pp2 + oc, gp2, vphi)
+            xm_p1 = val(src, pp1 + oxm, gp1 or fxm, vphi)
+            xp_p1 = val(src, pp1 + oxp, gp1 or fxp, vphi)
+            xm2 = val(src, p0 + oxm2, fxm2, vphi)
+            xp2 = val(src, p0 + oxp2, fxp2, vphi)
+            s_p1 = xm_p1 + xp_p1
+            sxm = (xm2 + c_0) + (xm_m1 + xm_p1)
+            sxp = (c_0 + xp2) + (xp_m1 + xp_p1)
+            ym_p1 = c_0
+            yp_p1 = c_0
+            sym = c_0
+            syp = c_0
+            if a0:
+                ym_p1 = val(src, pp1 + oym, gp1 or fym, vphi)
+                yp_p1 = val(src, pp1 + oyp, gp1 or fyp, vphi)
+                ym2 = val(src, p0 + oym2, fym2, vphi)
+                yp2 = val(src, p0 + oyp2, fyp2, vphi)
+                xmym = val(src, p0 + oxmym, fxm or fym, vphi)
+                xpym = val(src, p0 + oxpym, fxp or fym, vphi)
+                xmyp = val(src, p0 + oxmyp, fxm or fyp, vphi)
+                xpyp = val(src, p0 + oxpyp, fxp or fyp, vphi)
+                s_p1 = s_p1 + (ym_p1 + yp_p1)
+                sxm = sxm + (xmym + xmyp)
+                sxp = sxp + (xpym + xpyp)
+                sym = ((xmym + xpym) + (ym2 + c_0)) + (ym_m1 + ym_p1)
+                syp = ((xmyp + xpyp) + (c_0 + yp2)) + (yp_m1 + yp_p1)
+            mu_p1 = mu(c_p1, s_p1 + (c_0 + c_p2), kh2, nd2, c0, c1, c2, c3)
+            m_xm = mu(xm_0, sxm, kh2, nd2, c0, c1, c2, c3)
+            m_xp = mu(xp_0, sxp, kh2, nd2, c0, c1, c2, c3)
+            if fixed:
+                if gp1:
+                    mu_p1 = vmu
+                if fxm:
+                    m_xm = vmu
+                if fxp:
+                    m_xp = vmu
+            s = m_xm + m_xp
+            if a0:
+                m_ym = mu(ym_0, sym, kh2, nd2, c0, c1, c2, c3)
+                m_yp = mu(yp_0, syp, kh2, nd2, c0, c1, c2, c3)
+                if fixed:
+                    if fym:
+                        m_ym = vmu
+                    if fyp:
+                        m_yp = vmu
+                s = s + (m_ym + m_yp)
+            r = mh2 * ((s + (mu_m1 + mu_p1)) - nd2 * mu_0)
+            g = p0 + oc
+            ST(out, g, LD(base, g) + coef * r)
+            # shift the queues
+            c_0 = c_p1
+            c_p1 = c_p2
+            xm_m1 = xm_0
+            xm_0 = xm_p1
+            xp_m1 = xp_0
+            xp_0 = xp_p1
+            ym_m1 = ym_0
+            ym_0 = ym_p1
+            yp_m1 = yp_0
+            yp_0 = yp_p1
+            mu_m1 = mu_0
+            mu_0 = mu_p1
+            k += 1
+
+    return kernel
+
+# --------------------------------------------------------------------------------------------
 # kernels B and D: shared-memory tiles
 # --------------------------------------------------------------------------------------------
 def _block3(block, nd):
@@ -696,7 +926,7 @@ class StagePlan:
     """A compiled stage kernel plus its launch geometry for one (shape, slice, block)."""
 
     def __init__(self, kernel: str, ndim: int, shape3, bc: int, dtype, *, layout="modern",
-                 block=None, lo=0, hi=None, cpt=None):
+                 block=None, lo=0, hi=None, cpt=None, march=None):
         if kernel not in KERNELS:
             raise ValueError(f"unknown kernel {kernel!r}; choose from {KERNELS}")
         if layout not in LAYOUTS:
@@ -710,11 +940,25 @@ class StagePlan:
         nc = kernel in ("texture", "combined")
         tiled = kernel in ("shared", "combined")
         self.layout = layout if tiled else "direct"
+        # marching form of A/C: explicit ``march``, else the default unless ``cpt`` is given
+        if self.layout != "direct" or ndim == 1:
+            march = 0
+        elif march is None:
+            march = 0 if cpt else DEFAULT_MARCH[ndim]
+        self.march = int(march)
+        if self.march < 0:
+            raise ValueError("march must be >= 0")
         if block is None:
-            block = DEFAULT_BLOCK[(self.layout, ndim)]
+            block = (DEFAULT_MARCH_BLOCK[ndim] if self.march else
+                     DEFAULT_BLOCK[(self.layout, ndim)])
         self.block = tuple(int(b) for b in block)
         b3 = _block3(self.block, ndim)
-        if self.layout == "direct":
+        if self.march:
+            self.cpt = 1
+            self.fn = march_kernel(ndim, bc, nc, self.dtype.name, self.march)
+            core = (b3[0], b3[1] * self.march, 1) if ndim == 2 else (b3[0], b3[1],
+                                                                     b3[2] * self.march)
+        elif self.layout == "direct":
             self.cpt = int(cpt or DEFAULT_CPT[ndim])
             self.fn = direct_kernel(ndim, bc, nc, self.dtype.name, self.cpt)
             core = (b3[0] * self.cpt, b3[1], b3[2]) if ndim == 1 else (b3[0], b3[1] * self.cpt,
