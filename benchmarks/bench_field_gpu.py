@@ -101,14 +101,30 @@ def user_reference(shape, dtype, steps=10):
     return lib, (time.perf_counter() - t) / steps
 
 
-def variants():
-    for cpt in (1, 2, 4):
-        yield "global", "modern", cpt
-        yield "texture", "modern", cpt
-    yield "shared", "modern", 1
-    yield "shared", "seed", 1
-    yield "combined", "modern", 1
-    yield "combined", "seed", 1
+def variants(groups="direct,march,tiled", marches=(32,)):
+    """(kernel, layout, cells per thread, march length, block) to time; block None = default."""
+    groups = groups.split(",")
+    if "direct" in groups:
+        for cpt in (1, 2, 4):
+            yield "global", "modern", cpt, 0, None
+            yield "texture", "modern", cpt, 0, None
+    if "march" in groups:
+        for m in marches:
+            yield "global", "modern", 1, m, None
+            yield "texture", "modern", 1, m, None
+    if "base" in groups:  # the previous best: texture with the default cells per thread
+        yield "texture", "modern", None, 0, None
+    if "sweep" in groups:  # march lengths (--march) x SWEEP_BLOCKS, texture kernel
+        for m in marches:
+            yield "texture", "modern", 1, m, "sweep"
+    if "tiled" in groups:
+        yield "shared", "modern", 1, 0, None
+        yield "shared", "seed", 1, 0, None
+        yield "combined", "modern", 1, 0, None
+        yield "combined", "seed", 1, 0, None
+
+
+SWEEP_BLOCKS = {2: [(128, 1), (256, 1), (32, 4)], 3: [(32, 4, 1), (32, 8, 1), (64, 4, 1)]}
 
 
 def main(argv=None):
@@ -119,6 +135,10 @@ def main(argv=None):
     p.add_argument("--tune", action="store_true", help="auto-tune blocks (cached)")
     p.add_argument("--tune-kernels", default="all")
     p.add_argument("--no-reference", action="store_true")
+    p.add_argument("--variants", default="direct,march,tiled",
+                   help="comma list of groups: direct (cells/thread 1, 2, 4), march, sweep "
+                        "(march lengths x blocks), tiled")
+    p.add_argument("--march", default="32", help="march lengths for the 'march' group")
     p.add_argument("--json", default=None)
     args = p.parse_args(argv)
 
@@ -144,18 +164,26 @@ def main(argv=None):
             if ref_t:
                 print(f"{size} {prec}: {ref_lib} roll reference {ref_t * 1e3:.3f} ms/step",
                       flush=True)
-            for kern, lay, cpt in variants():
-                block = None
-                tune_ok = args.tune and (cpt == 1 or kern not in ('global', 'texture')) and (args.tune_kernels == "all"
-                                         or kern in args.tune_kernels.split(","))
+            marches = tuple(int(m) for m in args.march.split(","))
+            todo = []
+            for kern, lay, cpt, march, blk in variants(args.variants, marches):
+                if blk == "sweep":
+                    todo += [(kern, lay, cpt, march, b) for b in SWEEP_BLOCKS[nd]]
+                else:
+                    todo.append((kern, lay, cpt, march, blk))
+            for kern, lay, cpt, march, block in todo:
+                tune_ok = block is None and args.tune and (
+                    (cpt or 1) == 1 or kern not in ('global', 'texture')) and (
+                    args.tune_kernels == "all" or kern in args.tune_kernels.split(","))
                 try:
                     if tune_ok:
                         block = autotune_block(kern, lay, shape, dtype, MODEL, grid, bnd,
-                                               steps=10)
-                    elif args.tune and cpt > 1:  # coarsened: the cpt=1 tuned block
-                        block = autotune_block(kern, lay, shape, dtype, MODEL, grid, bnd)
+                                               steps=10, march=march)
+                    elif block is None and args.tune and (cpt or 1) > 1:  # the cpt=1 tuned block
+                        block = autotune_block(kern, lay, shape, dtype, MODEL, grid, bnd,
+                                               march=0)
                     plan = ck.StagePlan(kern, nd, s3, bnd.code, dtype, layout=lay, block=block,
-                                        cpt=cpt)
+                                        cpt=cpt, march=march)
                     t = time_plan(plan, bufs, scal, steps=args.steps, reps=5)
                 except Exception as exc:
                     print(f"{size} {prec} {kern}/{lay}: FAILED {exc!r}", flush=True)
@@ -163,12 +191,14 @@ def main(argv=None):
                 occ = occupancy_report(plan)
                 eff = 5 * cells * dtype.itemsize / t
                 row = dict(size=size, shape=list(shape), precision=prec, kernel=kern,
-                           layout=plan.layout, cpt=plan.cpt, block=list(plan.block), ms_per_step=t * 1e3,
+                           layout=plan.layout + (f"-m{plan.march}" if plan.march else ""),
+                           cpt=plan.cpt, march=plan.march, block=list(plan.block),
+                           ms_per_step=t * 1e3,
                            gcups=cells / t / 1e9, eff_GBs=eff / 1e9, roofline_frac=eff / bw,
                            ref_lib=ref_lib, ref_ms=(ref_t * 1e3 if ref_t else None),
                            speedup_vs_ref=(ref_t / t if ref_t else None), occupancy=occ)
                 rows.append(row)
-                print(f"{size} {prec} {kern:8s} {plan.layout:6s} c{plan.cpt} b={'x'.join(map(str, plan.block)):9s}"
+                print(f"{size} {prec} {kern:8s} {row['layout']:6s} c{plan.cpt} b={'x'.join(map(str, plan.block)):9s}"
                       f" {t * 1e3:8.3f} ms/step {cells / t / 1e9:7.2f} Gcell/s {eff / 1e9:7.0f} GB/s"
                       f" {100 * eff / bw:5.1f}% roof  x{(ref_t / t) if ref_t else float('nan'):5.1f} vs {ref_lib}"
                       f"  regs={occ.get('registers_per_thread')} smem={occ.get('shared_mem_per_block')}"

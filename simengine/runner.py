@@ -290,7 +290,7 @@ class NetworkJob:
         self.stats = PathStatistics.for_graph(self.graph, bin_width=self.bin_width,
                                               sampled=self.sampled, planned_sources=self.total)
         self.every = int(spec.output.checkpoint_every)
-        self.batch = int(spec.solver.batch or (4096 if self.backend == "cuda" else 256))
+        self.batch = int(spec.solver.batch or (8192 if self.backend == "cuda" else 2048))
         self.batch = max(1, min(self.batch, self.every))
         self.store_dtype = self._store_dtype() if m.store_distances else None
         self.pending_rows = []

@@ -34,13 +34,16 @@ class CudaFieldSolver:
     ``block``: a thread-block
     shape with x (the last axis) first, e.g. ``[32, 8]``, ``None`` for the default, or ``"auto"``
     to time candidates once and cache the choice (see :mod:`simengine.field.cuda_tuning`);
-    ``cells_per_thread`` (1, 2, 4) for the direct kernels (default: 4 in 2-D, else 1)."""
+    ``cells_per_thread`` (1, 2, 4) for the direct kernels (default: 4 in 2-D, else 1);
+    ``march`` (direct kernels, 2-D/3-D): rows/planes one thread walks along axis 0 with a register
+    queue (:func:`cuda_kernels.march_kernel`), 0 = off; default ``DEFAULT_MARCH`` unless
+    ``cells_per_thread`` is given."""
 
     backend = "cuda"
 
     def __init__(self, model: CahnHilliard, grid: Grid, boundary: Boundary, *, kernel="texture",
                  precision="float64", integrator="rk2", dt=1e-3, tile=None, block=None,
-                 layout=None, cells_per_thread=None):
+                 layout=None, cells_per_thread=None, march=None):
         if not cuda.is_available():
             raise RuntimeError("backend 'cuda' needs a CUDA GPU (or NUMBA_ENABLE_CUDASIM=1)")
         if integrator not in ("rk2", "euler"):
@@ -65,9 +68,10 @@ class CudaFieldSolver:
             from .cuda_tuning import autotune_block
 
             block = autotune_block(kernel, self.layout, self.shape, self.dtype, model, grid,
-                                   boundary)
+                                   boundary, cpt=cells_per_thread, march=march)
         self.plan = ck.StagePlan(kernel, grid.ndim, self.shape3, boundary.code, self.dtype,
-                                 layout=self.layout, block=block, cpt=cells_per_thread)
+                                 layout=self.layout, block=block, cpt=cells_per_thread,
+                                 march=march)
         self.block = self.plan.block
         self.cells = int(np.prod(self.shape))
         # flat device buffers (φⁿ, φ*, φⁿ⁺¹); the kernels index them by linear offset
@@ -82,6 +86,8 @@ class CudaFieldSolver:
         blk = "x".join(str(b) for b in self.block)
         cpt = f"c{self.plan.cpt}" if self.plan.layout == "direct" else ""
         extra = f", {self.plan.cpt} cells/thread" if cpt else ""
+        if self.plan.march:
+            extra = f", march {self.plan.march}"
         return f"cuda/{self.kernel}{lay}/{self.dtype.name} (block {blk}{extra})"
 
     # -- state ------------------------------------------------------------------------------

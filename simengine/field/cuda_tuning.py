@@ -32,6 +32,9 @@ CANDIDATES = {
     ("seed", 1): [(128,), (256,), (512,)],
     ("seed", 2): [(16, 16), (32, 8), (32, 16), (36, 12), (64, 8)],
     ("seed", 3): [(16, 8, 8), (32, 8, 8), (36, 8, 6), (16, 16, 4)],
+    # marching direct kernels: the last entry spans march chunks
+    ("march", 2): [(64, 1), (128, 1), (256, 1), (32, 4), (64, 2)],
+    ("march", 3): [(32, 4, 1), (32, 8, 1), (64, 4, 1), (32, 16, 1), (64, 8, 1)],
 }
 
 
@@ -64,10 +67,16 @@ def _store(path: Path, key: str, value) -> None:
     os.replace(tmp, path)  # atomic
 
 
-def tune_key(kernel, layout, shape, dtype, boundary) -> str:
+def tune_key(kernel, layout, shape, dtype, boundary, cpt=None, march=None) -> str:
     fam = layout if kernel in ("shared", "combined") else "direct"
     shp = "x".join(str(int(n)) for n in shape)
-    return f"{gpu_name()}|{kernel}|{fam}|{len(shape)}d|{shp}|{np.dtype(dtype).name}|{boundary.kind}"
+    key = f"{gpu_name()}|{kernel}|{fam}|{len(shape)}d|{shp}|{np.dtype(dtype).name}|{boundary.kind}"
+    m = _march(kernel, len(shape), cpt, march)
+    if m:
+        key += f"|march{m}"
+    elif cpt and fam == "direct":
+        key += f"|c{int(cpt)}"
+    return key
 
 
 def time_plan(plan, bufs, scal, steps=10, reps=3) -> float:
@@ -93,16 +102,26 @@ def time_plan(plan, bufs, scal, steps=10, reps=3) -> float:
     return float(np.median(times))
 
 
+def _march(kernel, nd, cpt, march):
+    """The march length a direct-kernel plan resolves to (see ``StagePlan``)."""
+    if kernel in ("shared", "combined") or nd == 1:
+        return 0
+    if march is None:
+        return 0 if cpt else ck.DEFAULT_MARCH[nd]
+    return int(march)
+
+
 def autotune_block(kernel, layout, shape, dtype, model, grid, boundary, *, candidates=None,
-                   refresh=False, steps=10):
+                   refresh=False, steps=10, cpt=None, march=None):
     """Best block shape for this case; timed once, then read from the JSON cache."""
     nd = len(shape)
     fam = layout if kernel in ("shared", "combined") else "direct"
-    cands = candidates or CANDIDATES[(fam, nd)]
     if ck.SIMULATOR:  # timing the simulator means nothing: take the default
         return ck.DEFAULT_BLOCK[(fam, nd)]
+    m = _march(kernel, nd, cpt, march)
+    cands = candidates or CANDIDATES[("march", nd) if m else (fam, nd)]
     path = cache_dir() / CACHE_FILE
-    key = tune_key(kernel, layout, shape, dtype, boundary)
+    key = tune_key(kernel, layout, shape, dtype, boundary, cpt=cpt, march=march)
     if not refresh:
         hit = _load_cache(path).get(key)
         if hit:
@@ -115,7 +134,8 @@ def autotune_block(kernel, layout, shape, dtype, model, grid, boundary, *, candi
     results = {}
     for blk in cands:
         try:
-            plan = ck.StagePlan(kernel, nd, s3, boundary.code, dtype, layout=layout, block=blk)
+            plan = ck.StagePlan(kernel, nd, s3, boundary.code, dtype, layout=layout, block=blk,
+                                cpt=cpt, march=m)
             results[blk] = time_plan(plan, bufs, scal, steps=steps)
         except Exception as exc:  # a shape the device rejects (too many threads, smem)
             results[blk] = math.inf
