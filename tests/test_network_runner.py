@@ -139,7 +139,8 @@ def _stats(out):
     return st
 
 
-def test_network_kill_and_resume_identical(tmp_path):
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT])
+def test_network_kill_and_resume_identical(tmp_path, sig):
     n = 5000
     scen = scenario(tmp_path, n=n, store="true", every=256)
     ref = tmp_path / "ref.h5"
@@ -152,8 +153,10 @@ def test_network_kill_and_resume_identical(tmp_path):
     while _done(out) < 512 and proc.poll() is None and time.time() - t0 < 300:
         time.sleep(0.005)
     assert proc.poll() is None, "the run finished before it could be killed"
-    proc.send_signal(signal.SIGKILL)
-    proc.communicate()
+    proc.send_signal(sig)
+    _, err = proc.communicate()
+    if sig == signal.SIGINT:  # Ctrl-C: stops cleanly after writing a checkpoint
+        assert proc.returncode == 130 and "checkpoint written" in err, err
     assert 0 < _done(out) < n
     r = run_cli("run", scen, "-o", out, "--resume", "-q")
     assert r.returncode == 0, r.stderr
