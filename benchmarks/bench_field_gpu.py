@@ -117,6 +117,9 @@ def variants(groups="direct,march,tiled", marches=(32,)):
     if "sweep" in groups:  # march lengths (--march) x SWEEP_BLOCKS, texture kernel
         for m in marches:
             yield "texture", "modern", 1, m, "sweep"
+    if "unroll1" in groups:  # the marching kernel without load-ahead
+        for m in marches:
+            yield "texture", "modern", 1, m, "u1"
     if "tiled" in groups:
         yield "shared", "modern", 1, 0, None
         yield "shared", "seed", 1, 0, None
@@ -124,7 +127,7 @@ def variants(groups="direct,march,tiled", marches=(32,)):
         yield "combined", "seed", 1, 0, None
 
 
-SWEEP_BLOCKS = {2: [(128, 1), (256, 1), (32, 4)], 3: [(32, 4, 1), (32, 8, 1), (64, 4, 1)]}
+SWEEP_BLOCKS = {2: [(128, 1), (64, 1), (32, 4)], 3: [(32, 4, 1), (32, 2, 1), (64, 2, 1)]}
 
 
 def main(argv=None):
@@ -167,7 +170,9 @@ def main(argv=None):
             marches = tuple(int(m) for m in args.march.split(","))
             todo = []
             for kern, lay, cpt, march, blk in variants(args.variants, marches):
-                if blk == "sweep":
+                if blk == "u1":
+                    todo.append((kern, lay, cpt, march, "u1"))
+                elif blk == "sweep":
                     todo += [(kern, lay, cpt, march, b) for b in SWEEP_BLOCKS[nd]]
                 else:
                     todo.append((kern, lay, cpt, march, blk))
@@ -182,8 +187,11 @@ def main(argv=None):
                     elif block is None and args.tune and (cpt or 1) > 1:  # the cpt=1 tuned block
                         block = autotune_block(kern, lay, shape, dtype, MODEL, grid, bnd,
                                                march=0)
+                    unroll = None
+                    if block == "u1":
+                        block, unroll = None, 1
                     plan = ck.StagePlan(kern, nd, s3, bnd.code, dtype, layout=lay, block=block,
-                                        cpt=cpt, march=march)
+                                        cpt=cpt, march=march, unroll=unroll)
                     t = time_plan(plan, bufs, scal, steps=args.steps, reps=5)
                 except Exception as exc:
                     print(f"{size} {prec} {kern}/{lay}: FAILED {exc!r}", flush=True)
@@ -191,7 +199,8 @@ def main(argv=None):
                 occ = occupancy_report(plan)
                 eff = 5 * cells * dtype.itemsize / t
                 row = dict(size=size, shape=list(shape), precision=prec, kernel=kern,
-                           layout=plan.layout + (f"-m{plan.march}" if plan.march else ""),
+                           layout=plan.layout + (f"-m{plan.march}u{plan.unroll}"
+                                                 if plan.march else ""),
                            cpt=plan.cpt, march=plan.march, block=list(plan.block),
                            ms_per_step=t * 1e3,
                            gcups=cells / t / 1e9, eff_GBs=eff / 1e9, roofline_frac=eff / bw,

@@ -302,3 +302,59 @@ def test_tuning_cache_and_occupancy(tmp_path, monkeypatch):
         # second call: from the cache
         assert cuda_tuning.autotune_block("global", "modern", shape, np.float64, MODEL, grid,
                                           bnd) == tuple(s.block)
+
+
+# ---------------------------------------------------------------------------------------------
+# marching form of the direct kernels (a thread walks axis 0 with a register queue)
+# ---------------------------------------------------------------------------------------------
+MARCH_CASES = ([((13, 11), b, 32, 4, (8, 2)) for b in BOUNDARIES]
+               + [((13, 11), "fixed", 3, 1, (8, 2)), ((13, 11), "mirror", 5, 2, (8, 2))]
+               + [((7, 6, 9), b, 5, 4, (4, 4, 1)) for b in BOUNDARIES]
+               + [((7, 6, 9), "periodic", 2, 1, (4, 2, 2))] if SIM else
+               [(shape, b, m, u, None) for shape in [(257, 300), (50, 37, 41)]
+                for b in BOUNDARIES for m, u in [(1, 4), (7, 4), (32, 4), (32, 1), (9, 2)]])
+
+
+@pytest.mark.parametrize("shape,bnd,march,unroll,block", MARCH_CASES, ids=str)
+def test_march_matches_reference(shape, bnd, march, unroll, block):
+    """Every march length (chunks of axis 0 with a ragged last one), load-ahead (unroll)
+    and boundary, fp64 and fp32, both direct kernels."""
+    grid, boundary = Grid(shape, 0.9), Boundary(bnd, 0.3)
+    for kernel, dtype in (("texture", np.float64), ("global", np.float32)):
+        phi = _field(shape, 2).astype(dtype)
+        s = CudaFieldSolver(MODEL, grid, boundary, kernel=kernel, precision=dtype, dt=DT,
+                            block=block, march=march)
+        if unroll != s.plan.unroll:
+            s.plan = ck.StagePlan(kernel, len(shape), s.shape3, boundary.code, np.dtype(dtype),
+                                  block=block, march=march, unroll=unroll)
+        assert s.plan.march == march and "march" in s.name
+        s.load(phi)
+        s.advance(STEPS)
+        expect = ref.run(phi.astype(np.float64), STEPS, DT, MODEL, grid, boundary)
+        _check(s.state(), expect, dtype)
+
+
+def test_march_slice_and_defaults():
+    """A marching stage on rows lo:hi touches only those rows; explicit cells_per_thread turns
+    the default march off."""
+    for shape in ([(12, 10), (9, 6, 7)] if SIM else [(300, 257), (40, 33, 50)]):
+        nd = len(shape)
+        grid, bnd = Grid(shape, 1.0), Boundary("mirror")
+        phi = _field(shape, 4)
+        lo, hi = 2, shape[0] - 3
+        d_phi = cuda.to_device(phi.reshape(-1))
+        d_out = cuda.to_device(np.full(phi.size, 7.0))
+        block = ((8, 2) if nd == 2 else (4, 2, 1)) if SIM else None
+        plan = ck.StagePlan("texture", nd, ck.view3(shape), bnd.code, np.float64, block=block,
+                            lo=lo, hi=hi, march=3)
+        plan(d_phi, d_phi, d_out, 0.01, ck.stage_scalars(MODEL, grid, bnd, np.float64))
+        got = d_out.copy_to_host().reshape(shape)
+        expect = ref.stage(phi, phi, 0.01, MODEL, grid, bnd)
+        np.testing.assert_allclose(got[lo:hi], expect[lo:hi], rtol=0, atol=1e-12)
+        assert np.all(got[:lo] == 7.0) and np.all(got[hi:] == 7.0)
+        assert ck.StagePlan("texture", nd, ck.view3(shape), 0, np.float64, cpt=2).march == 0
+        default = ck.StagePlan("texture", nd, ck.view3(shape), 0, np.float64)
+        assert default.march == ck.DEFAULT_MARCH[nd]
+    assert ck.StagePlan("shared", 3, (4, 4, 4), 0, np.float64, march=8).march == 0
+    with pytest.raises(ValueError):
+        ck.march_kernel(1, 0, True)
