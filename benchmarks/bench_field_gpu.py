@@ -104,6 +104,9 @@ def user_reference(shape, dtype, steps=10):
 def variants(groups="direct,march,tiled", marches=(32,)):
     """(kernel, layout, cells per thread, march length, block) to time; block None = default."""
     groups = groups.split(",")
+    if "vec" in groups:  # 2-D pair kernel: (rows per thread, block in pairs × rows of threads)
+        for k, rows, blk in VEC_VARIANTS:
+            yield k, "modern", rows, 0, ("vec", blk)
     if "direct" in groups:
         for cpt in (1, 2, 4):
             yield "global", "modern", cpt, 0, None
@@ -127,6 +130,8 @@ def variants(groups="direct,march,tiled", marches=(32,)):
         yield "combined", "seed", 1, 0, None
 
 
+VEC_VARIANTS = [("texture", 2, (32, 4)), ("texture", 4, (32, 4)), ("texture", 4, (64, 2)),
+                ("texture", 8, (32, 2)), ("texture", 8, (32, 4)), ("global", 4, (32, 4))]
 SWEEP_BLOCKS = {2: [(128, 1), (64, 1), (32, 4)], 3: [(32, 4, 1), (32, 2, 1), (64, 2, 1)]}
 
 
@@ -140,7 +145,8 @@ def main(argv=None):
     p.add_argument("--no-reference", action="store_true")
     p.add_argument("--variants", default="direct,march,tiled",
                    help="comma list of groups: direct (cells/thread 1, 2, 4), march, sweep "
-                        "(march lengths x blocks), tiled")
+                        "(march lengths x blocks), tiled, vec (2-D pair kernel variants), "
+                        "base (texture with the default options)")
     p.add_argument("--march", default="32", help="march lengths for the 'march' group")
     p.add_argument("--json", default=None)
     args = p.parse_args(argv)
@@ -170,7 +176,9 @@ def main(argv=None):
             marches = tuple(int(m) for m in args.march.split(","))
             todo = []
             for kern, lay, cpt, march, blk in variants(args.variants, marches):
-                if blk == "u1":
+                if isinstance(blk, tuple) and blk and blk[0] == "vec":
+                    todo.append((kern, lay, cpt, march, blk))
+                elif blk == "u1":
                     todo.append((kern, lay, cpt, march, "u1"))
                 elif blk == "sweep":
                     todo += [(kern, lay, cpt, march, b) for b in SWEEP_BLOCKS[nd]]
@@ -188,11 +196,23 @@ def main(argv=None):
                         block = autotune_block(kern, lay, shape, dtype, MODEL, grid, bnd,
                                                march=0)
                     unroll = None
+                    vec = 0 if cpt else None  # explicit cells/thread: the scalar kernel
                     if block == "u1":
                         block, unroll = None, 1
+                    if isinstance(block, tuple) and block and block[0] == "vec":
+                        if nd != 2:
+                            continue
+                        block, vec = block[1], 2
                     plan = ck.StagePlan(kern, nd, s3, bnd.code, dtype, layout=lay, block=block,
-                                        cpt=cpt, march=march, unroll=unroll)
+                                        cpt=cpt, march=march, unroll=unroll, vec=vec)
                     t = time_plan(plan, bufs, scal, steps=args.steps, reps=5)
+                    # host cost of one launch (enqueue only): launch-bound if near t / 2
+                    cuda.synchronize()
+                    h0 = time.perf_counter()
+                    for _ in range(50):
+                        plan(bufs[0], bufs[0], bufs[1], 0.0, scal)
+                    host_us = (time.perf_counter() - h0) / 50 * 1e6
+                    cuda.synchronize()
                 except Exception as exc:
                     print(f"{size} {prec} {kern}/{lay}: FAILED {exc!r}", flush=True)
                     continue
@@ -200,18 +220,21 @@ def main(argv=None):
                 eff = 5 * cells * dtype.itemsize / t
                 row = dict(size=size, shape=list(shape), precision=prec, kernel=kern,
                            layout=plan.layout + (f"-m{plan.march}u{plan.unroll}"
-                                                 if plan.march else ""),
+                                                 if plan.march else "") + (
+                               "-v2" if getattr(plan, "vec", 0) else ""),
                            cpt=plan.cpt, march=plan.march, block=list(plan.block),
                            ms_per_step=t * 1e3,
                            gcups=cells / t / 1e9, eff_GBs=eff / 1e9, roofline_frac=eff / bw,
                            ref_lib=ref_lib, ref_ms=(ref_t * 1e3 if ref_t else None),
-                           speedup_vs_ref=(ref_t / t if ref_t else None), occupancy=occ)
+                           speedup_vs_ref=(ref_t / t if ref_t else None), occupancy=occ,
+                           host_us_per_launch=host_us)
                 rows.append(row)
                 print(f"{size} {prec} {kern:8s} {row['layout']:6s} c{plan.cpt} b={'x'.join(map(str, plan.block)):9s}"
                       f" {t * 1e3:8.3f} ms/step {cells / t / 1e9:7.2f} Gcell/s {eff / 1e9:7.0f} GB/s"
                       f" {100 * eff / bw:5.1f}% roof  x{(ref_t / t) if ref_t else float('nan'):5.1f} vs {ref_lib}"
                       f"  regs={occ.get('registers_per_thread')} smem={occ.get('shared_mem_per_block')}"
-                      f" occ={occ.get('occupancy')} nc={occ.get('ptx_ld_global_nc')}", flush=True)
+                      f" occ={occ.get('occupancy')} nc={occ.get('ptx_ld_global_nc')}"
+                      f" host={host_us:.1f}us/launch", flush=True)
             del bufs
     # summary table (markdown)
     print(f"\n| size | precision | kernel | layout | cells/thread | block | ms/step | Gcell-upd/s | eff. GB/s | % of copy BW | × {rows[0]['ref_lib'] if rows else 'ref'} | regs | smem B | occupancy |")

@@ -358,3 +358,79 @@ def test_march_slice_and_defaults():
     assert ck.StagePlan("shared", 3, (4, 4, 4), 0, np.float64, march=8).march == 0
     with pytest.raises(ValueError):
         ck.march_kernel(1, 0, True)
+
+
+# ---------------------------------------------------------------------------------------------
+# 2-D pair kernel (vec=2): 2 cells along x × rows per thread, pair loads
+# ---------------------------------------------------------------------------------------------
+VEC_CASES = ([((13, 12), b, r, "texture") for b in BOUNDARIES for r in (1, 2, 8)]
+             + [((20, 18), b, 4, "global") for b in BOUNDARIES]
+             + [((20, 18), "fixed", 2, "texture"), ((14, 11), "mirror", 4, "texture")]
+             if SIM else
+             [(shape, b, r, k) for shape in [(257, 300), (96, 128), (300, 257)]
+              for b in BOUNDARIES for r, k in [(4, "texture"), (8, "texture"), (2, "global")]]
+             + [((257, 300), "periodic", 1, "texture")])
+
+
+@pytest.mark.parametrize("shape,bnd,rows,kernel", VEC_CASES, ids=str)
+def test_vec_matches_reference(shape, bnd, rows, kernel):
+    """The pair kernel equals reference.py for every boundary, rows per thread, both precisions,
+    tile-multiple and ragged sizes; an odd row length falls back to the scalar kernel."""
+    grid, boundary = Grid(shape, 0.9), Boundary(bnd, 0.3)
+    block = (2, 2) if SIM else None
+    for dtype in (np.float64, np.float32):
+        phi = _field(shape, 5).astype(dtype)
+        s = CudaFieldSolver(MODEL, grid, boundary, kernel=kernel, precision=dtype, dt=DT,
+                            block=block, cells_per_thread=rows, vec=2)
+        assert s.plan.vec == (0 if shape[1] % 2 else 2)
+        if s.plan.vec:
+            assert s.plan.cpt == rows and "pair loads" in s.name
+        s.load(phi)
+        s.advance(STEPS)
+        expect = ref.run(phi.astype(np.float64), STEPS, DT, MODEL, grid, boundary)
+        _check(s.state(), expect, dtype)
+
+
+def test_vec_slice_misaligned_and_defaults():
+    """A pair-kernel stage on rows lo:hi touches only those rows; buffers that start at an odd
+    element take the scalar fallback with the same result; the defaults and option checks."""
+    shape = (16, 14) if SIM else (300, 258)
+    grid, bnd = Grid(shape, 1.0), Boundary("fixed", 0.2)
+    phi = _field(shape, 6)
+    n = phi.size
+    lo, hi = 3, shape[0] - 2
+    scal = ck.stage_scalars(MODEL, grid, bnd, np.float64)
+    plan = ck.StagePlan("texture", 2, ck.view3(shape), bnd.code, np.float64,
+                        block=(2, 2) if SIM else None, lo=lo, hi=hi, cpt=2, vec=2)
+    assert plan.vec == 2 and plan.cpt == 2
+    expect = ref.stage(phi, phi, 0.01, MODEL, grid, bnd)
+    d_phi = cuda.to_device(phi.reshape(-1))
+    d_out = cuda.to_device(np.full(n, 7.0))
+    plan(d_phi, d_phi, d_out, 0.01, scal)
+    got = d_out.copy_to_host().reshape(shape)
+    np.testing.assert_allclose(got[lo:hi], expect[lo:hi], rtol=0, atol=1e-12)
+    assert np.all(got[:lo] == 7.0) and np.all(got[hi:] == 7.0)
+    # misaligned buffers (views starting at element 1)
+    big_phi = cuda.to_device(np.concatenate([[0.0], phi.reshape(-1)]))
+    big_out = cuda.to_device(np.full(n + 1, 7.0))
+    plan(big_phi[1:], big_phi[1:], big_out[1:], 0.01, scal)
+    got = big_out.copy_to_host()[1:].reshape(shape)
+    np.testing.assert_allclose(got[lo:hi], expect[lo:hi], rtol=0, atol=1e-12)
+    assert np.all(got[:lo] == 7.0) and np.all(got[hi:] == 7.0)
+    if not SIM:
+        assert plan._alt is not None and plan._alt.vec == 0
+    # defaults: per dtype unless cells_per_thread / march is given; never in 1-D/3-D or tiled
+    for dt in ("float32", "float64"):
+        p = ck.StagePlan("texture", 2, (1, 64, 64), 0, np.dtype(dt))
+        assert p.vec == ck.DEFAULT_VEC[dt]
+        if p.vec:
+            assert p.cpt == ck.DEFAULT_VEC_ROWS and p.block == ck.DEFAULT_VEC_BLOCK
+    assert ck.StagePlan("texture", 2, (1, 64, 64), 0, np.float32, cpt=4).vec == 0
+    assert ck.StagePlan("texture", 2, (1, 64, 64), 0, np.float32, march=4).vec == 0
+    assert ck.StagePlan("shared", 2, (1, 64, 64), 0, np.float32, vec=2).vec == 0
+    assert ck.StagePlan("texture", 3, (8, 8, 8), 0, np.float32, vec=2).vec == 0
+    assert ck.StagePlan("texture", 2, (1, 64, 63), 0, np.float32, vec=2, cpt=8).cpt == 4
+    with pytest.raises(ValueError):
+        ck.StagePlan("texture", 2, (1, 64, 64), 0, np.float32, vec=3)
+    with pytest.raises(ValueError):
+        ck.vec_kernel(0, True, "float32", 3)

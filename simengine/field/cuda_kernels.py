@@ -80,6 +80,13 @@ DEFAULT_MARCH_BLOCK = {2: (128, 1), 3: (32, 4, 1)}
 #: planes a marching thread loads ahead (all loads of U planes issued before their updates)
 DEFAULT_MARCH_UNROLL = 1
 
+#: 2-D pair kernel (:func:`vec_kernel`: 2 cells along x × rows per thread, pair loads) per
+#: dtype: 2 = on, 0 = the scalar direct kernel; used when neither ``cpt`` nor ``march`` is given
+DEFAULT_VEC = {"float32": 2, "float64": 0}
+#: rows per thread and thread block (x = pairs first) of the pair kernel
+DEFAULT_VEC_ROWS = 4
+DEFAULT_VEC_BLOCK = (32, 4)
+
 
 # --------------------------------------------------------------------------------------------
 # flat loads / stores without numba's index overhead
@@ -146,6 +153,83 @@ def _make_access():
 
 
 LD, LDNC, ST, HAVE_NC_LOADS = _make_access()
+
+
+def _make_access2():
+    """Pair loads / stores of two consecutive elements ``a[i], a[i+1]`` (``i`` even, the buffer
+    aligned to 2 elements): ``ld.global.nc.v2.f32/.f64`` (LDNC2), a plain 8/16-byte vector load
+    (LD2) and store (ST2) — one instruction for two cells along x."""
+    if SIMULATOR:
+
+        @cuda.jit(device=True)
+        def ld2(a, i):
+            return a[i], a[i + 1]
+
+        @cuda.jit(device=True)
+        def st2(a, i, v0, v1):
+            a[i] = v0
+            a[i + 1] = v1
+
+        return ld2, ld2, st2
+
+    from llvmlite import ir
+    from numba import types
+    from numba.cuda.extending import intrinsic
+
+    def _ld2(nc):
+        @intrinsic
+        def impl(typingctx, arr, idx):
+            sig = types.UniTuple(arr.dtype, 2)(arr, idx)
+
+            def codegen(context, builder, sig, args):
+                aty = sig.args[0]
+                ary = context.make_array(aty)(context, builder, value=args[0])
+                ptr = builder.gep(ary.data, [args[1]])
+                llty = context.get_value_type(aty.dtype)
+                bw = aty.dtype.bitwidth
+                if nc:
+                    c = "f" if bw == 32 else "d"
+                    fnty = ir.FunctionType(ir.LiteralStructType([llty, llty]),
+                                           [llty.as_pointer()])
+                    asm = ir.InlineAsm(fnty, f"ld.global.nc.v2.f{bw} {{$0, $1}}, [$2];",
+                                       f"={c},={c},l")
+                    res = builder.call(asm, [ptr])
+                    v0 = builder.extract_value(res, 0)
+                    v1 = builder.extract_value(res, 1)
+                else:
+                    vty = ir.VectorType(llty, 2)
+                    vec = builder.load(builder.bitcast(ptr, vty.as_pointer()), align=bw // 4)
+                    v0 = builder.extract_element(vec, ir.Constant(ir.IntType(32), 0))
+                    v1 = builder.extract_element(vec, ir.Constant(ir.IntType(32), 1))
+                return context.make_tuple(builder, sig.return_type, [v0, v1])
+
+            return sig, codegen
+
+        return impl
+
+    @intrinsic
+    def st2(typingctx, arr, idx, v0, v1):
+        sig = types.void(arr, idx, arr.dtype, arr.dtype)
+
+        def codegen(context, builder, sig, args):
+            aty = sig.args[0]
+            ary = context.make_array(aty)(context, builder, value=args[0])
+            ptr = builder.gep(ary.data, [args[1]])
+            llty = context.get_value_type(aty.dtype)
+            vty = ir.VectorType(llty, 2)
+            vec = ir.Constant(vty, ir.Undefined)
+            vec = builder.insert_element(vec, args[2], ir.Constant(ir.IntType(32), 0))
+            vec = builder.insert_element(vec, args[3], ir.Constant(ir.IntType(32), 1))
+            builder.store(vec, builder.bitcast(ptr, vty.as_pointer()),
+                          align=aty.dtype.bitwidth // 4)
+            return context.get_dummy_value()
+
+        return sig, codegen
+
+    return _ld2(False), _ld2(True), st2
+
+
+LD2, LDNC2, ST2 = _make_access2()
 #: HAVE_NC_LOADS: whether kernels C/D really emit ld.global.nc (False under the simulator)
 
 
@@ -454,6 +538,110 @@ def direct_kernel(nd: int, bc: int, nc: bool, dtype: str = "float64", cpt: int =
             ST(out, g + 2 * dg, LD(base, g + 2 * dg) + coef * r2)
         if ok3:
             ST(out, g + 3 * dg, LD(base, g + 3 * dg) + coef * r3)
+
+    return kernel
+
+
+# --------------------------------------------------------------------------------------------
+# kernels A and C, 2-D pair form: a thread owns a register tile of 2 columns (x) × R rows (y)
+# --------------------------------------------------------------------------------------------
+def _vec_fast_source(R: int) -> str:
+    """Straight-line source of the interior tile update (code-generated, fully unrolled).
+
+    Tile: columns x0, x0+1 (x0 even), rows j … j+R−1. φ is needed at rows j−2 … j+R+1 and
+    columns x0−2 … x0+3: the 2 outer rows take one pair load (x0, x0+1), the next 2 rows a pair
+    plus 2 scalars (x0−1, x0+2), the R tile rows 3 pair loads — 3R + 8 load instructions for 2R
+    cells (the 4-row scalar kernel: 28 for 4). μ is computed once per point of the tile + 1 ring
+    (4R + 4), R = M lap μ per cell; loads → μ → updates, every value in registers."""
+    L = ["def fast(src, base, out, g, sy, coef, mh2, kh2, nd2, c0, c1, c2, c3):"]
+    f = {}
+    for r in range(R + 4):  # r = row offset + 2
+        o = f"g + {r - 2} * sy"
+        if r in (0, R + 3):
+            L.append(f"    f{r}_2, f{r}_3 = LOAD2(src, {o})")
+            cols = (2, 3)
+        elif r in (1, R + 2):
+            L.append(f"    f{r}_1 = LOAD(src, {o} - 1)")
+            L.append(f"    f{r}_2, f{r}_3 = LOAD2(src, {o})")
+            L.append(f"    f{r}_4 = LOAD(src, {o} + 2)")
+            cols = (1, 2, 3, 4)
+        else:
+            L.append(f"    f{r}_0, f{r}_1 = LOAD2(src, {o} - 2)")
+            L.append(f"    f{r}_2, f{r}_3 = LOAD2(src, {o})")
+            L.append(f"    f{r}_4, f{r}_5 = LOAD2(src, {o} + 2)")
+            cols = range(6)
+        f[r] = set(cols)
+    # μ at rows 1 … R+2: columns 2, 3 on the ring rows, 1 … 4 on the tile rows
+    for r in range(1, R + 3):
+        cols = (2, 3) if r in (1, R + 2) else (1, 2, 3, 4)
+        for c in cols:
+            L.append(f"    m{r}_{c} = MU(f{r}_{c}, (f{r}_{c - 1} + f{r}_{c + 1}) + "
+                     f"(f{r - 1}_{c} + f{r + 1}_{c}), kh2, nd2, c0, c1, c2, c3)")
+    for r in range(2, R + 2):
+        o = f"g + {r - 2} * sy"
+        L.append(f"    b0, b1 = LD2(base, {o})")
+        for c in (2, 3):
+            L.append(f"    r{c} = mh2 * (((m{r}_{c - 1} + m{r}_{c + 1}) + (m{r - 1}_{c} + "
+                     f"m{r + 1}_{c})) - nd2 * m{r}_{c})")
+        L.append(f"    ST2(out, {o}, b0 + coef * r2, b1 + coef * r3)")
+    return "\n".join(L) + "\n"
+
+
+#: rows per thread of the 2-D pair kernel (:func:`vec_kernel`), allowed values
+VEC_ROWS = (1, 2, 4, 8)
+
+
+@functools.lru_cache(maxsize=None)
+def vec_kernel(bc: int, nc: bool, dtype: str = "float32", rows: int = 4):
+    """Kernel A/C, 2-D, pair form (``StagePlan(..., vec=2)``): a thread updates a register tile of
+    2 consecutive cells along x × ``rows`` consecutive rows with 64-bit (fp32) / 128-bit (fp64)
+    pair loads and stores (``ld.global.nc.v2`` for C). Launch with (BX, BY) threads: BX pairs
+    (2·BX columns) × BY·rows rows. Tiles at least 2 cells from every boundary (and inside the
+    slice) take the unrolled pair path; the others update their cells one by one through the
+    address-mode path of :func:`direct_kernel`. The pair path assumes an even row length and
+    buffers aligned to 2 elements (``StagePlan`` falls back to :func:`direct_kernel` otherwise)."""
+    if rows not in VEC_ROWS:
+        raise ValueError(f"rows per thread of the pair kernel must be one of {VEC_ROWS}")
+    R = int(rows)
+    rhs_slow = _make_rhs_slow(2, bc, nc)
+    rhs_fast = _make_rhs_fast(2, nc)
+    del dtype
+
+    @cuda.jit(device=True)
+    def mu(p, s, kh2, nd2, c0, c1, c2, c3):
+        return c0 + p * (c1 + p * (c2 + p * c3)) - kh2 * (s - nd2 * p)
+
+    ns = {"LOAD2": LDNC2 if nc else LD2, "LOAD": LDNC if nc else LD, "LD2": LD2, "ST2": ST2,
+          "MU": mu}
+    exec(compile(_vec_fast_source(R), f"<vec_kernel rows={R}>", "exec"), ns)
+    fast = cuda.jit(device=True)(ns["fast"])
+
+    @cuda.jit
+    def kernel(src, base, out, n0, n1, n2, lo, hi, coef, mh2, kh2, nd2, c0, c1, c2, c3, vphi,
+               vmu):
+        x0 = (numba.int64(cuda.blockIdx.x) * cuda.blockDim.x + cuda.threadIdx.x) * 2
+        j = (numba.int64(cuda.blockIdx.y) * cuda.blockDim.y + cuda.threadIdx.y) * R + lo
+        if x0 >= n2 or j >= hi:
+            return
+        sy = n2
+        if (x0 >= 2 and x0 + 4 <= n2 and j >= 2 and j + R + 2 <= n1 and j + R <= hi
+                and (n2 & 1) == 0):
+            fast(src, base, out, j * sy + x0, sy, coef, mh2, kh2, nd2, c0, c1, c2, c3)
+            return
+        for r in range(R):
+            jj = j + r
+            if jj < hi:
+                for c in range(2):
+                    i = x0 + c
+                    if i < n2:
+                        if i >= 2 and i < n2 - 2 and jj >= 2 and jj < n1 - 2:
+                            v = rhs_fast(src, jj * sy + i, sy, sy * n1, mh2, kh2, nd2, c0, c1,
+                                         c2, c3)
+                        else:
+                            v = rhs_slow(src, 0, jj, i, n0, n1, n2, mh2, kh2, nd2, c0, c1, c2,
+                                         c3, vphi, vmu)
+                        g = jj * sy + i
+                        ST(out, g, LD(base, g) + coef * v)
 
     return kernel
 
@@ -1045,7 +1233,7 @@ class StagePlan:
     """A compiled stage kernel plus its launch geometry for one (shape, slice, block)."""
 
     def __init__(self, kernel: str, ndim: int, shape3, bc: int, dtype, *, layout="modern",
-                 block=None, lo=0, hi=None, cpt=None, march=None, unroll=None):
+                 block=None, lo=0, hi=None, cpt=None, march=None, unroll=None, vec=None):
         if kernel not in KERNELS:
             raise ValueError(f"unknown kernel {kernel!r}; choose from {KERNELS}")
         if layout not in LAYOUTS:
@@ -1068,9 +1256,22 @@ class StagePlan:
         self.unroll = 0
         if self.march < 0:
             raise ValueError("march must be >= 0")
+        # 2-D pair kernel: explicit ``vec=2``, else the per-dtype default unless ``cpt`` is given
+        if self.layout != "direct" or ndim != 2 or self.march:
+            vec = 0
+        elif vec is None:
+            vec = 0 if cpt else DEFAULT_VEC.get(self.dtype.name, 0)
+        self.vec = int(vec)
+        if self.vec not in (0, 2):
+            raise ValueError("vec must be 0 or 2 (cells per pair load along x)")
+        if self.vec and self.shape3[2] % 2:
+            # odd row length: pair loads would be misaligned on every other row
+            self.vec = 0
+            cpt = cpt if cpt in (1, 2, 4) else None
+        self._alt = None
         if block is None:
             block = (DEFAULT_MARCH_BLOCK[ndim] if self.march else
-                     DEFAULT_BLOCK[(self.layout, ndim)])
+                     DEFAULT_VEC_BLOCK if self.vec else DEFAULT_BLOCK[(self.layout, ndim)])
         self.block = tuple(int(b) for b in block)
         b3 = _block3(self.block, ndim)
         if self.march:
@@ -1079,6 +1280,10 @@ class StagePlan:
             self.fn = march_kernel(ndim, bc, nc, self.dtype.name, self.march, self.unroll)
             core = (b3[0], b3[1] * self.march, 1) if ndim == 2 else (b3[0], b3[1],
                                                                      b3[2] * self.march)
+        elif self.vec:
+            self.cpt = int(cpt or DEFAULT_VEC_ROWS)  # rows per thread (2 cells each)
+            self.fn = vec_kernel(bc, nc, self.dtype.name, self.cpt)
+            core = (b3[0] * 2, b3[1] * self.cpt, 1)
         elif self.layout == "direct":
             self.cpt = int(cpt or DEFAULT_CPT[ndim])
             self.fn = direct_kernel(ndim, bc, nc, self.dtype.name, self.cpt)
@@ -1114,6 +1319,10 @@ class StagePlan:
             if kargs is not None:
                 self._launch(*kargs)
                 return
+        if self.vec and not self._aligned(src, base, out):
+            self._fallback()(src, base, out, coef, scal)
+            return
+        if self._fast is not None:
             try:
                 kargs = self._prepare(args)
             except Exception:  # pragma: no cover - numba-cuda internals changed
@@ -1129,6 +1338,28 @@ class StagePlan:
         self.configured(*args)
         if self._fast is None and not SIMULATOR and len(self.fn.overloads) == 1:
             self._fast = next(iter(self.fn.overloads.values()))
+
+    def _aligned(self, *arrays):
+        """Whether every buffer starts at a multiple of 2 elements (pair loads)."""
+        if SIMULATOR:
+            return True
+        step = 2 * self.dtype.itemsize
+        for a in arrays:
+            try:
+                ptr = a.__cuda_array_interface__["data"][0]
+            except Exception:  # pragma: no cover - not a CUDA array
+                return False
+            if ptr % step:
+                return False
+        return True
+
+    def _fallback(self):
+        """The scalar direct-kernel plan of the same stage (misaligned buffers)."""
+        if self._alt is None:
+            self._alt = StagePlan(self.kernel_name, self.ndim, self.shape3, self.bc, self.dtype,
+                                  block=None, lo=self.lo, hi=self.hi,
+                                  cpt=DEFAULT_CPT[self.ndim], march=0, vec=0)
+        return self._alt
 
     # fast launch: numba-cuda's _Kernel.launch without re-typing and re-marshalling the arguments
     # (the three buffers rotate, so only three argument lists ever occur in a run)

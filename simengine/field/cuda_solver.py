@@ -37,13 +37,16 @@ class CudaFieldSolver:
     ``cells_per_thread`` (1, 2, 4) for the direct kernels (default: 4 in 2-D, else 1);
     ``march`` (direct kernels, 2-D/3-D): rows/planes one thread walks along axis 0 with a register
     queue (:func:`cuda_kernels.march_kernel`), 0 = off; default ``DEFAULT_MARCH`` unless
-    ``cells_per_thread`` is given."""
+    ``cells_per_thread`` is given; ``vec`` (2-D direct kernels): 2 = the pair kernel
+    (:func:`cuda_kernels.vec_kernel`, 2 cells along x × ``cells_per_thread`` rows per thread,
+    pair loads), 0 = off; default ``DEFAULT_VEC[precision]`` unless ``cells_per_thread`` or
+    ``march`` is given."""
 
     backend = "cuda"
 
     def __init__(self, model: CahnHilliard, grid: Grid, boundary: Boundary, *, kernel="texture",
                  precision="float64", integrator="rk2", dt=1e-3, tile=None, block=None,
-                 layout=None, cells_per_thread=None, march=None):
+                 layout=None, cells_per_thread=None, march=None, vec=None):
         if not cuda.is_available():
             raise RuntimeError("backend 'cuda' needs a CUDA GPU (or NUMBA_ENABLE_CUDASIM=1)")
         if integrator not in ("rk2", "euler"):
@@ -68,10 +71,10 @@ class CudaFieldSolver:
             from .cuda_tuning import autotune_block
 
             block = autotune_block(kernel, self.layout, self.shape, self.dtype, model, grid,
-                                   boundary, cpt=cells_per_thread, march=march)
+                                   boundary, cpt=cells_per_thread, march=march, vec=vec)
         self.plan = ck.StagePlan(kernel, grid.ndim, self.shape3, boundary.code, self.dtype,
                                  layout=self.layout, block=block, cpt=cells_per_thread,
-                                 march=march)
+                                 march=march, vec=vec)
         self.block = self.plan.block
         self.cells = int(np.prod(self.shape))
         # flat device buffers (φⁿ, φ*, φⁿ⁺¹); the kernels index them by linear offset
@@ -88,6 +91,8 @@ class CudaFieldSolver:
         extra = f", {self.plan.cpt} cells/thread" if cpt else ""
         if self.plan.march:
             extra = f", march {self.plan.march}"
+        if self.plan.vec:
+            extra = f", 2x{self.plan.cpt} cells/thread (pair loads)"
         return f"cuda/{self.kernel}{lay}/{self.dtype.name} (block {blk}{extra})"
 
     # -- state ------------------------------------------------------------------------------

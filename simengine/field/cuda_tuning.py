@@ -67,7 +67,7 @@ def _store(path: Path, key: str, value) -> None:
     os.replace(tmp, path)  # atomic
 
 
-def tune_key(kernel, layout, shape, dtype, boundary, cpt=None, march=None) -> str:
+def tune_key(kernel, layout, shape, dtype, boundary, cpt=None, march=None, vec=None) -> str:
     fam = layout if kernel in ("shared", "combined") else "direct"
     shp = "x".join(str(int(n)) for n in shape)
     key = f"{gpu_name()}|{kernel}|{fam}|{len(shape)}d|{shp}|{np.dtype(dtype).name}|{boundary.kind}"
@@ -76,6 +76,8 @@ def tune_key(kernel, layout, shape, dtype, boundary, cpt=None, march=None) -> st
         key += f"|march{m}"
     elif cpt and fam == "direct":
         key += f"|c{int(cpt)}"
+    if vec is not None and not m and fam == "direct" and len(shape) == 2:
+        key += f"|v{int(vec)}"
     return key
 
 
@@ -112,7 +114,7 @@ def _march(kernel, nd, cpt, march):
 
 
 def autotune_block(kernel, layout, shape, dtype, model, grid, boundary, *, candidates=None,
-                   refresh=False, steps=10, cpt=None, march=None):
+                   refresh=False, steps=10, cpt=None, march=None, vec=None):
     """Best block shape for this case; timed once, then read from the JSON cache."""
     nd = len(shape)
     fam = layout if kernel in ("shared", "combined") else "direct"
@@ -121,7 +123,7 @@ def autotune_block(kernel, layout, shape, dtype, model, grid, boundary, *, candi
     m = _march(kernel, nd, cpt, march)
     cands = candidates or CANDIDATES[("march", nd) if m else (fam, nd)]
     path = cache_dir() / CACHE_FILE
-    key = tune_key(kernel, layout, shape, dtype, boundary, cpt=cpt, march=march)
+    key = tune_key(kernel, layout, shape, dtype, boundary, cpt=cpt, march=march, vec=vec)
     if not refresh:
         hit = _load_cache(path).get(key)
         if hit:
@@ -135,7 +137,7 @@ def autotune_block(kernel, layout, shape, dtype, model, grid, boundary, *, candi
     for blk in cands:
         try:
             plan = ck.StagePlan(kernel, nd, s3, boundary.code, dtype, layout=layout, block=blk,
-                                cpt=cpt, march=m)
+                                cpt=cpt, march=m, vec=vec)
             results[blk] = time_plan(plan, bufs, scal, steps=steps)
         except Exception as exc:  # a shape the device rejects (too many threads, smem)
             results[blk] = math.inf
