@@ -19,25 +19,11 @@ import numpy as np
 from numba import cuda
 
 from . import device_graph, simulator
+from .common import fill, init_sources
 
 #: int32 distance of a vertex not reached (yet)
 UNREACHED = np.int32(np.iinfo(np.int32).max)
 THREADS = 16 if simulator() else 256
-
-
-@cuda.jit
-def _fill_i32(a, value):
-    i = cuda.grid(1)
-    if i < a.size:
-        a[i] = value
-
-
-@cuda.jit
-def _init_sources(dist, F, srcs):
-    b = cuda.grid(1)
-    if b < srcs.size:
-        dist[b, srcs[b]] = 0
-        F[b, srcs[b]] = 1
 
 
 @cuda.jit
@@ -84,9 +70,9 @@ def bfs_batch(dg, sources, buf: BFSBuffers, sort_by_degree: bool = False,
     B = len(sources)
     srcs = cuda.to_device(np.ascontiguousarray(sources, dtype=np.int64))
     total = buf.B * n
-    _fill_i32[(total + THREADS - 1) // THREADS, THREADS](buf.dist.reshape(total), UNREACHED)
+    fill[(total + THREADS - 1) // THREADS, THREADS](buf.dist.reshape(total), UNREACHED)
     buf.flags.copy_to_device(np.zeros(3, np.int32))
-    _init_sources[(B + THREADS - 1) // THREADS, THREADS](buf.dist, buf.F, srcs)
+    init_sources[(B + THREADS - 1) // THREADS, THREADS](buf.dist, buf.F, srcs)
     grid = (B * n + THREADS - 1) // THREADS
     order = dg.order if sort_by_degree else dg.indices  # placeholder array when unused
     k = _bfs_level[grid, THREADS]

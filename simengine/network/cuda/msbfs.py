@@ -32,6 +32,7 @@ import numpy as np
 from numba import cuda, int32, int64, uint32
 
 from . import device_graph, simulator
+from .common import fill
 from ..statistics import ChunkPartial
 from .reduce import trim_hist
 
@@ -44,13 +45,6 @@ _FULL = 0xFFFFFFFF
 UNREACHED = np.int32(np.iinfo(np.int32).max)
 
 _kernels: dict = {}
-
-
-@cuda.jit
-def _fill_u32(a, value):
-    i = cuda.grid(1)
-    if i < a.size:
-        a[i] = value
 
 
 @cuda.jit
@@ -381,8 +375,8 @@ def msbfs_batch(dg, sources, buf: MSBFSBuffers, levels_per_sync: int = 8,
         raise ValueError("too many sources for the buffers")
     expand, commit = kernels(W)
     grid_n = max(1, (n * W + THREADS - 1) // THREADS)
-    _fill_u32[grid_n, THREADS](buf.visited, 0)
-    _fill_u32[grid_n, THREADS](buf.frontier, 0)
+    fill[grid_n, THREADS](buf.visited, 0)
+    fill[grid_n, THREADS](buf.frontier, 0)
     srcs = cuda.to_device(sources)
     _init_bits[max(1, (S + THREADS - 1) // THREADS), THREADS](buf.visited, buf.frontier, srcs, W)
     uniq = np.unique(sources)

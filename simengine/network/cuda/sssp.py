@@ -27,24 +27,10 @@ import numpy as np
 from numba import cuda
 
 from . import device_graph, simulator
+from .common import fill, init_sources
 
 THREADS = 16 if simulator() else 256
 INF = math.inf
-
-
-@cuda.jit
-def _fill_f64(a, value):
-    i = cuda.grid(1)
-    if i < a.size:
-        a[i] = value
-
-
-@cuda.jit
-def _init_sources(dist, F, srcs):
-    b = cuda.grid(1)
-    if b < srcs.size:
-        dist[b, srcs[b]] = 0.0
-        F[b, srcs[b]] = 1
 
 
 @cuda.jit
@@ -128,13 +114,13 @@ def sssp_batch(dg, sources, buf: SSSPBuffers, method: str = "frontier", delta=No
         raise ValueError(f"unknown SSSP method {method!r}")
     srcs = cuda.to_device(np.ascontiguousarray(sources, dtype=np.int64))
     total = buf.B * n
-    _fill_f64[(total + THREADS - 1) // THREADS, THREADS](buf.dist.reshape(total), INF)
+    fill[(total + THREADS - 1) // THREADS, THREADS](buf.dist.reshape(total), INF)
     # previous-iteration slot (2): "near" set so that iteration 0 keeps thr[2]
     buf.active.copy_to_device(np.zeros(3, np.int32))
     buf.near.copy_to_device(np.array([0, 0, 1], np.int32))
     buf.farmin.copy_to_device(np.full(3, INF))
     buf.thr.copy_to_device(np.array([0.0, 0.0, delta]))
-    _init_sources[(B + THREADS - 1) // THREADS, THREADS](buf.dist, buf.F, srcs)
+    init_sources[(B + THREADS - 1) // THREADS, THREADS](buf.dist, buf.F, srcs)
     grid = (B * n + THREADS - 1) // THREADS
     k = _relax[grid, THREADS]
     w = dg.weights
