@@ -44,6 +44,27 @@ def _popcount(x):
     return np.int64((x * _H01) >> np.uint64(56))
 
 
+@njit(cache=True, inline="always")
+def _commit(u, W, nxt, seen, slices):
+    """Keep only the new bits of vertex u (nxt &= ~seen), mark them seen, add them to the per-level
+    bit-sliced counters and return how many sources reached u at this level."""
+    pc = 0
+    for w in range(W):
+        nb = nxt[u, w] & ~seen[u, w]
+        nxt[u, w] = nb
+        if nb != _ZERO:
+            seen[u, w] |= nb
+            pc += _popcount(nb)
+            carry = nb
+            j = 0
+            while carry != _ZERO:
+                tmp = slices[w, j] & carry
+                slices[w, j] ^= carry
+                carry = tmp
+                j += 1
+    return pc
+
+
 @njit(cache=True)
 def _msbfs_one(indptr, indices, rindptr, rindices, srcs, W, seen, visit, nxt, front, newfront,
                flag, slices, row_sum, row_reach, row_max, row_harm, col_sum, col_reach, col_harm,
@@ -107,20 +128,7 @@ def _msbfs_one(indptr, indices, rindptr, rindices, srcs, W, seen, visit, nxt, fr
             for k in range(nt):
                 u = newfront[k]
                 flag[u] = 0
-                pc = 0
-                for w in range(W):
-                    nb = nxt[u, w] & ~seen[u, w]
-                    nxt[u, w] = nb
-                    if nb != _ZERO:
-                        seen[u, w] |= nb
-                        pc += _popcount(nb)
-                        carry = nb
-                        j = 0
-                        while carry != _ZERO:
-                            tmp = slices[w, j] & carry
-                            slices[w, j] ^= carry
-                            carry = tmp
-                            j += 1
+                pc = _commit(u, W, nxt, seen, slices)
                 if pc > 0:
                     newfront[nnew] = u   # nnew ≤ k: safe in place
                     nnew += 1
@@ -141,20 +149,7 @@ def _msbfs_one(indptr, indices, rindptr, rindices, srcs, W, seen, visit, nxt, fr
                     u = rindices[e]
                     for w in range(W):
                         nxt[v, w] |= visit[u, w]
-                pc = 0
-                for w in range(W):
-                    nb = nxt[v, w] & ~seen[v, w]
-                    nxt[v, w] = nb
-                    if nb != _ZERO:
-                        seen[v, w] |= nb
-                        pc += _popcount(nb)
-                        carry = nb
-                        j = 0
-                        while carry != _ZERO:
-                            tmp = slices[w, j] & carry
-                            slices[w, j] ^= carry
-                            carry = tmp
-                            j += 1
+                pc = _commit(v, W, nxt, seen, slices)
                 if pc > 0:
                     newfront[nnew] = v
                     nnew += 1

@@ -13,6 +13,13 @@ from .heap import heap_pop, heap_push
 
 
 @njit(cache=True)
+def _store_row(store, i, dist, sentinel):
+    """store[i] = dist with unreachable (inf) written as ``sentinel``."""
+    for t in range(len(dist)):
+        store[i, t] = sentinel if dist[t] == np.inf else dist[t]
+
+
+@njit(cache=True)
 def _dijkstra_into(indptr, indices, weights, s, dist, hk, hv):
     """Distances from s into dist (must be all +inf on entry); hk/hv: heap buffers (len ≥ m+1)."""
     dist[s] = 0.0
@@ -61,11 +68,7 @@ def _dijkstra_group(indptr, indices, weights, bin_width, sources, starts, row_su
             _reduce_row(dist, s, i, False, bin_width, row_sum, row_reach, row_max, row_harm,
                         col_sum[b], col_reach[b], col_harm[b], hist[b])
             if do_store:
-                for t in range(n):
-                    if dist[t] == np.inf:
-                        store[i, t] = sentinel
-                    else:
-                        store[i, t] = dist[t]
+                _store_row(store, i, dist, sentinel)
 
 
 def dijkstra_partials(graph, sources, bin_width: float = 1.0, batch: int = 32, store=None,
@@ -152,11 +155,7 @@ def _dial_group(indptr, indices, iw, C, bin_width, sources, starts, row_sum, row
             _reduce_row(dist, s, i, False, bin_width, row_sum, row_reach, row_max, row_harm,
                         col_sum[b], col_reach[b], col_harm[b], hist[b])
             if do_store:
-                for t in range(n):
-                    if dist[t] == np.inf:
-                        store[i, t] = sentinel
-                    else:
-                        store[i, t] = dist[t]
+                _store_row(store, i, dist, sentinel)
 
 
 def dial(graph, source: int) -> np.ndarray:
