@@ -1420,20 +1420,29 @@ RED_THREADS = 256
 
 @functools.lru_cache(maxsize=None)
 def reduction_kernel(nd: int, bc: int):
-    """Per-block partial sums: [Σφ, Σf(φ), Σ_axes Σ (forward difference)², min φ, max φ]."""
+    """Per-block partial sums over the rows ``lo:hi`` of the first active axis (a slab's owned
+    rows): [Σφ, Σf(φ), Σ_axes Σ (forward difference)², min φ, max φ]. The forward difference
+    of the last owned row reads the row above it when the buffer has one (a slab's halo), else
+    follows the boundary rule (periodic wraps to row 0 of the buffer: the whole grid); the fixed
+    low-wall term is added at row 0 of the buffer only (a slab with no halo below)."""
     a0, a1 = nd >= 3, nd >= 2
     NTH = RED_THREADS
 
     @cuda.jit
-    def kernel(phi, partial, n0, n1, n2, c0, c1, c2, c3, v):
+    def kernel(phi, partial, n0, n1, n2, lo, hi, c0, c1, c2, c3, v):
         s_phi = cuda.shared.array(NTH, numba.float64)
         s_f = cuda.shared.array(NTH, numba.float64)
         s_g = cuda.shared.array(NTH, numba.float64)
         s_mn = cuda.shared.array(NTH, numba.float64)
         s_mx = cuda.shared.array(NTH, numba.float64)
-        total = n0 * n1 * n2
         sy = n2
         sz = n1 * n2
+        if a0:
+            total = (hi - lo) * sz
+        elif a1:
+            total = (hi - lo) * n2
+        else:
+            total = hi - lo
         tid = cuda.threadIdx.x
         acc_phi = numba.float64(0)
         acc_f = numba.float64(0)
@@ -1443,20 +1452,30 @@ def reduction_kernel(nd: int, bc: int):
         t = cuda.blockIdx.x * NTH + tid
         stride = cuda.gridDim.x * NTH
         while t < total:
-            i = t % n2
-            r = t // n2
-            j = r % n1
-            k = r // n1
-            p = numba.float64(phi[t])
+            if a0:
+                k = lo + t // sz
+                r = t % sz
+                j = r // n2
+                i = r % n2
+            elif a1:
+                k = 0
+                j = lo + t // n2
+                i = t % n2
+            else:
+                k = 0
+                j = 0
+                i = lo + t
+            g = k * sz + j * sy + i
+            p = numba.float64(phi[g])
             acc_phi += p
             acc_f += p * (c0 + p * (c1 + p * (c2 + p * c3)))
             mn = min(mn, p)
             mx = max(mx, p)
             # forward differences along each active axis
             if i + 1 < n2:
-                d = numba.float64(phi[t + 1]) - p
+                d = numba.float64(phi[g + 1]) - p
             elif bc == PERIODIC:
-                d = numba.float64(phi[t - i]) - p
+                d = numba.float64(phi[g - i]) - p
             elif bc == MIRROR:
                 d = numba.float64(0)
             else:
@@ -1466,9 +1485,9 @@ def reduction_kernel(nd: int, bc: int):
                 acc_g += (p - v) * (p - v)
             if a1:
                 if j + 1 < n1:
-                    d = numba.float64(phi[t + sy]) - p
+                    d = numba.float64(phi[g + sy]) - p
                 elif bc == PERIODIC:
-                    d = numba.float64(phi[t - j * sy]) - p
+                    d = numba.float64(phi[g - j * sy]) - p
                 elif bc == MIRROR:
                     d = numba.float64(0)
                 else:
@@ -1478,9 +1497,9 @@ def reduction_kernel(nd: int, bc: int):
                     acc_g += (p - v) * (p - v)
             if a0:
                 if k + 1 < n0:
-                    d = numba.float64(phi[t + sz]) - p
+                    d = numba.float64(phi[g + sz]) - p
                 elif bc == PERIODIC:
-                    d = numba.float64(phi[t - k * sz]) - p
+                    d = numba.float64(phi[g - k * sz]) - p
                 elif bc == MIRROR:
                     d = numba.float64(0)
                 else:
@@ -1521,25 +1540,39 @@ def reduction_blocks(cells: int) -> int:
     return max(1, min(cap, math.ceil(cells / RED_THREADS)))
 
 
-def reductions(phi, model: CahnHilliard, grid: Grid, boundary: Boundary, partial=None):
-    """mass (mean φ), free energy, min, max of a device field (any shape, C-contiguous)."""
-    nd = grid.ndim
-    n0, n1, n2 = view3(grid.shape)
+def field_partials(phi, shape, model: CahnHilliard, boundary: Boundary, lo=0, hi=None,
+                   partial=None):
+    """:class:`~simengine.field.observables.FieldPartials` of the rows ``lo:hi`` (axis 0) of a
+    device field of (local) ``shape`` (flat or shaped, C-contiguous); float64 accumulation."""
+    from .observables import FieldPartials
+
+    shape = tuple(int(n) for n in shape)
+    nd = len(shape)
+    n0, n1, n2 = view3(shape)
     cells = n0 * n1 * n2
+    hi = shape[0] if hi is None else int(hi)
+    lo = int(lo)
+    owned = (hi - lo) * (cells // shape[0])
     if len(phi.shape) != 1:
         phi = phi.reshape(cells)
-    nb = reduction_blocks(cells)
-    if partial is None or partial.shape[0] != nb:
+    nb = reduction_blocks(owned)
+    if partial is None or partial.shape[0] < nb:
         partial = cuda.device_array((nb, 5), dtype=np.float64)
     a0, a1, a2, a3 = (float(c) for c in model.coefficients)
     kern = reduction_kernel(nd, boundary.code)
-    kern[nb, RED_THREADS](phi, partial, n0, n1, n2, a0, a1 / 2.0, a2 / 3.0, a3 / 4.0, float(boundary.value))
-    p = partial.copy_to_host()
-    h = float(grid.spacing)
-    sum_phi, sum_f, sum_g = (float(x) for x in p[:, :3].sum(axis=0))
-    energy = h ** nd * (sum_f + 0.5 * float(model.kappa) * sum_g / (h * h))
-    return {"mass": sum_phi / cells, "free_energy": energy, "min": float(p[:, 3].min()),
-            "max": float(p[:, 4].max())}
+    kern[nb, RED_THREADS](phi, partial, n0, n1, n2, lo, hi, a0, a1 / 2.0, a2 / 3.0, a3 / 4.0,
+                          float(boundary.value))
+    p = partial.copy_to_host()[:nb]
+    return FieldPartials(int(owned), float(p[:, 0].sum()), float(p[:, 1].sum()),
+                         float(p[:, 2].sum()), float(p[:, 3].min()), float(p[:, 4].max()))
+
+
+def reductions(phi, model: CahnHilliard, grid: Grid, boundary: Boundary, partial=None):
+    """mass (mean φ), free energy, min, max of a whole device field."""
+    from .observables import merge_partials
+
+    part = field_partials(phi, grid.shape, model, boundary, partial=partial)
+    return merge_partials([part], model, grid)
 
 
 # --------------------------------------------------------------------------------------------
