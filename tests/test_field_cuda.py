@@ -272,10 +272,10 @@ def test_checkpoint_round_trip():
 def test_rejects_bad_options():
     grid = Grid((8, 8))
     with pytest.raises(ValueError):
-        CudaFieldSolver(MODEL, grid, Boundary(), kernel="nope")
+        CudaFieldSolver(MODEL, grid, Boundary(), kernel="nope", dt=DT)
     with pytest.raises(ValueError):
-        CudaFieldSolver(MODEL, grid, Boundary(), integrator="rk4")
-    s = CudaFieldSolver(MODEL, grid, Boundary(), kernel="global")
+        CudaFieldSolver(MODEL, grid, Boundary(), integrator="rk4", dt=DT)
+    s = CudaFieldSolver(MODEL, grid, Boundary(), kernel="global", dt=DT)
     with pytest.raises(ValueError):
         s.load(np.zeros((4, 4)))
 
