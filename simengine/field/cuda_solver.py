@@ -11,13 +11,13 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-from . import cuda_kernels as ck
+from . import cuda as ck
 from .decomposition import HALO
 from .solver import FieldSolver
 
 
 class CudaFieldSolver(FieldSolver):
-    """Cahn–Hilliard solver on one CUDA GPU (numba-cuda kernels A–D, see ``cuda_kernels``).
+    """Cahn–Hilliard solver on one CUDA GPU (numba-cuda kernels A–D, see :mod:`simengine.field.cuda`).
 
     Constructor: that of :class:`~simengine.field.solver.FieldSolver`. CUDA hints:
     ``layout`` for the tiled kernels: ``seed`` or ``modern`` (default: seed in 2-D, modern in 1-D
@@ -26,9 +26,9 @@ class CudaFieldSolver(FieldSolver):
     the default, or ``"auto"`` to time candidates once and cache the choice (see
     :mod:`simengine.field.cuda_tuning`); ``cells_per_thread`` (1, 2, 4) for the direct kernels
     (default: 4 in 2-D, else 1); ``march`` (direct kernels, 2-D/3-D): rows/planes one thread
-    walks along axis 0 with a register queue (:func:`cuda_kernels.march_kernel`), 0 = off;
+    walks along axis 0 with a register queue (:func:`simengine.field.cuda.march_kernel`), 0 = off;
     default ``DEFAULT_MARCH`` unless ``cells_per_thread`` is given; ``vec`` (2-D direct kernels):
-    2 = the pair kernel (:func:`cuda_kernels.vec_kernel`), 0 = off; default
+    2 = the pair kernel (:func:`simengine.field.cuda.vec_kernel`), 0 = off; default
     ``DEFAULT_VEC[precision]`` unless ``cells_per_thread`` or ``march`` is given; ``device``: the
     CUDA device id (default: the current device)."""
 

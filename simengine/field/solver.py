@@ -18,7 +18,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from . import cpu_kernels as ck
+from . import cpu as ck
 from . import integrator as integ
 from . import observables
 from .decomposition import HALO, Slab, whole_slab
