@@ -99,6 +99,13 @@ def test_slab_geometry_and_errors():
     assert (sol.lo, sol.hi, sol.buffers[0].shape) == (2, 6, (6, 6))
     with pytest.raises(ValueError, match="does not match"):
         sol.load(np.zeros((8, 6)))
+    phi = np.arange(48.0).reshape(8, 6)
+    sol.load(phi[4:8])
+    low, high = sol.boundary_rows(sol.buffers[0])
+    assert low.shape == high.shape == sol.halo_shape() == (2, 6)
+    assert np.array_equal(low, phi[4:6]) and np.array_equal(high, phi[6:8])
+    sol.set_halo(sol.buffers[0], phi[2:4], None)      # top slab of a fixed grid: no halo above
+    assert np.array_equal(sol.buffers[0], phi[2:8])
 
 
 # ------------------------------------------------------------------ reductions from partials

@@ -55,7 +55,7 @@ def _block(kernel, layout, nd):
 
 
 def _splits(n):
-    return [1, [(0, 2), (2, n - 3), (n - 3, n)]] if SIM else [1, 2, 3, [(0, 2), (2, n)]]
+    return [1, [(0, 2), (2, n - 2), (n - 2, n)]] if SIM else [1, 2, 3, [(0, 2), (2, n)]]
 
 
 @pytest.mark.parametrize("shape,bnd,kernel,layout,dtype,hints", CASES, ids=str)

@@ -125,10 +125,6 @@ class CudaFieldSolver(FieldSolver):
             self._pinned = [cuda.pinned_array(n, dtype=self.dtype) for _ in range(2)]
         return self._pinned
 
-    def halo_shape(self) -> tuple:
-        """Shape of one side's halo (and of each array :meth:`boundary_rows` returns)."""
-        return (HALO,) + tuple(self.shape[1:])
-
     def boundary_rows(self, array):
         """Host copies of the owned rows ``[lo, lo+2)`` and ``[hi-2, hi)`` of a device buffer,
         in two pinned host arrays (reused by the next call) of :meth:`halo_shape`."""

@@ -105,6 +105,10 @@ class FieldSolver:
         integ.rotate(self.buffers, self.scheme)
         self.steps += 1
 
+    def halo_shape(self) -> tuple:
+        """Shape of one side's halo rows (and of each array :meth:`boundary_rows` returns)."""
+        return (HALO,) + tuple(self.local_shape[1:])
+
     def buffer_index(self, array) -> int:
         for i, b in enumerate(self.buffers):
             if b is array:

@@ -145,7 +145,7 @@ def field_partials(phi, shape, model: CahnHilliard, boundary: Boundary, lo=0, hi
                    partial=None):
     """:class:`~simengine.field.observables.FieldPartials` of the rows ``lo:hi`` (axis 0) of a
     device field of (local) ``shape`` (flat or shaped, C-contiguous); float64 accumulation."""
-    from .observables import FieldPartials
+    from ..observables import FieldPartials
 
     shape = tuple(int(n) for n in shape)
     nd = len(shape)
@@ -170,7 +170,7 @@ def field_partials(phi, shape, model: CahnHilliard, boundary: Boundary, lo=0, hi
 
 def reductions(phi, model: CahnHilliard, grid: Grid, boundary: Boundary, partial=None):
     """mass (mean φ), free energy, min, max of a whole device field."""
-    from .observables import merge_partials
+    from ..observables import merge_partials
 
     part = field_partials(phi, grid.shape, model, boundary, partial=partial)
     return merge_partials([part], model, grid)
