@@ -74,6 +74,7 @@ class NetworkJob:
         self.batch = int(spec.solver.batch or (8192 if self.backend == "cuda" else 2048))
         self.batch = max(1, min(self.batch, self.every))
         self.store_dtype = self._store_dtype() if m.store_distances else None
+        self.warmup_seconds = self._warm_up() if self.backend == "cuda" else 0.0
         self.pending_rows = []
         self.elapsed_before = 0.0
         self.last_ckpt = -1
@@ -116,6 +117,26 @@ class NetworkJob:
             return "cuda" if (not config.ENABLE_CUDASIM and cuda.is_available()) else "cpu"
         return backend
 
+    def _warm_up(self) -> float:
+        """Compile the GPU kernels on a 3-vertex graph of the same types, so that the work timer
+        (and the ranks' load balance) does not count compilation. Returns the seconds spent."""
+        import time
+
+        from .apsp import run_sources
+        from .graph import CSRGraph
+        from .statistics import PathStatistics
+
+        t = time.perf_counter()
+        w = np.ones(2) if self.graph.weighted else None
+        tiny = CSRGraph.from_edges(3, np.array([0, 1]), np.array([1, 2]), weights=w,
+                                   directed=self.graph.directed)
+        try:
+            run_sources(tiny, np.arange(3), PathStatistics.for_graph(tiny),
+                        algorithm=self.algorithm, backend="cuda")
+        except Exception:  # the real run reports any problem with the real graph
+            pass
+        return time.perf_counter() - t
+
     def _store_dtype(self):
         from .apsp import store_dtype
 
@@ -124,9 +145,21 @@ class NetworkJob:
     # ---- controller protocol
     def describe(self, output) -> str:
         g = self.graph
-        return (f"{self.sc.name}: {self.total} sources, {self.algorithm} on {self.backend}, graph "
-                f"n={g.n} arcs={g.num_arcs}{' directed' if g.directed else ''}"
+        warm = (f" (kernels compiled in {self.warmup_seconds:.1f} s)"
+                if self.warmup_seconds else "")
+        return (f"{self.sc.name}: {self.total} sources, {self.algorithm} on {self.backend}{warm}, "
+                f"graph n={g.n} arcs={g.num_arcs}{' directed' if g.directed else ''}"
                 f"{' weighted' if g.weighted else ''} -> {output}")
+
+    def _claim_align(self) -> int:
+        """Sources per claim are a multiple of the bit-parallel sweep width of msbfs."""
+        if self.algorithm != "msbfs":
+            return 1
+        if self.backend == "cuda":
+            from .cuda.msbfs import DEFAULT_WORDS
+
+            return 32 * DEFAULT_WORDS
+        return 64
 
     def make_output(self, path, fresh, truncate_to):
         """The writer: rank 0 writes the one output, the other ranks nothing."""
@@ -195,7 +228,7 @@ class NetworkJob:
         todo = self.remaining()[:stop - done]
         res = run_sources_ranks(self.graph, todo, self.stats, self.comm, algorithm=self.algorithm,
                                 backend=self.backend, store_dtype=self.store_dtype,
-                                batch=self.batch,
+                                batch=self.batch, align=self._claim_align(),
                                 stop_requested=None if self.store_dtype is not None
                                 else stop_requested)
         if res is not None:
