@@ -90,6 +90,20 @@ def _check_compatible(stored: dict, current: dict, path):
                             f"{b.get(key)!r} in the scenario")
 
 
+def resume_changes(stored: dict, current: dict) -> list:
+    """What a ``--resume`` changes among the keys it may change (steps, cadence, backend)."""
+    a, b = _flatten(stored), _flatten(current)
+    out = []
+    for key in sorted(set(a) | set(b), key=str):
+        if key[:1] == ("description",) or a.get(key) == b.get(key):
+            continue
+        k = ".".join(map(str, key))
+        was = "unset" if key not in a else repr(a[key])
+        now = "unset" if key not in b else repr(b[key])
+        out.append(f"resuming with {k} = {now} (the run was started with {was})")
+    return out
+
+
 # =============================================================================== field runs
 class FieldJob:
     unit = "step"
@@ -254,11 +268,9 @@ class NetworkJob:
         self.graph = self._build_graph()
         m = spec.metrics
         if isinstance(m.sources, list):
-            bad = [s for s in m.sources if s >= self.graph.n]
-            if bad:
-                raise UserError(f"{sc.path}: metrics.sources: vertex {bad[0]} is out of range "
-                                f"(the graph has {self.graph.n} vertices)")
-            src_spec = list(m.sources)
+            from .network.sources import listed_source_indices
+
+            src_spec = listed_source_indices(self.graph, m.sources, f"{sc.path}: metrics.sources")
         elif m.sources == "all":
             src_spec = "all"
         else:
@@ -312,9 +324,7 @@ class NetworkJob:
                                         f"makes undirected graphs; set graph.directed: false")
                 graph = generators.generate(spec)
             else:
-                path = sc.resolve(g.file.path)
-                graph = readers.read_graph(path, g.file.format, directed=g.directed,
-                                           weights=True if g.weights == "file" else False)
+                graph = readers.read_for_scenario(sc.resolve(g.file.path), g, log=self.log).graph
         except UserError:
             raise
         except (ValueError, TypeError, KeyError) as exc:
@@ -414,6 +424,14 @@ class NetworkOutput:
         f.attrs["graph_weighted"] = bool(g.weighted)
         f.attrs["graph_hash"] = g.content_hash()
         hdf5.replace(f, "sources", job.sources, compression=self.compression)
+        if g.ids is not None:   # the input's name of vertex i, row i of every /vertex dataset
+            ids = g.output_ids()
+            import h5py
+
+            ds = f.create_dataset("vertex/id", data=ids, dtype=None if ids.dtype.kind == "i"
+                                  else h5py.string_dtype())
+            ds.attrs["meaning"] = "the input's id of vertex i (row i of /vertex/*, column i of " \
+                                  "/distances); /sources holds row numbers"
         if job.store_dtype is not None:
             from .network.statistics import unreachable_sentinel
 
@@ -422,7 +440,11 @@ class NetworkOutput:
             ds.attrs["rows"] = "one row per entry of /sources, in order"
 
     def _results(self, f, res):
+        from .network.statistics import select_statistics
+
         job = self.job
+        res = select_statistics(res, job.spec.metrics.statistics)
+        f.require_group("statistics").attrs["scope"] = res.get("scope", "all sources")
         scalars = {k: v for k, v in res.items()
                    if np.ndim(v) == 0 and isinstance(v, (int, float, bool, np.integer, np.floating,
                                                          np.bool_))}
@@ -495,6 +517,8 @@ class Runner:
         except UserError:
             f.close()
             raise
+        for msg in resume_changes(stored, self.sc.data):
+            self.log(f"{out}: {msg}")
         if "checkpoint" not in f:
             f.close()
             self.log(f"no checkpoint in {out} yet: starting from the beginning")
@@ -630,7 +654,7 @@ class Runner:
                             break
                     elapsed = time.perf_counter() - t0
                     if done >= job.total:
-                        res = job.stats.results(elapsed=elapsed)
+                        res = job.stats.results(elapsed=elapsed, graph=job.graph)
                         out.write(done, elapsed, results=res)
                     else:
                         out.write(done, elapsed)
@@ -643,8 +667,9 @@ class Runner:
         md = res.get("mean_distance", float("nan"))
         se = res.get("mean_distance_se")
         self.log(f"done: mean distance {md:.6g}" + (f" ± {se:.2g}" if se is not None else "") +
-                 f", diameter {res.get('diameter')}, in {time.perf_counter() - t0:.1f} s -> "
-                 f"{self.output}")
+                 f", diameter {res.get('diameter')}" +
+                 (" (lower bound)" if res.get("diameter_is_lower_bound") else "") +
+                 f" ({res['scope']}), in {time.perf_counter() - t0:.1f} s -> {self.output}")
         return 0
 
 
