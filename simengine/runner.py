@@ -425,11 +425,12 @@ class NetworkOutput:
         f.attrs["graph_hash"] = g.content_hash()
         hdf5.replace(f, "sources", job.sources, compression=self.compression)
         if g.ids is not None:   # the input's name of vertex i, row i of every /vertex dataset
-            ids = g.output_ids()
             import h5py
 
-            ds = f.create_dataset("vertex/id", data=ids, dtype=None if ids.dtype.kind == "i"
-                                  else h5py.string_dtype())
+            ids = g.output_ids()
+            ds = hdf5.replace(f, "vertex/id", ids, compression=self.compression) \
+                if ids.dtype.kind == "i" else \
+                f.create_dataset("vertex/id", data=ids, dtype=h5py.string_dtype())
             ds.attrs["meaning"] = "the input's id of vertex i (row i of /vertex/*, column i of " \
                                   "/distances); /sources holds row numbers"
         if job.store_dtype is not None:
