@@ -62,6 +62,12 @@ def _excerpt(text) -> str:
     return repr(s)
 
 
+def _count(x: int) -> str:
+    """An integer for a message (a huge one as its number of digits)."""
+    t = str(x)
+    return t if len(t) <= 24 else f"a {len(t)}-digit number"
+
+
 def _bytes(b: int) -> str:
     for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"):
         if b < 1024 or unit == "EiB":
@@ -210,7 +216,7 @@ def _guard_vertices(src, n):
     """Refuse a header's vertex count before anything is allocated for it."""
     need = n * BYTES_PER_VERTEX
     if n > MAX_VERTICES:
-        raise src.error(f"the header promises n = {_excerpt(n)[1:-1]} vertices (about "
+        raise src.error(f"the header promises n = {_count(n)} vertices (about "
                         f"{_bytes(need)} for the graph and its statistics); at most "
                         f"{MAX_VERTICES} vertices are supported (32-bit vertex ids)")
     avail = available_memory()
@@ -223,7 +229,7 @@ def _guard_entries(src, count, what, min_bytes):
     """Refuse a header count that the file cannot hold or memory cannot take."""
     limit = src.max_bytes() // min_bytes
     if count > limit:
-        raise src.error(f"the header promises {_excerpt(count)[1:-1]} {what}, but a file of "
+        raise src.error(f"the header promises {_count(count)} {what}, but a file of "
                         f"{src.size} bytes{' (gzip)' if src.gz else ''} holds at most {limit} "
                         "(truncated file or wrong header?)")
     need = count * BYTES_PER_ENTRY
@@ -570,7 +576,8 @@ def _read_mtx(src, directed, weights, max_lines) -> GraphRead:
             cols = _int(t[1], src, "the column count", 1)
             nnz = _int(t[2], src, "the entry count", 0)
             if rows != cols:
-                raise src.error(f"expected a square matrix (rows = columns), got {rows} x {cols}")
+                raise src.error(f"expected a square matrix (rows = columns), got {_count(rows)} x "
+                                f"{_count(cols)}")
             _guard_vertices(src, rows)
             _guard_entries(src, nnz, "entries", 2 * need)
             size, sline = rows, src.ln
@@ -651,7 +658,7 @@ def _read_metis(src, directed, weights, max_lines) -> GraphRead:
         else 1
     _guard_entries(src, n, "vertex lines", 1)
     _guard_vertices(src, n)
-    _guard_entries(src, 2 * m, f"adjacency entries (2m for m = {m} edges)", 2)
+    _guard_entries(src, 2 * m, f"adjacency entries (2m for m = {_count(m)} edges)", 2)
     res.has_weights = has_ew
     skip = int(has_vs) + (ncon if has_vw else 0)
     step = 2 if has_ew else 1
