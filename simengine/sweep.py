@@ -103,7 +103,7 @@ def _label_text(value) -> str:
 
 
 def _file_part(text) -> str:
-    return re.sub(r"[^A-Za-z0-9.+-]+", "-", text).strip("-") or "_"
+    return re.sub(r"[^A-Za-z0-9.+-]+", "-", text) or "_"
 
 
 def _short_keys(keys):
