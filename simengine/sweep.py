@@ -133,15 +133,15 @@ def _axis(key, raw, where):
                 raise UserError(f"{where}: sweep: {key}: label {label!r} must be letters, digits "
                                 f"and _ . + - (it names output files)")
             out.append((label, label, value))
-        return out
-    if not isinstance(raw, list) or not raw:
-        raise UserError(f"{where}: sweep: {key}: expected a non-empty list of values (or a "
-                        f"mapping label: value), got {raw!r}")
-    out = []
-    for i, value in enumerate(raw):
-        text = _label_text(value)
-        part = str(i) if isinstance(value, dict) else _file_part(text)
-        out.append((text, part, value))
+    else:
+        if not isinstance(raw, list) or not raw:
+            raise UserError(f"{where}: sweep: {key}: expected a non-empty list of values (or a "
+                            f"mapping label: value), got {raw!r}")
+        out = []
+        for i, value in enumerate(raw):
+            text = _label_text(value)
+            out.append((text, str(i) if isinstance(value, dict) else _file_part(text), value))
+    for *_, value in out:
         if yaml.safe_load(render_value(value)) != value:
             raise UserError(f"{where}: sweep: {key}: value {value!r} cannot be passed as --set "
                             f"{key}=...")
