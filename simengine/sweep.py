@@ -14,10 +14,12 @@ applied shortest path first, so ``graph.generator: {...}`` is set before ``graph
 Each task is one ordinary run: ``simengine run FILE --set KEY=VALUE ... --output DIR/TASK.h5
 --resume``.  A task whose output is complete is skipped, an interrupted one resumes, and a task
 that failed leaves ``DIR/TASK.failed`` (exit code and the last lines of its messages) until it
-succeeds.  ``--jobs J`` runs J tasks at once as subprocesses (one GPU each when GPUs are present).
+succeeds.  ``--jobs J`` runs J worker processes, each running tasks one after another in itself
+(one GPU each when GPUs are present).
 """
 from __future__ import annotations
 
+import argparse
 import contextlib
 import itertools
 import math
@@ -421,73 +423,136 @@ def visible_gpus() -> list:
     return [str(i) for i, ln in enumerate(ln for ln in out.splitlines() if ln.startswith("GPU "))]
 
 
+def worker_loop(sweep, out_dir) -> int:
+    """``simengine sweep FILE --worker``: run the task indices read from stdin (one per line) in
+    this process, each with its messages in ``D/logs/TASK.log``; answer ``INDEX EXITCODE`` per task
+    on stdout. One long-lived worker per job saves the interpreter and numba start-up per task."""
+    answers = os.fdopen(os.dup(sys.stdout.fileno()), "w", buffering=1)
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())   # stray prints must not mix with answers
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        task = sweep.task(int(line))
+        path = log_path(out_dir, task)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(f"--- {time.strftime('%Y-%m-%dT%H:%M:%S')} "
+                     f"{'GPU ' + os.environ['CUDA_VISIBLE_DEVICES'] + ' ' if os.environ.get('CUDA_VISIBLE_DEVICES') else ''}"
+                     f"simengine {' '.join(run_argv(sweep, task, out_dir))}\n")
+            fh.flush()
+            with contextlib.redirect_stdout(fh), contextlib.redirect_stderr(fh):
+                rc = run_task(sweep, task, out_dir,
+                              log=lambda m: print(m, file=fh, flush=True))
+        answers.write(f"{task.index} {rc}\n")
+        if rc == 130:          # SIGTERM/SIGINT while running: the checkpoint is written; stop
+            return 130
+    return 0
+
+
+class _Worker:
+    def __init__(self, sweep, out_dir, slot, env):
+        argv = [sys.executable, "-m", "simengine", "sweep", str(sweep.path), "--output-dir",
+                str(out_dir), "--worker"]
+        for s in sweep.overrides:
+            argv += ["--set", s]
+        self.slot, self.task, self.t0 = slot, None, 0.0
+        self.errlog = open(Path(out_dir) / "logs" / f"worker-{slot}.log", "a", encoding="utf-8")
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=self.errlog, env=env, text=True, bufsize=1,
+                                     start_new_session=True)
+
+    def give(self, task):
+        self.task, self.t0 = task, time.perf_counter()
+        self.proc.stdin.write(f"{task.index}\n")
+        self.proc.stdin.flush()
+
+    def finish(self):
+        with contextlib.suppress(OSError):
+            self.proc.stdin.close()
+
+
 def _run_parallel(sweep, todo, out_dir, jobs, log) -> dict:
-    """Run ``todo`` tasks as ``python -m simengine run`` subprocesses, ``jobs`` at a time."""
+    """Run ``todo`` on ``jobs`` worker processes (one GPU each where there are GPUs)."""
+    import selectors
+    from collections import deque
+
     gpus = visible_gpus()
     if gpus and jobs > len(gpus):
         log(f"note: {jobs} jobs share {len(gpus)} GPUs")
     threads = max(1, (os.cpu_count() or 1) // jobs)
     (out_dir / "logs").mkdir(parents=True, exist_ok=True)
-    pending = list(todo)
-    running = {}   # slot -> (proc, task, log file, start)
-    codes = {}
-    stop = {"sig": None}
+    pending = deque(todo)
+    codes, stop = {}, {"sig": None}
+    sel = selectors.DefaultSelector()
+    workers = {}
+
+    def start(slot):
+        env = dict(os.environ)
+        env.setdefault("NUMBA_NUM_THREADS", str(threads))
+        if gpus:
+            env["CUDA_VISIBLE_DEVICES"] = gpus[slot % len(gpus)]
+        w = workers[slot] = _Worker(sweep, out_dir, slot, env)
+        sel.register(w.proc.stdout, selectors.EVENT_READ, slot)
+
+    def feed(w):
+        if pending and stop["sig"] is None:
+            task = pending.popleft()
+            failed_marker(out_dir, task).unlink(missing_ok=True)
+            w.give(task)
+            log(f"{_label(sweep, task)}: started" + (f" on GPU {gpus[w.slot % len(gpus)]}"
+                                                    if gpus else ""))
+        else:
+            w.task = None
+            w.finish()
+
+    def report(task, rc, took):
+        codes[task.index] = rc
+        if rc == 0:
+            log(f"{_label(sweep, task)}: done in {took:.1f} s")
+        elif rc == 130:
+            log(f"{_label(sweep, task)}: interrupted (checkpoint kept; rerun to resume)")
+        else:
+            note = task_status(out_dir, task)[1]
+            log(f"{_label(sweep, task)}: FAILED (exit {rc}){': ' + note if note else ''}")
 
     def on_signal(signum, frame):
         stop["sig"] = signum
-        for proc, *_ in running.values():
+        for w in workers.values():
             with contextlib.suppress(ProcessLookupError):
-                proc.send_signal(signal.SIGTERM)
+                w.proc.send_signal(signal.SIGTERM)
 
     old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
-        while pending or running:
-            free = [s for s in range(jobs) if s not in running]
-            while free and pending and stop["sig"] is None:
-                slot, task = free.pop(0), pending.pop(0)
-                env = dict(os.environ)
-                env[TASK_ENV] = (f"{task.index} of {len(sweep.tasks)}: {task.describe()} -> "
-                                 f"{output_path(out_dir, task)}")
-                env.setdefault("NUMBA_NUM_THREADS", str(threads))
-                if gpus:
-                    env["CUDA_VISIBLE_DEVICES"] = gpus[slot % len(gpus)]
-                failed_marker(out_dir, task).unlink(missing_ok=True)
-                fh = open(log_path(out_dir, task), "a", encoding="utf-8")
-                fh.write(f"--- {time.strftime('%Y-%m-%dT%H:%M:%S')} "
-                         f"{'GPU ' + env['CUDA_VISIBLE_DEVICES'] + ' ' if gpus else ''}"
-                         f"simengine {' '.join(run_argv(sweep, task, out_dir, True))}\n")
-                fh.flush()
-                proc = subprocess.Popen([sys.executable, "-m", "simengine",
-                                         *run_argv(sweep, task, out_dir, quiet=True)],
-                                        stdout=fh, stderr=subprocess.STDOUT, env=env,
-                                        start_new_session=True)
-                running[slot] = (proc, task, fh, time.perf_counter())
-                log(f"{_label(sweep, task)}: started" + (f" on GPU {env['CUDA_VISIBLE_DEVICES']}"
-                                                        if gpus else ""))
-            if stop["sig"] is not None and not running:
-                break
-            time.sleep(0.05)
-            for slot, (proc, task, fh, t0) in list(running.items()):
-                rc = proc.poll()
-                if rc is None:
+        for slot in range(min(jobs, len(pending))):
+            start(slot)
+            feed(workers[slot])
+        while workers:
+            for key, _ in sel.select(timeout=0.5):
+                w = workers[key.data]
+                line = w.proc.stdout.readline()
+                if line.strip():
+                    index, rc = map(int, line.split())
+                    report(sweep.tasks[index], rc, time.perf_counter() - w.t0)
+                    feed(w)
                     continue
-                fh.close()
-                del running[slot]
-                rc = 130 if rc in (-signal.SIGTERM, -signal.SIGINT) else rc
-                codes[task.index] = rc
-                took = time.perf_counter() - t0
-                if rc == 0:
-                    log(f"{_label(sweep, task)}: done in {took:.1f} s")
-                elif rc == 130:
-                    log(f"{_label(sweep, task)}: interrupted (checkpoint kept; rerun to resume)")
-                else:
-                    text = log_path(out_dir, task).read_text(errors="replace")
-                    _mark(out_dir, task, rc, "\n".join(text.splitlines()[-20:]))
-                    last = [ln for ln in text.splitlines() if ln.strip()][-1:] or [""]
-                    log(f"{_label(sweep, task)}: FAILED (exit {rc}): {last[0]}")
+                sel.unregister(w.proc.stdout)       # end of file: the worker has exited
+                rc = w.proc.wait()
+                w.errlog.close()
+                del workers[w.slot]
+                if w.task is not None:              # it died inside a task
+                    rc = 130 if stop["sig"] is not None else (1 if rc == 0 else rc)
+                    if rc != 130:
+                        tail = log_path(out_dir, w.task)
+                        text = tail.read_text(errors="replace") if tail.exists() else ""
+                        _mark(out_dir, w.task, rc, "\n".join(text.splitlines()[-20:]) +
+                              f"\nthe worker process ended with code {w.proc.returncode}")
+                    report(w.task, rc, time.perf_counter() - w.t0)
+                    if pending and stop["sig"] is None:
+                        start(w.slot)
+                        feed(workers[w.slot])
     finally:
-        for s, h in old.items():
-            signal.signal(s, h)
+        for sg, h in old.items():
+            signal.signal(sg, h)
     if stop["sig"] is not None:
         for task in pending:
             codes.setdefault(task.index, 130)
@@ -588,6 +653,7 @@ def add_parser(sub):
     s.add_argument("--jobs", "-j", type=int, default=1, metavar="J",
                    help="tasks run at once when running them all (one GPU each where present)")
     s.add_argument("--quiet", "-q", action="store_true", help="no progress output")
+    s.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     return s
 
 
@@ -611,6 +677,8 @@ def command(args) -> int:
             for t in tasks:
                 print(f"{t.index} {t.describe()}")
         return 0
+    if args.worker:
+        return worker_loop(sweep, out_dir)
     if args.collect:
         from .summary import collect
 

@@ -172,13 +172,15 @@ def test_run_all_skips_finished_tasks(tmp_path, capsys):
     assert rc == 0 and out == ""
 
 
-def test_jobs_run_subprocesses_with_the_same_results(tmp_path, capsys):
+def test_jobs_run_worker_processes_with_the_same_results(tmp_path, capsys):
     p = net(tmp_path)
     seq, par = tmp_path / "seq", tmp_path / "par"
     assert sweep(capsys, p, "-d", seq, "-q")[0] == 0
     rc, _, err = sweep(capsys, p, "-d", par, "--jobs", "3")
     assert rc == 0, err
-    assert len(list((par / "logs").glob("*.log"))) == 6
+    assert len(list((par / "logs").glob("n=*.log"))) == 6
+    assert "0 already done" in err and err.count(": done in") == 6
+    assert "done: mean distance" in (par / "logs" / "n=40_seed=3.log").read_text()
     for f in seq.glob("*.h5"):
         a, b = stats(f), stats(par / f.name)
         a.pop("elapsed"), b.pop("elapsed")
