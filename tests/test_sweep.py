@@ -229,6 +229,36 @@ def test_sigkilled_task_resumes_and_equals_an_uninterrupted_run(tmp_path, capsys
         assert a.attrs["complete"] and b.attrs["complete"]
 
 
+def test_sigterm_to_a_parallel_sweep_checkpoints_and_the_rerun_resumes(tmp_path, capsys):
+    p = field(tmp_path, steps=3000, every=10)
+    d = tmp_path / "out"
+    outs = [d / "mean=0.0_seed=1.h5", d / "mean=-0.3_seed=2.h5"]
+    proc = subprocess.Popen([sys.executable, "-m", "simengine", "sweep", str(p), "-d", str(d),
+                             "--jobs", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    t0 = time.time()
+    while min(_checkpoint_step(o) for o in outs) < 50:
+        assert proc.poll() is None, "the sweep finished before it could be interrupted"
+        assert time.time() - t0 < 300
+        time.sleep(0.005)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert err.count("interrupted (checkpoint kept") == 2
+    assert all(50 <= _checkpoint_step(o) < 3000 for o in outs)
+    rc, out, _ = sweep(capsys, p, "-d", d, "--list", "--failed", "--indices")
+    assert out.strip() == "0-1"
+    rc, _, err = sweep(capsys, p, "-d", d, "--jobs", "2")
+    assert rc == 0, err
+    assert all("resuming" in (d / "logs" / (o.stem + ".log")).read_text() for o in outs)
+    direct = tmp_path / "direct.h5"
+    assert main(["run", str(p), "-o", str(direct), "-q"]) == 0   # the body: mean 0.0, seed 1
+    with h5py.File(outs[0], "r") as a, h5py.File(direct, "r") as b:
+        np.testing.assert_array_equal(a["checkpoint/phi"][()], b["checkpoint/phi"][()])
+        np.testing.assert_array_equal(a["observables/free_energy"][()],
+                                      b["observables/free_energy"][()])
+
+
 # ----------------------------------------------------------------------------- collect
 def test_collect_summary_equals_direct_runs_and_grouped_equals_numpy(tmp_path, capsys):
     p = net(tmp_path)
@@ -362,3 +392,28 @@ def test_plot_of_a_summary(tmp_path, capsys):
     expected = np.polyfit(np.log(ns), np.log(means), 1)[0]
     assert math.isclose(float(slopes["mean_distance"]["slope"]), expected, rel_tol=1e-9)
     assert slopes["mean_distance"]["points"] == "4"
+
+
+def test_shipped_seed_families_sweep(root, tmp_path, capsys):
+    scen = root / "scenarios" / "sweep-seed-families.yaml"
+    rc, out, _ = sweep(capsys, scen, "--list")
+    lines = out.splitlines()
+    assert rc == 0 and len(lines) == 3 * 7 * 10
+    assert lines[0] == "0 graph.generator=watts-ring graph.generator.n=250 graph.generator.seed=1"
+    assert lines[-1] == "209 graph.generator=ba graph.generator.n=16000 graph.generator.seed=10"
+    d = tmp_path / "out"
+    rc, _, err = sweep(capsys, scen, "--task", "70", "-d", d, "-q")   # watts, n = 250, seed 1
+    assert rc == 0, err
+    assert sweep(capsys, scen, "-d", d, "--collect")[0] == 0
+    rows = read_csv(d / "sweep-seed-families-summary.csv")
+    done = [r for r in rows if r["status"] == "done"]
+    assert [(r["task"], r["graph.generator"], r["n"]) for r in done] == [("70", "watts", "250")]
+    from simengine.network.generators import generate
+
+    g = generate({"type": "watts_alpha", "k": 10, "ring": False, "n": 250, "seed": 1})
+    G = nx.Graph()
+    G.add_nodes_from(range(g.n))
+    for u in range(g.n):
+        G.add_edges_from((u, int(v)) for v in g.indices[g.indptr[u]:g.indptr[u + 1]])
+    assert math.isclose(float(done[0]["mean_distance"]), nx.average_shortest_path_length(G),
+                        rel_tol=1e-12)
