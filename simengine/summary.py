@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .sweep import output_path, task_status
+from .sweep import output_path, scenario_difference, task_status
 
 FIELD_RESULTS = ("mass", "free_energy", "length", "phi_min", "phi_max", "step", "time",
                  "wall_time")
@@ -86,6 +86,10 @@ def summary_rows(sweep, out_dir):
         status, message = task_status(out_dir, task)
         res = {}
         if status == "done":
+            stale = scenario_difference(output_path(out_dir, task), task)
+            if stale is not None:
+                message = (f"made from another scenario ({stale} differs); run the sweep again "
+                           f"to update it")
             try:
                 res = task_results(output_path(out_dir, task))
             except Exception as exc:  # unreadable despite 'complete': report, do not drop

@@ -309,19 +309,35 @@ def task_status(out_dir, task):
     return ("failed", note) if marker.exists() else ("incomplete", "")
 
 
-def _same_scenario(out, task) -> bool:
-    """Whether ``out`` is complete and was run with exactly this task's scenario."""
+def _flat(d, prefix=()):
+    out = {}
+    for k, v in (d or {}).items():
+        if isinstance(v, dict) and v:
+            out.update(_flat(v, prefix + (str(k),)))
+        else:
+            out[prefix + (str(k),)] = v
+    return out
+
+
+def scenario_difference(out, task):
+    """None when ``out`` holds this task's scenario exactly, else the first key that differs."""
     import h5py
 
     try:
         with h5py.File(out, "r") as f:
-            if not bool(f.attrs.get("complete", False)):
-                return False
             stored = f.attrs.get("scenario", "")
             stored = stored.decode() if isinstance(stored, bytes) else str(stored)
     except OSError:
-        return False
-    return yaml.safe_load(stored) == yaml.safe_load(yaml.safe_dump(task.data, sort_keys=False))
+        return "(unreadable file)"
+    a = _flat(yaml.safe_load(stored))
+    b = _flat(yaml.safe_load(yaml.safe_dump(task.data, sort_keys=False)))
+    diff = sorted(".".join(k) for k in set(a) | set(b) if a.get(k) != b.get(k))
+    return diff[0] if diff else None
+
+
+def _same_scenario(out, task) -> bool:
+    """Whether ``out`` is complete and was run with exactly this task's scenario."""
+    return task_status(out.parent, task)[0] == "done" and scenario_difference(out, task) is None
 
 
 # =============================================================================== running

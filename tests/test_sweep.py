@@ -170,6 +170,10 @@ def test_run_all_skips_finished_tasks(tmp_path, capsys):
     assert mtimes == {f: f.stat().st_mtime_ns for f in d.glob("*.h5")}
     rc, out, _ = sweep(capsys, p, "-d", d, "--list", "--unfinished")
     assert rc == 0 and out == ""
+    # a changed body: collect says which outputs are stale
+    rc, out, _ = sweep(capsys, p, "-d", d, "--collect", "--set", "metrics.statistics=[diameter]")
+    rows = read_csv(d / "net-sweep-summary.csv")
+    assert all(r["status"] == "done" and "metrics.statistics differs" in r["message"] for r in rows)
 
 
 def test_jobs_run_worker_processes_with_the_same_results(tmp_path, capsys):
