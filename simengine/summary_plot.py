@@ -141,22 +141,28 @@ def plot_summary(path, out_dir=None) -> list:
                     slopes.append({"parameter": xkey, "result": m, "series": name,
                                    "slope": repr(slope), "slope_se": repr(se),
                                    "points": str(int(ok.sum()))})
-                ax.errorbar(xs, means, yerr=ses if np.any(ses > 0) else None, fmt="o-", ms=4,
+                ax.errorbar(xs, means, yerr=ses if np.any(ses > 0) else None,
+                            fmt="o" if xkey in seeds or not numeric_x else "o-", ms=4,
                             capsize=3, label=label)
             if loglog:
                 from matplotlib.ticker import NullFormatter
 
                 ax.set_xscale("log")
-                ax.xaxis.set_minor_formatter(NullFormatter())
-                if all(number(r[m]) is not None and number(r[m]) > 0 for r in done):
+                if max(allx) >= 10 * min(allx):      # labelled decades: no minor labels
+                    ax.xaxis.set_minor_formatter(NullFormatter())
+                ys = [number(r[m]) for r in done]
+                if all(y is not None and y > 0 for y in ys):
                     ax.set_yscale("log")
-                    ax.yaxis.set_minor_formatter(NullFormatter())
+                    if max(ys) >= 10 * min(ys):
+                        ax.yaxis.set_minor_formatter(NullFormatter())
             if not numeric_x:
                 ax.set_xticks(range(len(labels)))
                 ax.set_xticklabels(labels)
+                ax.set_xlim(-0.5, len(labels) - 0.5)
             ax.set_xlabel(xkey + (" (cells)" if cells else ""))
             ax.set_ylabel(m)
-            ax.set_title(m + (" (mean ± s.e. over " + ", ".join(seeds) + ")" if seeds else ""),
+            over = [k for k in seeds if k != xkey]
+            ax.set_title(m + (" (mean ± s.e. over " + ", ".join(over) + ")" if over else ""),
                          fontsize=9)
             ax.legend(fontsize=7)
         for ax in list(axes.flat)[len(metrics):]:
