@@ -121,6 +121,7 @@ class FieldScenario(Strict):
     time: TimeSpec
     solver: FieldSolverSpec = FieldSolverSpec()
     output: FieldOutputSpec = FieldOutputSpec()
+    sweep: Optional[dict] = None   # expanded and validated by simengine.sweep
 
 
 # ----------------------------------------------------------------------------- network scenarios
@@ -200,6 +201,7 @@ class NetworkScenario(Strict):
     metrics: MetricsSpec = MetricsSpec()
     solver: NetworkSolverSpec = NetworkSolverSpec()
     output: NetworkOutputSpec = NetworkOutputSpec()
+    sweep: Optional[dict] = None   # expanded and validated by simengine.sweep
 
 
 KINDS = {"field": FieldScenario, "network": NetworkScenario}
