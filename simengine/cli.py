@@ -1,7 +1,8 @@
 """Command line: ``simengine run|validate|info|plot``.
 
 Exit codes: 0 success, 2 user error (one line on stderr, no traceback), 1 internal or simulation
-error, 130 interrupted (a checkpoint was written first).
+error, 130 interrupted (SIGINT/SIGTERM: in the run loop after writing a checkpoint, in start-up at
+once; see :mod:`simengine.signals`).
 """
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import sys
 
 from . import __version__
 from .errors import SimulationError, UserError
+from .signals import Stopped, stop_on_signals
 
 
 class _Parser(argparse.ArgumentParser):
@@ -108,6 +110,15 @@ COMMANDS = {"run": _cmd_run, "validate": _cmd_validate, "info": _cmd_info, "plot
 
 
 def main(argv=None):
+    with stop_on_signals():  # before any start-up work: files, graph generation, compilation
+        try:
+            return _dispatch(argv)
+        except Stopped as exc:
+            print(f"simengine: {exc}", file=sys.stderr)
+            return 130
+
+
+def _dispatch(argv):
     args = build_parser().parse_args(argv)
     try:
         return COMMANDS[args.command](args)
@@ -117,6 +128,8 @@ def main(argv=None):
     except SimulationError as exc:
         print(f"simengine: simulation failed: {exc}", file=sys.stderr)
         return 1
+    except Stopped:
+        raise  # main() names the signal
     except KeyboardInterrupt:
         print("simengine: interrupted", file=sys.stderr)
         return 130

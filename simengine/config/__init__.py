@@ -54,11 +54,18 @@ class Scenario:
 
     def resolve(self, relpath) -> Path:
         """A path from the scenario: relative to the scenario file's folder, else to the cwd."""
-        p = Path(relpath).expanduser()
+        p = Path(relpath)
+        try:
+            p = p.expanduser()
+        except RuntimeError:  # ~user without such a user: keep the name as written
+            pass
         if p.is_absolute():
             return p
         beside = self.path.parent / p
-        return beside if beside.exists() or not p.exists() else p
+        try:
+            return beside if beside.exists() or not p.exists() else p
+        except OSError:  # a name too long for the file system: the file checks report it
+            return beside
 
 
 def _model_at(model_cls, keys):
@@ -73,11 +80,26 @@ def _model_at(model_cls, keys):
     return cls if isinstance(cls, type) and issubclass(cls, BaseModel) else None
 
 
-def _clean_loc(loc):
+def _is_tag(part):
+    """A union member tag in a pydantic location, such as "literal['all']" or "list[int]"."""
+    return isinstance(part, str) and (not part.isidentifier()
+                                      or part.startswith(("literal", "function")))
+
+
+def _clean_loc(loc, data):
+    """The part of a pydantic error location that names keys of ``data`` (union tags dropped)."""
     out = []
-    for part in loc:
-        if isinstance(part, str) and (not part.isidentifier() or part.startswith(("literal", "function"))):
-            break  # a union member tag such as "literal['all']" or "list[int]"
+    node = data
+    for i, part in enumerate(loc):
+        if isinstance(node, dict) and not isinstance(part, int) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            node = node[part]
+        elif i == len(loc) - 1 and not _is_tag(part):
+            out.append(part)  # a missing key, or a key that is not a string
+            break
+        else:
+            break
         out.append(part)
     return tuple(out)
 
@@ -111,11 +133,14 @@ def _raise_validation(exc: ValidationError, located: Located, model_cls, prefix=
     """One line for the first error of ``exc``; ``prefix`` is where ``model_cls`` sits."""
     errors = exc.errors()
     err = errors[0]
-    own = _clean_loc(err["loc"])
+    data = located
+    for k in prefix:
+        data = data[k]
+    own = _clean_loc(err["loc"], data)
     keys = tuple(prefix) + own
     key = clip(".".join(str(k) for k in keys), 120)
     where = located.where(keys)
-    if keys in _UNION_HELP and any(_clean_loc(e["loc"]) == own for e in errors[1:]) or (
+    if keys in _UNION_HELP and any(_clean_loc(e["loc"], data) == own for e in errors[1:]) or (
             keys in _UNION_HELP and len(own) < len(err["loc"])):
         raw = located
         for k in keys:

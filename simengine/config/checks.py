@@ -68,7 +68,7 @@ def _read_initial_file(sc, located):
     where = located.where(("initial", "path"))
     problem = file_problem(path)
     if problem is not None:
-        raise UserError(f"{where}: initial.path: file {brief(init.path)} {problem}")
+        raise UserError(f"{where}: initial.path: file {brief(init.path, 200)} {problem}")
     grid_shape = tuple(sc.spec.grid.shape)
     try:
         with h5py.File(path, "r") as f:
@@ -212,7 +212,7 @@ def check_network(sc, located):
         problem = file_problem(path)
         if problem is not None:
             raise UserError(f"{located.where(('graph', 'file', 'path'))}: graph.file.path: "
-                            f"file {brief(g.file.path)} {problem}")
+                            f"file {brief(g.file.path, 200)} {problem}")
     if g.generator is not None:
         from ..network import generators
 

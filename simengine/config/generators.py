@@ -59,7 +59,7 @@ class WattsAlphaSpec(GeneratorSpec):
             raise ValueError("k must be at least 2 with the ring substrate")
 
     def arcs(self):
-        return self.n * self.k
+        return self.n * self.k + 2 * self.n  # "repair" adds up to one edge per component
 
 
 class BarabasiAlbertSpec(GeneratorSpec):

@@ -4,6 +4,7 @@ The key names are the user-facing contract; see docs/scenarios.md.
 """
 from __future__ import annotations
 
+import math
 from typing import Annotated, Literal, Optional, Union
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
@@ -15,15 +16,18 @@ INT32_MAX = 2**31 - 1
 WEIGHT_MAX = 2**53
 
 
-def _not_bool(value):
-    """YAML's true/false are Python ints; a boolean where a number is meant is an error."""
+def _plain_number(value):
+    """YAML's true/false are Python ints: a boolean where a number is meant is an error, and so
+    is a non-finite float (checked before any range, so that the message says what is wrong)."""
     if isinstance(value, bool):
         raise ValueError(f"expected a number, got {str(value).lower()} (a boolean)")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"expected a finite number, got {value}")
     return value
 
 
 def _number(py_type, **bounds):
-    return Annotated[py_type, BeforeValidator(_not_bool), Field(**bounds)]
+    return Annotated[py_type, BeforeValidator(_plain_number), Field(**bounds)]
 
 
 # every float is finite (no .nan, .inf, 1e999), every int bounded, no booleans for numbers
