@@ -423,3 +423,26 @@ def test_plain_text_helpers():
     assert msg.startswith("s.yaml:") and "invalid YAML" in msg
     msg = error_of("kind: field\n---\nkind: network\n")
     assert "expected a single document" in msg
+
+
+def test_limits_hold_with_the_pure_python_parser(monkeypatch):
+    """Without libyaml the loader falls back to PyYAML's Python parser with the same limits."""
+    import importlib
+
+    import simengine.config.loader as loader
+
+    monkeypatch.setitem(sys.modules, "yaml._yaml", None)  # "import yaml._yaml" now fails
+    fallback = importlib.reload(loader)
+    try:
+        assert fallback._EventParser is None
+        for text, expect in [(BILLION_LAUGHS, "more than 100000 nodes"),
+                             ("a: " + "[" * 1000 + "]" * 1000, "levels deep"),
+                             ("a: 1\na: 2\n", "duplicate key"), ("a: &x [*x]\n", "recursive alias"),
+                             ("a: 2001-13-45\n", "cannot read")]:
+            with pytest.raises(UserError) as ei:
+                fallback.load_scenario_text(text, "s.yaml")
+            assert expect in str(ei.value)
+        assert fallback.load_scenario_text(FIELD, "s.yaml").lines[("time", "dt")] == 10
+    finally:
+        monkeypatch.undo()
+        importlib.reload(loader)

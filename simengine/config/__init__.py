@@ -64,7 +64,7 @@ class Scenario:
         beside = self.path.parent / p
         try:
             return beside if beside.exists() or not p.exists() else p
-        except OSError:  # a name too long for the file system: the file checks report it
+        except (OSError, ValueError):  # a name too long, a NUL byte: the file checks report it
             return beside
 
 

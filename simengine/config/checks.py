@@ -41,6 +41,8 @@ def file_problem(path):
         return "does not exist"
     except OSError as exc:
         return f"cannot be read ({exc.strerror or exc})"
+    except ValueError:  # an embedded NUL byte
+        return "is not a valid file name"
     if stat.S_ISDIR(st.st_mode):
         return "is a directory, not a file"
     if not stat.S_ISREG(st.st_mode):
