@@ -290,7 +290,7 @@ def test_every_generator_type_validates_and_builds():
 def test_sources_out_of_range_for_generated_graphs():
     grid = NETWORK.replace("{type: barabasi_albert, n: 200, m: 3, seed: 1}",
                            "{type: grid, shape: [4, 5]}")
-    assert "vertex 20 is out of range for n = 20" in error_of(grid.replace("sources: all",
+    assert "vertex 20 is not in the generated graph (its vertices are 0..20-1)" in error_of(grid.replace("sources: all",
                                                                            "sources: [0, 20]"))
 
 

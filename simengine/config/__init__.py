@@ -113,7 +113,7 @@ def _describe(err, model_cls, keys):
     if kind == "extra_forbidden":
         parent = _model_at(model_cls, [k for k in keys[:-1] if isinstance(k, str)])
         allowed = ", ".join(parent.model_fields) if parent is not None else ""
-        return f"unknown key {brief(keys[-1])}" + (f" (expected one of: {allowed})" if allowed else "")
+        return f"unknown key {brief(keys[-1], 40)}" + (f" (expected one of: {allowed})" if allowed else "")
     if kind == "invalid_key":
         return f"keys must be strings, got {brief(got)}"
     if kind == "literal_error":
@@ -138,7 +138,7 @@ def _raise_validation(exc: ValidationError, located: Located, model_cls, prefix=
         data = data[k]
     own = _clean_loc(err["loc"], data)
     keys = tuple(prefix) + own
-    key = clip(".".join(str(k) for k in keys), 120)
+    key = clip(".".join(str(k) for k in keys), 80)
     where = located.where(keys)
     if keys in _UNION_HELP and any(_clean_loc(e["loc"], data) == own for e in errors[1:]) or (
             keys in _UNION_HELP and len(own) < len(err["loc"])):
