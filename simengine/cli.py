@@ -1,7 +1,8 @@
 """Command line: ``simengine run|validate|info|plot|sweep``.
 
 Exit codes: 0 success, 2 user error (one line on stderr, no traceback), 1 internal or simulation
-error, 130 interrupted (a checkpoint was written first).
+error, 130 interrupted (SIGINT/SIGTERM: in the run loop after writing a checkpoint, in start-up at
+once; see :mod:`simengine.signals`).
 """
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import sys
 
 from . import __version__
 from .errors import SimulationError, UserError
+from .signals import Stopped, stop_on_signals
 
 
 class _Parser(argparse.ArgumentParser):
@@ -175,6 +177,14 @@ def _fail(exc, code, text):
 
 
 def main(argv=None):
+    with stop_on_signals():  # before any start-up work: files, graph generation, compilation
+        try:
+            return _dispatch(argv)
+        except Stopped as exc:  # SIGINT/SIGTERM outside a checkpointing loop
+            return _fail(exc, 130, str(exc))
+
+
+def _dispatch(argv):
     args = build_parser().parse_args(argv)
     try:
         return COMMANDS[args.command](args)
@@ -184,6 +194,8 @@ def main(argv=None):
         return _fail(exc, 2, f"error: {exc}")
     except SimulationError as exc:
         return _fail(exc, 1, f"simulation failed: {exc}")
+    except Stopped:
+        raise  # main() names the signal
     except KeyboardInterrupt as exc:
         return _fail(exc, 130, "interrupted")
     except BrokenPipeError:  # output piped into head & co.
