@@ -9,7 +9,7 @@ import argparse
 import sys
 
 from . import __version__
-from .errors import SimulationError, UserError
+from .errors import OutputError, SimulationError, UserError
 
 
 class _Parser(argparse.ArgumentParser):
@@ -41,6 +41,8 @@ def build_parser():
 
     i = sub.add_parser("info", help="summarise an output file")
     i.add_argument("file")
+    i.add_argument("--verify", action="store_true",
+                   help="read every byte and check every checksum (exit 2 if anything is bad)")
 
     pl = sub.add_parser("plot", help="write PNG figures of an output file")
     pl.add_argument("file")
@@ -91,6 +93,16 @@ def _cmd_validate(args):
 def _cmd_info(args):
     from .io.reader import Result
 
+    if args.verify:
+        from .io.verify import verify_file
+
+        problems, ndata, nparts = verify_file(args.file)
+        for line in problems:
+            print(f"simengine: error: {line}", file=sys.stderr)
+        if problems:
+            return 2
+        print(f"{args.file}: verified ({ndata} datasets, {nparts} parts)")
+        return 0
     with Result(args.file) as r:
         print(r.summary())
     return 0
@@ -116,6 +128,9 @@ def main(argv=None):
         return 2
     except SimulationError as exc:
         print(f"simengine: simulation failed: {exc}", file=sys.stderr)
+        return 1
+    except OutputError as exc:
+        print(f"simengine: error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("simengine: interrupted", file=sys.stderr)

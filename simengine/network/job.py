@@ -120,7 +120,7 @@ class NetworkJob:
                 f"{' weighted' if g.weighted else ''} -> {output}")
 
     def make_output(self, path, fresh, truncate_to):
-        from ..runner import NetworkOutput
+        from ..io.network_output import NetworkOutput
 
         return NetworkOutput(self, path, self.sc, fresh, truncate_to=truncate_to)
 
