@@ -99,16 +99,20 @@ def _check_compatible(stored: dict, current: dict, path):
                             f"{b.get(key)!r} in the scenario")
 
 
-def make_job(sc: Scenario, log=None):
+def make_job(sc: Scenario, log=None, comm=None):
     """The job for a scenario's kind (builds its engine: validation happens here, before any
-    output exists)."""
-    if sc.kind == "field":
-        from .field.job import FieldJob
+    output exists). Errors here are the same on every rank (same input)."""
+    try:
+        if sc.kind == "field":
+            from .field.job import FieldJob
 
-        return FieldJob(sc, log)
-    from .network.job import NetworkJob
+            return FieldJob(sc, log, comm)
+        from .network.job import NetworkJob
 
-    return NetworkJob(sc, log)
+        return NetworkJob(sc, log, comm)
+    except UserError as exc:
+        exc.collective = True
+        raise
 
 
 # =============================================================================== the controller
@@ -116,13 +120,17 @@ class Runner:
     """Runs one scenario to completion (or to an interrupt), writing ``output``."""
 
     def __init__(self, sc: Scenario, output=None, resume=False, overwrite=False, progress=True,
-                 log=None):
+                 log=None, comm=None):
+        from .parallel import world
+
         self.sc = sc
+        self.comm = comm or world()
         self.output = Path(output) if output else default_output(sc)
         self.resume = resume
         self.overwrite = overwrite
-        self.progress = progress
-        self.log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
+        self.progress = progress and self.comm.rank == 0
+        log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
+        self.log = log if self.comm.rank == 0 else (lambda msg: None)
         self._lock = None
 
     # ---- existing-file policy
@@ -156,29 +164,41 @@ class Runner:
             raise
         return False, f
 
+    def _open(self, job):
+        """Rank 0: existing-file policy and the checkpoint to resume from (picklable)."""
+        fresh, f = self._prepare()
+        if fresh:
+            return True, None
+        try:
+            return False, job.read_checkpoint(f)
+        finally:
+            f.close()
+
     def run(self) -> int:
         try:
             return self._run()
         finally:
-            if self._lock is not None:
+            if self._lock is not None:  # rank 0 holds the output's lock
                 self._lock.release()
                 self._lock = None
 
     def _run(self) -> int:
-        job = make_job(self.sc, self.log)
-        fresh, f = self._prepare()
-        if fresh:
-            done, elapsed0 = job.start(True, None)
-        else:
-            try:
-                done, elapsed0 = job.start(False, f)
-            finally:
-                f.close()
+        from .parallel import bind_gpu, on_root
+
+        comm = self.comm
+        device = bind_gpu(comm) if self.sc.spec.solver.backend in ("auto", "cuda") else None
+        job = make_job(self.sc, self.log, comm)
+        fresh, ck = on_root(comm, self._open, job)
+        done, elapsed0 = job.start(fresh, ck)
+        if not fresh:
             if done >= job.total:
                 self.log(f"{self.output}: {job.complete_message(done)}")
                 return 0
             self.log(f"{self.output}: {job.resume_message(done)}")
         out = job.make_output(self.output, fresh, None if fresh else done)
+        if comm.size > 1:
+            self.log(f"{comm.size} MPI ranks"
+                     + (f", one GPU each (rank 0 on GPU {device})" if device is not None else ""))
         self.log(job.describe(self.output))
         t0 = time.perf_counter() - elapsed0
         bar = Progress(job.total, done, unit=job.unit, desc=self.sc.name, enabled=self.progress)
@@ -192,10 +212,12 @@ class Runner:
                     done = job.advance(done, stop, stop_requested, bar.update)
                     if done == stop:
                         job.at_stop(done, out, time.perf_counter() - t0)
-                    if stop_requested() and done < job.total:
+                    if comm.allreduce(bool(stop_requested()), "or") and done < job.total:
                         job.checkpoint(done, out, time.perf_counter() - t0)
-                        raise Interrupted(f"interrupted after {done} {job.unit}s: checkpoint "
+                        exc = Interrupted(f"interrupted after {done} {job.unit}s: checkpoint "
                                           f"written to {self.output}; continue with --resume")
+                        exc.collective = True
+                        raise exc
         except SimulationError as exc:
             raise job.failed(exc, self.output) from None
         finally:
@@ -205,5 +227,5 @@ class Runner:
 
 
 def run_scenario(sc: Scenario, output=None, resume=False, overwrite=False, progress=True,
-                 log=None) -> int:
-    return Runner(sc, output, resume, overwrite, progress, log).run()
+                 log=None, comm=None) -> int:
+    return Runner(sc, output, resume, overwrite, progress, log, comm).run()

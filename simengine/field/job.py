@@ -25,6 +25,12 @@ class FieldJob:
         from ..config.checks import field_problem
         from .solver import make_solver
 
+        from ..parallel import SerialComm
+
+        self.comm = comm or SerialComm()
+        if self.comm.size > 1:
+            raise UserError(f"{sc.path}: field scenarios do not run on several MPI ranks yet; "
+                            f"run without mpiexec")
         spec = sc.spec
         self.sc = sc
         self.spec = spec
@@ -57,18 +63,24 @@ class FieldJob:
 
         return FieldOutput(self, path, self.sc, fresh, truncate_to=truncate_to)
 
-    def start(self, fresh, f):
-        """Initial state (fresh) or the checkpoint in open file ``f``; returns (done, elapsed)."""
-        if fresh:
-            self.solver.load(self.initial_field())
-            return 0, 0.0
-        done = self.restore(f)
+    def read_checkpoint(self, f) -> dict:
+        """What resuming needs from the open output ``f`` (runs on rank 0)."""
+        ds = f["checkpoint/phi"]
+        done = int(ds.attrs["step"])
         obs_wall = f["observables/wall_time"][()] if "observables/wall_time" in f else []
         obs_step = f["observables/step"][()] if "observables/step" in f else []
         wall0 = float(obs_wall[np.searchsorted(obs_step, done, side="right") - 1]) \
             if len(obs_wall) else 0.0
-        self.last_ckpt = done
-        return done, wall0
+        return {"done": done, "elapsed": wall0, "phi": ds[()]}
+
+    def start(self, fresh, ck):
+        """Initial state (fresh) or the checkpoint ``ck``; returns (done, elapsed)."""
+        if fresh:
+            self.solver.load(self.initial_field())
+            return 0, 0.0
+        self.solver.load(np.ascontiguousarray(ck["phi"], dtype=self.dtype))
+        self.last_ckpt = ck["done"]
+        return ck["done"], ck["elapsed"]
 
     def complete_message(self, done) -> str:
         return f"the run is already complete (step {done} of {self.total}); nothing to do"
@@ -146,11 +158,6 @@ class FieldJob:
             data = _read_initial_file(self.sc, Located(self.sc.data, {}, self.sc.path))
             return np.ascontiguousarray(data, dtype=self.dtype)
         return noise(self.grid.shape, init.mean, init.amplitude, init.seed, self.dtype)
-
-    def restore(self, f):
-        ds = f["checkpoint/phi"]
-        self.solver.load(np.ascontiguousarray(ds[()], dtype=self.dtype))
-        return int(ds.attrs["step"])
 
     # ---- events
     def due(self, done):

@@ -20,10 +20,19 @@ class NetworkJob:
         from .apsp import choose_sources, resolve_algorithm
         from .statistics import PathStatistics
 
+        from ..parallel import SerialComm
+
         self.sc = sc
         self.spec = spec = sc.spec
         self.log = log or (lambda msg: None)
+        self.comm = comm or SerialComm()
         self.graph = self._build_graph()
+        if self.comm.size > 1:
+            # every rank generated or read the graph itself; make sure they agree
+            hashes = self.comm.allgather(self.graph.content_hash())
+            if len(set(hashes)) != 1:
+                raise UserError(f"{sc.path}: the ranks built different graphs (is the graph file "
+                                f"the same on every node?)")
         m = spec.metrics
         if isinstance(m.sources, list):
             bad = [s for s in m.sources if s >= self.graph.n]
@@ -120,21 +129,33 @@ class NetworkJob:
                 f"{' weighted' if g.weighted else ''} -> {output}")
 
     def make_output(self, path, fresh, truncate_to):
+        """The writer: rank 0 writes the one output, the other ranks nothing."""
         from ..io.network_output import NetworkOutput
 
+        if self.comm.rank != 0:
+            return _NoOutput()
         return NetworkOutput(self, path, self.sc, fresh, truncate_to=truncate_to)
 
-    def start(self, fresh, f):
-        """Fresh start, or restore the checkpoint of open file ``f``; returns (done, elapsed)."""
-        if fresh:
-            return 0, 0.0
+    def read_checkpoint(self, f) -> dict:
+        """What resuming needs from the open output ``f`` (runs on rank 0; picklable)."""
         stored_hash = f.attrs.get("graph_hash")
         if stored_hash is not None and str(stored_hash) != self.graph.content_hash():
             raise UserError(f"{f.filename}: cannot resume: the graph differs from the one "
                             f"in the file (content hash mismatch)")
-        done = self.restore(f)
-        if bool(f.attrs.get("complete", False)):
-            done = self.total
+        ck = f["checkpoint"]
+        return {"state": {k: v[()] for k, v in ck.items()}, "done": int(ck.attrs["done"]),
+                "elapsed": float(ck.attrs.get("elapsed", 0.0)),
+                "complete": bool(f.attrs.get("complete", False))}
+
+    def start(self, fresh, ck):
+        """Fresh start, or restore checkpoint ``ck``; returns (done, elapsed)."""
+        from .statistics import PathStatistics
+
+        if fresh:
+            return 0, 0.0
+        self.stats = PathStatistics.from_state(ck["state"])
+        self.elapsed_before = ck["elapsed"]
+        done = self.total if ck["complete"] else ck["done"]
         self.last_ckpt = done
         return done, self.elapsed_before
 
@@ -143,15 +164,6 @@ class NetworkJob:
 
     def resume_message(self, done) -> str:
         return f"resuming from the checkpoint after {done} sources"
-
-    def restore(self, f):
-        from .statistics import PathStatistics
-
-        ck = f["checkpoint"]
-        state = {k: v[()] for k, v in ck.items()}
-        self.stats = PathStatistics.from_state(state)
-        self.elapsed_before = float(ck.attrs.get("elapsed", 0.0))
-        return int(ck.attrs["done"])
 
     def remaining(self) -> np.ndarray:
         """Planned sources not processed yet, in plan order."""
@@ -162,6 +174,8 @@ class NetworkJob:
 
     def advance(self, done, stop, stop_requested, progress):
         """Process source batches until ``stop`` sources are done or a stop is requested."""
+        if self.comm.size > 1:
+            return self._advance_ranks(done, stop, stop_requested, progress)
         while done < stop:
             todo = self.remaining()
             k = min(stop - done, self.batch - done % self.batch, len(todo))
@@ -170,6 +184,27 @@ class NetworkJob:
             progress(done)
             if stop_requested():
                 break
+        return done
+
+    def _advance_ranks(self, done, stop, stop_requested, progress):
+        """All ranks together: the sources up to ``stop``, claimed dynamically
+        (:func:`simengine.network.distributed.run_sources_ranks`). With stored distances the round
+        is finished even after a stop request, so rows stay in the order of ``/sources``."""
+        from .distributed import run_sources_ranks
+
+        todo = self.remaining()[:stop - done]
+        res = run_sources_ranks(self.graph, todo, self.stats, self.comm, algorithm=self.algorithm,
+                                backend=self.backend, store_dtype=self.store_dtype,
+                                batch=self.batch,
+                                stop_requested=None if self.store_dtype is not None
+                                else stop_requested)
+        if res is not None:
+            rows, pos = res
+            if len(pos) and not np.array_equal(pos, np.arange(len(pos))):
+                raise RuntimeError("distance rows are not a prefix of the round")
+            self.pending_rows.append(rows)
+        done = int(self.stats.done[self.sources].sum())
+        progress(done)
         return done
 
     def work(self, sources):
@@ -187,7 +222,7 @@ class NetworkJob:
             self.pending_rows.append(store)
 
     def at_stop(self, done, out, elapsed):
-        if done >= self.total:
+        if done >= self.total and self.comm.rank == 0:
             out.write(done, elapsed, results=self.stats.results(elapsed=elapsed))
         else:
             out.write(done, elapsed)
@@ -207,6 +242,13 @@ class NetworkJob:
         se = res.get("mean_distance_se")
         return (f"done: mean distance {md:.6g}" + (f" ± {se:.2g}" if se is not None else "") +
                 f", diameter {res.get('diameter')}, in {elapsed:.1f} s -> {output}")
+
+
+class _NoOutput:
+    """The writer of ranks other than 0 (one output, written by one rank)."""
+
+    def write(self, *args, **kwargs):
+        pass
 
 
 def extra_metrics(job: NetworkJob) -> dict:

@@ -203,3 +203,27 @@ def world():
 
     mpi4py.rc.threads = False  # the engines call MPI from the main thread only
     return MPIComm()
+
+
+def on_root(comm, fn, *args):
+    """Run ``fn(*args)`` on rank 0 and broadcast its (picklable) result to every rank.
+
+    A :class:`UserError` or :class:`SimulationError` raised on rank 0 is raised on every rank,
+    marked ``collective`` (only rank 0 prints it; nobody needs to abort the others)."""
+    from ..errors import SimulationError
+
+    if comm.size == 1:
+        return fn(*args)
+    if comm.rank == 0:
+        try:
+            res = ("ok", fn(*args))
+        except (UserError, SimulationError) as exc:
+            res = ("err", type(exc), str(exc))
+        comm.bcast(res)
+    else:
+        res = comm.bcast(None)
+    if res[0] == "err":
+        exc = res[1](res[2])
+        exc.collective = True
+        raise exc
+    return res[1]
