@@ -66,10 +66,12 @@ def _write_all(fd, data):
         view = view[n:]
 
 
-def write_atomic(path, data) -> None:
+def write_atomic(path, data, sync=True) -> None:
     """Create or replace ``path`` with the bytes ``data``, durably and atomically.
 
-    Raises :class:`OutputError` (the temporary file removed, ``path`` untouched) on any failure.
+    ``sync=False`` skips the fsyncs (still atomic, not durable across a power failure): for files
+    that are derived from others and rewritten at the next commit. Raises :class:`OutputError`
+    (the temporary file removed, ``path`` untouched) on any failure.
     """
     path = Path(path)
     tmp = tmp_name(path)
@@ -80,13 +82,16 @@ def write_atomic(path, data) -> None:
     try:
         try:
             _write_all(fd, data)
-            os.fsync(fd)
+            if sync:
+                os.fsync(fd)
         finally:
             os.close(fd)  # close can report a deferred error (NFS, quotas): it is checked too
         os.replace(tmp, path)
     except OSError as exc:
         remove(tmp)
         raise write_failed(path, exc) from None
+    if not sync:
+        return
     try:
         fsync_dir(path.parent)
     except OSError as exc:

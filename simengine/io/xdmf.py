@@ -41,7 +41,7 @@ def xdmf_text(h5_name, shape, dtype, spacing, times, dataset="/fields/phi") -> s
             f'     <DataItem Dimensions="3" NumberType="Float" Precision="8" Format="XML">{h} {h} {h}</DataItem>',
             '    </Geometry>',
             '    <Attribute Name="phi" AttributeType="Scalar" Center="Node">',
-            f'     <DataItem ItemType="HyperSlab" Dimensions="{block}" Type="HyperSlab">',
+            f'     <DataItem ItemType="HyperSlab" Dimensions="{dims}" Type="HyperSlab">',
             f'      <DataItem Dimensions="3 {len(shape) + 1}" Format="XML">{i} {zeros} {ones} {block}</DataItem>',
             f'      <DataItem Dimensions="{full}" NumberType="Float" Precision="{dtype.itemsize}" '
             f'Format="HDF">{src}</DataItem>',
@@ -53,6 +53,7 @@ def xdmf_text(h5_name, shape, dtype, spacing, times, dataset="/fields/phi") -> s
 
 
 def write_xdmf(path, h5_path, shape, dtype, spacing, times):
-    """Write ``path`` (atomically) for the snapshots of ``h5_path`` (referred to by file name)."""
+    """Write ``path`` (atomically; not fsynced: it is rewritten from the index at every commit)
+    for the snapshots of ``h5_path`` (referred to by file name)."""
     text = xdmf_text(Path(h5_path).name, shape, dtype, spacing, times)
-    write_atomic(path, text.encode())
+    write_atomic(path, text.encode(), sync=False)
