@@ -41,14 +41,25 @@ class OutputLock:
     def acquire(self):
         for _ in range(100):  # retried only when another process removed the file meanwhile
             try:
-                fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+                # read-only: the lock holds no file open for writing during the run
+                fd = os.open(self.path, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
             except OSError as exc:
                 raise UserError(f"{self.output}: cannot create the lock file {self.path}: "
                                 f"{describe_oserror(exc)}") from None
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except OSError as exc:
+                    if exc.errno != errno.EBADF:
+                        raise
+                    # NFS emulates flock with byte-range locks, which need a writable descriptor
+                    os.close(fd)
+                    fd = -1
+                    fd = os.open(self.path, os.O_RDWR | os.O_CLOEXEC)
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError as exc:
-                os.close(fd)
+                if fd >= 0:
+                    os.close(fd)
                 if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
                     raise UserError(f"{self.output}: in use by another run ({self.holder()}); "
                                     f"wait for it to end or stop it first") from None
@@ -72,8 +83,11 @@ class OutputLock:
         line = (f"host {socket.gethostname()} pid {os.getpid()} since "
                 f"{time.strftime('%Y-%m-%dT%H:%M:%S%z')}\n").encode()
         try:
-            os.ftruncate(self.fd, 0)
-            os.pwrite(self.fd, line, 0)
+            fd = os.open(self.path, os.O_WRONLY | os.O_TRUNC | os.O_CLOEXEC)
+            try:
+                os.write(fd, line)
+            finally:
+                os.close(fd)  # flock belongs to the locked descriptor: closing this one keeps it
         except OSError:
             pass  # the lock holds without the note; a refused run then says 'holder unknown'
 
