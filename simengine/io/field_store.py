@@ -31,8 +31,7 @@ from . import checksum, integrity
 from .durable import make_dirs, remove, write_atomic
 from .h5image import Image, put_array, put_virtual, virtual_mappings
 from .integrity import Corrupt
-from .layout import (FORMAT_VERSION, block_name, list_parts, parse_block_name, parts_dir,
-                     parts_ref, xdmf_path)
+from .layout import FORMAT_VERSION, block_name, list_parts, parts_dir, parts_ref, xdmf_path
 from .xdmf import write_xdmf
 
 #: observables columns, in file order
@@ -298,13 +297,16 @@ class FieldIndex:
         self.obs = {k: integrity.read(f, f"observables/{k}", at(f"observables/{k}"), 1,
                                       "iu" if k == "step" else "f").tolist() for k in SERIES}
         self.steps = steps.tolist()
-        self.snap_blocks = self._snapshot_blocks(g["phi"], at("fields/phi"))
+        snap_maps = self._mappings(g["phi"], at("fields/phi"), (len(self.steps), *shape), 1)
+        self.snap_blocks = [tuple(sorted((lo, hi) for j, lo, hi, _ in snap_maps if j == i))
+                            for i in range(len(self.steps))]
         if "checkpoint" not in f or "phi" not in f["checkpoint"]:
             raise Corrupt(at("checkpoint/phi"), "missing")
         ck = f["checkpoint/phi"]
         self.ckpt_step = integrity.attr(ck, "step", at("checkpoint/phi"), int)
         ck_time = integrity.attr(ck, "time", at("checkpoint/phi"), float)
-        self.ckpt_blocks = self._checkpoint_blocks(ck, at("checkpoint/phi"))
+        ck_maps = self._mappings(ck, at("checkpoint/phi"), shape, 0)
+        self.ckpt_blocks = tuple(sorted((lo, hi) for _, lo, hi, _ in ck_maps))
         stored = integrity.attr(f["checkpoint"], "digest", at("checkpoint"))
         record = self.record(self.steps, self.snap_blocks, self.obs, self.ckpt_step,
                              self.ckpt_blocks, self.complete)
@@ -312,6 +314,15 @@ class FieldIndex:
             raise Corrupt(at("checkpoint"), "the checkpoint's step, the series or the parts list "
                                             "do not match their digest (the file was modified)")
         self._check(times, ck_time, at)
+        self.snap_blocks = [_blocks(b, shape[0], at("fields/phi")) for b in self.snap_blocks]
+        self.ckpt_blocks = _blocks(self.ckpt_blocks, shape[0], at("checkpoint/phi"))
+        ref = parts_ref(output) + "/"
+        for kind, maps, name in (("phi", snap_maps, "fields/phi"),
+                                 ("checkpoint", ck_maps, "checkpoint/phi")):
+            for i, lo, hi, file in maps:
+                step = self.steps[i] if kind == "phi" else self.ckpt_step
+                if file != ref + block_name(kind, step, lo, hi):
+                    raise Corrupt(at(name), f"maps an unexpected part {file!r}")
         if check_checkpoint:
             parts = FieldParts(output, self.grid_shape, self.dtype)
             for lo, hi in self.ckpt_blocks:
@@ -340,32 +351,17 @@ class FieldIndex:
         if len(lengths) != 1:
             raise Corrupt(at("observables"), "columns have different lengths")
 
-    def _snapshot_blocks(self, ds, where):
-        if ds.shape[1:] != self.grid_shape:
-            raise Corrupt(where, f"shape {ds.shape} does not match the grid {self.grid_shape}")
-        per = [[] for _ in range(ds.shape[0])]
-        ref = parts_ref(self.output) + "/"
+    @staticmethod
+    def _mappings(ds, where, shape, axis):
+        """[(index along the leading axis or 0, lo, hi, file)] of a virtual dataset's parts."""
+        if tuple(ds.shape) != tuple(shape):
+            raise Corrupt(where, f"shape {ds.shape} does not match {tuple(shape)}")
+        out = []
         for start, stop, file, _ in virtual_mappings(ds):
-            parsed = parse_block_name(file[len(ref):]) if file.startswith(ref) else None
-            i = start[0]
-            if parsed is None or parsed[0] != "phi" or not 0 <= i < len(self.steps) \
-                    or parsed[1] != self.steps[i] or (parsed[2], parsed[3]) != (start[1], stop[1]):
-                raise Corrupt(where, f"maps an unexpected part {file!r}")
-            per[i].append((start[1], stop[1]))
-        return [_blocks(b, self.grid_shape[0], where) for b in per]
-
-    def _checkpoint_blocks(self, ds, where):
-        if ds.shape != self.grid_shape:
-            raise Corrupt(where, f"shape {ds.shape} does not match the grid {self.grid_shape}")
-        ref = parts_ref(self.output) + "/"
-        blocks = []
-        for start, stop, file, _ in virtual_mappings(ds):
-            parsed = parse_block_name(file[len(ref):]) if file.startswith(ref) else None
-            if parsed is None or parsed[0] != "checkpoint" or parsed[1] != self.ckpt_step \
-                    or (parsed[2], parsed[3]) != (start[0], stop[0]):
-                raise Corrupt(where, f"maps an unexpected part {file!r}")
-            blocks.append((start[0], stop[0]))
-        return _blocks(blocks, self.grid_shape[0], where)
+            out.append((start[0] if axis else 0, start[axis], stop[axis], file))
+            if axis and not 0 <= start[0] < shape[0]:
+                raise Corrupt(where, f"maps a part outside the dataset: {file!r}")
+        return out
 
     def read_checkpoint(self, lo=0, hi=None):
         """Rows ``lo:hi`` of the committed checkpoint, from whichever blocks hold them."""

@@ -237,21 +237,16 @@ class NetworkIndex:
         self.done = integrity.attr(c, "done", at("checkpoint"), int)
         self.elapsed = integrity.attr(c, "elapsed", at("checkpoint"), float)
         ref = parts_ref(output) + "/"
-        src = f.get("sources")
-        if src is None or src.shape != (total,):
-            raise Corrupt(at("sources"), f"missing or not of length {total} (checkpoint 'total')")
+        files = []
         if dist is not None:
-            rows = []
             for start, stop, file, _ in virtual_mappings(dist):
-                if file != f"{ref}{rows_name(start[0], stop[0])}" or (start[1], stop[1]) != (0, n):
-                    raise Corrupt(at("distances"), f"maps an unexpected part {file!r}")
-                rows.append((start[0], stop[0]))
-            self.rows = sorted(rows)
+                files.append(("distances", file, rows_name(start[0], stop[0]), (start[1], stop[1])))
+                self.rows.append((start[0], stop[0]))
+            self.rows.sort()
         for k, ds in c.items():
             if ds.is_virtual:
-                maps = virtual_mappings(ds)
-                if len(maps) != 1 or maps[0][2] != f"{ref}{network_checkpoint_name(self.done)}":
-                    raise Corrupt(at(f"checkpoint/{k}"), "does not map the checkpoint's part")
+                for _, _, file, _ in virtual_mappings(ds):
+                    files.append((f"checkpoint/{k}", file, network_checkpoint_name(self.done), None))
             else:
                 self.small[k] = integrity.read(f, f"checkpoint/{k}", at(f"checkpoint/{k}"))
             self.layout[k] = (list(ds.shape), ds.dtype.str)
@@ -260,6 +255,13 @@ class NetworkIndex:
                                             self.small, self.complete), stored):
             raise Corrupt(at("checkpoint"), "done/total/elapsed or the parts list do not match "
                                             "their digest (the file was modified)")
+        self._check(at)
+        src = f.get("sources")
+        if src is None or src.shape != (total,):
+            raise Corrupt(at("sources"), f"missing or not of length {total} (checkpoint 'total')")
+        for name, file, expected, cols in files:
+            if file != ref + expected or (cols is not None and cols != (0, n)):
+                raise Corrupt(at(name), f"maps an unexpected part {file!r}")
         self._check(at)
         return self
 
