@@ -220,11 +220,11 @@ class FieldIndex:
         f.attrs["kind"] = "field"
         f.attrs["steps_total"] = self.steps_total
         f.attrs["complete"] = bool(complete)
+        f.attrs["parts"] = ref
         g = f.create_group("fields")
         g.attrs["grid_shape"] = list(self.grid_shape)
         g.attrs["spacing"] = self.spacing
         g.attrs["dt"] = self.dt
-        g.attrs["parts"] = ref
         put_array(g, "step", np.asarray(steps, dtype=np.int64))
         put_array(g, "time", np.asarray([self.time_of(s) for s in steps], dtype=np.float64))
         row_shape = self.grid_shape[1:]
@@ -288,7 +288,7 @@ class FieldIndex:
             raise Corrupt(at("fields/phi"), "missing or not a virtual dataset")
         dtype = g["phi"].dtype
         attrs = {k: v for k, v in f.attrs.items()
-                 if k not in ("format_version", "kind", "steps_total", "complete")}
+                 if k not in ("format_version", "kind", "steps_total", "complete", "parts")}
         self = cls(output, shape, spacing, dt, dtype, attrs,
                    integrity.attr(f, "steps_total", str(output), int))
         self.complete = bool(integrity.attr(f, "complete", str(output)))
