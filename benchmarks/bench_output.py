@@ -9,8 +9,9 @@ run and on the same file system, alternating between them:
   commit as a run adds them) and the XDMF file.
 
 It reports the median cost of a snapshot write after 1 and after ``--snapshots`` snapshots are
-stored, and of a checkpoint write (part + commit, the previous checkpoint part removed) at the
-same two points, each with its ratio to the plain append measured at that point.
+stored, and of a checkpoint write (part + commit, a superseded checkpoint part removed) at the
+same two points, each with its ratio to the plain appends measured in between (the writes of the
+three kinds are interleaved).
 
     python benchmarks/bench_output.py                      # 1024² and 4096², 100 snapshots
     python benchmarks/bench_output.py --sizes 1024 --snapshots 20 --dir /scratch/me
@@ -35,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from simengine.io.field_store import SERIES, FieldIndex, FieldParts  # noqa: E402
 
-WINDOW = 3  # writes measured around each point (median)
+WINDOW = 5  # writes of each kind measured around each point (median)
 
 
 class Plain:
@@ -103,10 +104,9 @@ def measure(n, snapshots, directory):
                 plain.append(a)
                 eng.snapshot(a)
             p_snap, e_snap, p_ck, e_ck = [], [], [], []
-            for _ in range(WINDOW):
+            for _ in range(WINDOW):  # interleaved, so that both see the same machine state
                 p_snap.append(plain.append(a))
                 e_snap.append(eng.snapshot(a))
-            for _ in range(WINDOW):
                 p_ck.append(plain.append(a))
                 e_ck.append(eng.checkpoint(a))
             stored = plain.ds.shape[0]
