@@ -100,7 +100,7 @@ def measure(n, snapshots, directory):
         eng.first(a)
         rows = []
         for point in (1, snapshots):
-            while plain.ds.shape[0] < point:  # fill up to `point` stored snapshots
+            while len(eng.index.steps) < point:  # fill up to `point` stored snapshots
                 plain.append(a)
                 eng.snapshot(a)
             p_snap, e_snap, p_ck, e_ck = [], [], [], []
@@ -109,11 +109,11 @@ def measure(n, snapshots, directory):
                 e_snap.append(eng.snapshot(a))
                 p_ck.append(plain.append(a))
                 e_ck.append(eng.checkpoint(a))
-            stored = plain.ds.shape[0]
+            stored = len(eng.index.steps)
             ps, es = statistics.median(p_snap), statistics.median(e_snap)
             pc, ec = statistics.median(p_ck), statistics.median(e_ck)
             rows.append((n, point, ps, es, ec, pc))
-            print(f"  {n}² after {point:3d} snapshots ({stored} in plain): plain {ps*1e3:7.1f} ms, "
+            print(f"  {n}² after {point:3d} snapshots ({stored} at the end): plain {ps*1e3:7.1f} ms, "
                   f"snapshot {es*1e3:7.1f} ms ({es/ps:.2f}x), checkpoint {ec*1e3:7.1f} ms "
                   f"({ec/pc:.2f}x)", flush=True)
         return rows

@@ -67,7 +67,8 @@ def _write_all(fd, data):
 
 
 def write_atomic(path, data, sync=True) -> None:
-    """Create or replace ``path`` with the bytes ``data``, durably and atomically.
+    """Create or replace ``path`` with the bytes ``data`` (or an object with ``write_to(fd)``),
+    durably and atomically.
 
     ``sync=False`` skips the fsyncs (still atomic, not durable across a power failure): for files
     that are derived from others and rewritten at the next commit. Raises :class:`OutputError`
@@ -81,7 +82,10 @@ def write_atomic(path, data, sync=True) -> None:
         raise write_failed(tmp, exc) from None
     try:
         try:
-            _write_all(fd, data)
+            if hasattr(data, "write_to"):
+                data.write_to(fd)   # an HDF5 image (simengine.io.h5image.Image)
+            else:
+                _write_all(fd, data)
             if sync:
                 os.fsync(fd)
         finally:

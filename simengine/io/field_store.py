@@ -83,13 +83,13 @@ class FieldParts:
                              f"{self.grid_shape}")
         image = Image()
         with image as f:
-            put_array(f, "phi", block, self.compression)
+            put_array(f, "phi", block, self.compression, image=image)
             f.attrs.update({"kind": kind, "step": int(step), "lo": lo, "hi": hi,
                             "grid_shape": list(self.grid_shape)})
         if kind not in self._dirs:
             make_dirs(self.root / kind)
             self._dirs.add(kind)
-        write_atomic(self.path_of(kind, step, lo, hi), image.data)
+        write_atomic(self.path_of(kind, step, lo, hi), image)
         return lo, hi
 
     def read(self, kind, step, lo, hi, rows=None, check_all=False):
@@ -171,7 +171,7 @@ class FieldIndex:
         image = Image()
         with image as f:
             self._build(f, **state)
-        write_atomic(self.output, image.data)
+        write_atomic(self.output, image)
         for k, v in state.items():
             setattr(self, k, v)
         write_xdmf(xdmf_path(self.output), self.output, self.grid_shape, self.dtype,

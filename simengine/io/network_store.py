@@ -35,32 +35,33 @@ class NetworkParts:
     def _write(self, name, fill):
         image = Image()
         with image as f:
-            fill(f)
+            fill(f, image)
         make_dirs((self.root / name).parent)
-        write_atomic(self.root / name, image.data)
+        write_atomic(self.root / name, image)
 
     def write_sources(self, sources):
         sources = np.asarray(sources, dtype=np.int64)
-        self._write(SOURCES_NAME, lambda f: put_array(f, "sources", sources, self.compression))
+        self._write(SOURCES_NAME, lambda f, image: put_array(f, "sources", sources,
+                                                             self.compression, image=image))
 
     def append_rows(self, first, rows):
         """Rows ``first:first+len(rows)`` of ``/distances``; returns ``(first, end)``."""
         rows = np.ascontiguousarray(rows)
         end = int(first) + rows.shape[0]
 
-        def fill(f):
-            put_array(f, "distances", rows, self.compression)
+        def fill(f, image):
+            put_array(f, "distances", rows, self.compression, image=image)
             f.attrs.update({"first": int(first), "end": end})
         self._write(rows_name(first, end), fill)
         return int(first), end
 
     def write_checkpoint(self, done, state):
         """The accumulator arrays after ``done`` sources; returns {name: (shape, dtype)}."""
-        def fill(f):
+        def fill(f, image):
             g = f.create_group("checkpoint")
             g.attrs["done"] = int(done)
             for k, v in state.items():
-                put_array(g, k, np.asarray(v), self.compression)
+                put_array(g, k, np.asarray(v), self.compression, image=image)
         self._write(network_checkpoint_name(done), fill)
         return {k: (list(np.shape(v)), np.asarray(v).dtype.str) for k, v in state.items()}
 
@@ -124,7 +125,7 @@ class NetworkIndex:
         image = Image()
         with image as f:
             self._build(f, **state)
-        write_atomic(self.output, image.data)
+        write_atomic(self.output, image)
         for k, v in state.items():
             setattr(self, k, v)
         current = self.checkpoint_names()
