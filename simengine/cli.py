@@ -1,4 +1,4 @@
-"""Command line: ``simengine run|validate|info|plot``.
+"""Command line: ``simengine run|validate|info|plot|sweep``.
 
 Exit codes: 0 success, 2 user error (one line on stderr, no traceback), 1 internal or simulation
 error, 130 interrupted (a checkpoint was written first).
@@ -44,9 +44,13 @@ def build_parser():
     i.add_argument("--verify", action="store_true",
                    help="read every byte and check every checksum (exit 2 if anything is bad)")
 
-    pl = sub.add_parser("plot", help="write PNG figures of an output file")
+    pl = sub.add_parser("plot", help="write PNG figures of an output file or a sweep summary CSV")
     pl.add_argument("file")
     pl.add_argument("--out", help="folder for the PNGs (default: beside the file, <name>_plots/)")
+
+    from .sweep import add_parser as add_sweep_parser
+
+    add_sweep_parser(sub)
     return p
 
 
@@ -55,6 +59,11 @@ def _cmd_run(args):
     from .runner import Interrupted, run_scenario
 
     sc = load_scenario(args.scenario, args.overrides)
+    if "sweep" in sc.data:
+        from .sweep import body_of
+
+        sc = body_of(sc, log=None if args.quiet else
+                     (lambda m: print(f"simengine: {m}", file=sys.stderr, flush=True)))
     args._loaded = True
     try:
         return run_scenario(sc, args.output, resume=args.resume, overwrite=args.overwrite,
@@ -74,6 +83,12 @@ def _cmd_validate(args):
     from .config import load_scenario
 
     sc = load_scenario(args.scenario, args.overrides)
+    if "sweep" in sc.data:
+        from .sweep import load_sweep
+
+        sw = load_sweep(args.scenario, args.overrides)
+        print(f"{args.scenario}: sweep OK — {len(sw.tasks)} tasks over {', '.join(sw.keys)}"
+              f"{' (zipped)' if sw.zip else ''}; the body:")
     spec = sc.spec
     if sc.kind == "field":
         from .config.checks import field_problem, initial_range
@@ -90,6 +105,11 @@ def _cmd_validate(args):
     else:
         g = spec.graph
         src = "generator " + str(g.generator.get("type")) if g.generator else f"file {g.file.path}"
+        if g.file is not None:
+            from .config.checks import check_graph_file
+
+            print(f"{args.scenario}: graph " +
+                  check_graph_file(sc, log=lambda m: print(f"note: {m}", file=sys.stderr)))
         print(f"{args.scenario}: OK — network '{sc.name}', graph from {src}, "
               f"sources {spec.metrics.sources if not isinstance(spec.metrics.sources, list) else len(spec.metrics.sources)}, "
               f"algorithm {spec.metrics.algorithm}, backend {spec.solver.backend}")
@@ -122,7 +142,14 @@ def _cmd_plot(args):
     return 0
 
 
-COMMANDS = {"run": _cmd_run, "validate": _cmd_validate, "info": _cmd_info, "plot": _cmd_plot}
+def _cmd_sweep(args):
+    from .sweep import command
+
+    return command(args)
+
+
+COMMANDS = {"run": _cmd_run, "validate": _cmd_validate, "info": _cmd_info, "plot": _cmd_plot,
+            "sweep": _cmd_sweep}
 
 
 def _rank():

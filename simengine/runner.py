@@ -99,6 +99,20 @@ def _check_compatible(stored: dict, current: dict, path):
                             f"{b.get(key)!r} in the scenario")
 
 
+def resume_changes(stored: dict, current: dict) -> list:
+    """What a ``--resume`` changes among the keys it may change (steps, cadence, backend)."""
+    a, b = _flatten(stored), _flatten(current)
+    out = []
+    for key in sorted(set(a) | set(b), key=str):
+        if key[:1] == ("description",) or a.get(key) == b.get(key):
+            continue
+        k = ".".join(map(str, key))
+        was = "unset" if key not in a else repr(a[key])
+        now = "unset" if key not in b else repr(b[key])
+        out.append(f"resuming with {k} = {now} (the run was started with {was})")
+    return out
+
+
 def make_job(sc: Scenario, log=None, comm=None):
     """The job for a scenario's kind (builds its engine: validation happens here, before any
     output exists). Errors here are the same on every rank (same input)."""
@@ -162,6 +176,8 @@ class Runner:
         except UserError:
             f.close()
             raise
+        for msg in resume_changes(stored, self.sc.data):
+            self.log(f"{out}: {msg}")
         return False, f
 
     def _open(self, job):

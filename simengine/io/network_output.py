@@ -38,6 +38,8 @@ class NetworkOutput:
                 unreachable = unreachable_sentinel(job.store_dtype)
             self.index = NetworkIndex(self.path, _attributes(job, sc), job.graph.n, job.total,
                                       job.store_dtype, unreachable, compression)
+            if job.graph.ids is not None:   # the input's name of vertex i
+                self.index.vertex_id = job.graph.output_ids()
             self.rows_done = 0
             try:
                 self.parts.write_sources(job.sources)
@@ -79,11 +81,14 @@ class NetworkOutput:
 
     def _results(self, res):
         from ..network.job import extra_metrics
+        from ..network.statistics import select_statistics
 
+        res = select_statistics(res, self.job.spec.metrics.statistics)
         scalars = {k: v for k, v in res.items()
                    if np.ndim(v) == 0 and isinstance(v, (int, float, bool, np.integer, np.floating,
                                                          np.bool_))}
         scalars.update(extra_metrics(self.job))
         vertex = {k: res[k] for k in ("eccentricity", "closeness", "harmonic") if k in res}
         hist = res.get("distance_histogram")
-        return scalars, vertex, hist, float(res.get("histogram_bin_width", 1.0))
+        return (scalars, vertex, hist, float(res.get("histogram_bin_width", 1.0)),
+                str(res.get("scope", "all sources")))

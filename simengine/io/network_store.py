@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import h5py
 import numpy as np
 
 from ..errors import UserError
@@ -106,6 +107,7 @@ class NetworkIndex:
         self.results = None       # (scalars, vertex arrays, histogram, bin_width)
         self.complete = False
         self.previous_ckpt = set()
+        self.vertex_id = None     # the input's ids of the vertices (int64 or strings), if any
         self.hook = None
 
     # ------------------------------------------------------------------ committing
@@ -166,6 +168,16 @@ class NetworkIndex:
                         fill=self.unreachable,
                         attrs={"unreachable": self.unreachable,
                                "rows": "one row per entry of /sources, in order"})
+        if self.vertex_id is not None:
+            ids = np.asarray(self.vertex_id)
+            if ids.dtype.kind in "iu":
+                ds = put_array(f.require_group("vertex"), "id", ids, self.compression)
+            else:
+                ds = f.require_group("vertex").create_dataset(
+                    "id", data=[str(x) for x in ids.tolist()], dtype=h5py.string_dtype(),
+                    chunks=True, fletcher32=True)
+            ds.attrs["meaning"] = ("the input's id of vertex i (row i of /vertex/*, column i of "
+                                   "/distances); /sources holds row numbers")
         c = f.create_group("checkpoint")
         c.attrs.update({"done": int(done), "total": self.total, "elapsed": float(elapsed)})
         for k, (shape, dtype) in layout.items():
@@ -178,12 +190,13 @@ class NetworkIndex:
         c.attrs["digest"] = checksum.digest(self.record(rows, done, elapsed, layout, small,
                                                         complete))
         if results is not None:
-            scalars, vertex, hist, bin_width = results
+            scalars, vertex, hist, bin_width, scope = results
             s = f.create_group("statistics")
+            s.attrs["scope"] = scope
             for k, v in scalars.items():
                 put_scalar(s, k, v)
             if vertex:
-                g = f.create_group("vertex")
+                g = f.require_group("vertex")
                 for k, v in vertex.items():
                     put_array(g, k, np.asarray(v, dtype=np.float64), self.compression)
             if hist is not None:
@@ -237,6 +250,11 @@ class NetworkIndex:
         self.complete = bool(integrity.attr(f, "complete", str(output)))
         self.done = integrity.attr(c, "done", at("checkpoint"), int)
         self.elapsed = integrity.attr(c, "elapsed", at("checkpoint"), float)
+        if "vertex/id" in f:
+            ids = integrity.read(f, "vertex/id", at("vertex/id"), 1)
+            self.vertex_id = ids if ids.dtype.kind in "iu" else \
+                np.array([x.decode() if isinstance(x, bytes) else str(x) for x in ids.tolist()],
+                         dtype=object)
         ref = parts_ref(output) + "/"
         files = []
         if dist is not None:

@@ -29,14 +29,14 @@ def claim_size(num_sources: int, ranks: int, batch: int, align: int = 1) -> int:
     ``batch``, rounded down to a multiple of ``align`` (64 for bit-parallel multi-source BFS)."""
     k = max(1, num_sources // max(1, ranks * CLAIMS_PER_RANK))
     k = min(k, max(1, batch))
-    if align > 1 and k >= align:
-        k -= k % align
+    if align > 1:
+        k = max(align, k - k % align)
     return max(1, k)
 
 
 def run_sources_ranks(graph, sources, stats: PathStatistics, comm, algorithm="auto",
                       backend="cpu", store_dtype=None, batch=2048, stop_requested=None,
-                      device=None):
+                      align=1):
     """Process ``sources`` over the ranks of ``comm`` (collective: every rank calls it with the
     same ``sources``). Returns ``(rows, positions)`` on rank 0 when ``store_dtype`` is given —
     the distance rows computed by all ranks and their indices into ``sources`` — else ``None``.
@@ -51,7 +51,6 @@ def run_sources_ranks(graph, sources, stats: PathStatistics, comm, algorithm="au
     stop_requested = stop_requested or (lambda: False)
     local = PathStatistics(stats.n, stats.directed, stats.weighted, stats.bin_width,
                            stats.sampled, stats.planned_sources)
-    align = 64 if algorithm == "msbfs" else 1
     k = claim_size(len(sources), comm.size, batch, align)
     counter = comm.counter(0)
     rows, positions = [], []

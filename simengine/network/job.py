@@ -35,11 +35,9 @@ class NetworkJob:
                                 f"the same on every node?)")
         m = spec.metrics
         if isinstance(m.sources, list):
-            bad = [s for s in m.sources if s >= self.graph.n]
-            if bad:
-                raise UserError(f"{sc.path}: metrics.sources: vertex {bad[0]} is out of range "
-                                f"(the graph has {self.graph.n} vertices)")
-            src_spec = list(m.sources)
+            from .sources import listed_source_indices
+
+            src_spec = listed_source_indices(self.graph, m.sources, f"{sc.path}: metrics.sources")
         elif m.sources == "all":
             src_spec = "all"
         else:
@@ -74,6 +72,7 @@ class NetworkJob:
         self.batch = int(spec.solver.batch or (8192 if self.backend == "cuda" else 2048))
         self.batch = max(1, min(self.batch, self.every))
         self.store_dtype = self._store_dtype() if m.store_distances else None
+        self.warmup_seconds = self._warm_up() if self.backend == "cuda" else 0.0
         self.pending_rows = []
         self.elapsed_before = 0.0
         self.last_ckpt = -1
@@ -94,9 +93,7 @@ class NetworkJob:
                                         f"makes undirected graphs; set graph.directed: false")
                 graph = generators.generate(spec)
             else:
-                path = sc.resolve(g.file.path)
-                graph = readers.read_graph(path, g.file.format, directed=g.directed,
-                                           weights=True if g.weights == "file" else False)
+                graph = readers.read_for_scenario(sc.resolve(g.file.path), g, log=self.log).graph
         except UserError:
             raise
         except (ValueError, TypeError, KeyError) as exc:
@@ -116,6 +113,26 @@ class NetworkJob:
             return "cuda" if (not config.ENABLE_CUDASIM and cuda.is_available()) else "cpu"
         return backend
 
+    def _warm_up(self) -> float:
+        """Compile the GPU kernels on a 3-vertex graph of the same types, so that the work timer
+        (and the ranks' load balance) does not count compilation. Returns the seconds spent."""
+        import time
+
+        from .apsp import run_sources
+        from .graph import CSRGraph
+        from .statistics import PathStatistics
+
+        t = time.perf_counter()
+        w = np.ones(2) if self.graph.weighted else None
+        tiny = CSRGraph.from_edges(3, np.array([0, 1]), np.array([1, 2]), weights=w,
+                                   directed=self.graph.directed)
+        try:
+            run_sources(tiny, np.arange(3), PathStatistics.for_graph(tiny),
+                        algorithm=self.algorithm, backend="cuda")
+        except Exception:  # the real run reports any problem with the real graph
+            pass
+        return time.perf_counter() - t
+
     def _store_dtype(self):
         from .apsp import store_dtype
 
@@ -124,9 +141,21 @@ class NetworkJob:
     # ---- controller protocol
     def describe(self, output) -> str:
         g = self.graph
-        return (f"{self.sc.name}: {self.total} sources, {self.algorithm} on {self.backend}, graph "
-                f"n={g.n} arcs={g.num_arcs}{' directed' if g.directed else ''}"
+        warm = (f" (kernels compiled in {self.warmup_seconds:.1f} s)"
+                if self.warmup_seconds else "")
+        return (f"{self.sc.name}: {self.total} sources, {self.algorithm} on {self.backend}{warm}, "
+                f"graph n={g.n} arcs={g.num_arcs}{' directed' if g.directed else ''}"
                 f"{' weighted' if g.weighted else ''} -> {output}")
+
+    def _claim_align(self) -> int:
+        """Sources per claim are a multiple of the bit-parallel sweep width of msbfs."""
+        if self.algorithm != "msbfs":
+            return 1
+        if self.backend == "cuda":
+            from .cuda.msbfs import DEFAULT_WORDS
+
+            return 32 * DEFAULT_WORDS
+        return 64
 
     def make_output(self, path, fresh, truncate_to):
         """The writer: rank 0 writes the one output, the other ranks nothing."""
@@ -195,7 +224,7 @@ class NetworkJob:
         todo = self.remaining()[:stop - done]
         res = run_sources_ranks(self.graph, todo, self.stats, self.comm, algorithm=self.algorithm,
                                 backend=self.backend, store_dtype=self.store_dtype,
-                                batch=self.batch,
+                                batch=self.batch, align=self._claim_align(),
                                 stop_requested=None if self.store_dtype is not None
                                 else stop_requested)
         if res is not None:
@@ -223,7 +252,8 @@ class NetworkJob:
 
     def at_stop(self, done, out, elapsed):
         if done >= self.total and self.comm.rank == 0:
-            out.write(done, elapsed, results=self.stats.results(elapsed=elapsed))
+            out.write(done, elapsed, results=self.stats.results(elapsed=elapsed,
+                                                                graph=self.graph))
         else:
             out.write(done, elapsed)
         self.last_ckpt = done
@@ -241,7 +271,9 @@ class NetworkJob:
         md = res.get("mean_distance", float("nan"))
         se = res.get("mean_distance_se")
         return (f"done: mean distance {md:.6g}" + (f" ± {se:.2g}" if se is not None else "") +
-                f", diameter {res.get('diameter')}, in {elapsed:.1f} s -> {output}")
+                f", diameter {res.get('diameter')}" +
+                (" (lower bound)" if res.get("diameter_is_lower_bound") else "") +
+                f" ({res['scope']}), in {elapsed:.1f} s -> {output}")
 
 
 class _NoOutput:

@@ -77,8 +77,12 @@ class SerialComm:
     def allreduce_array(self, arr, op="sum"):
         return np.array(arr, copy=True)
 
+    def alltoall(self, objs):
+        return list(objs)
+
     def sendrecv(self, send, dest, recv, source, tag=0):
-        recv[...] = send
+        if dest is not None and source is not None:
+            recv[...] = send
 
     def counter(self, start=0):
         return _LocalCounter(start)
@@ -141,9 +145,16 @@ class MPIComm:
         self.comm.Allreduce(a, out, op=getattr(self.MPI, _OPS[op]))
         return out
 
+    def alltoall(self, objs):
+        return self.comm.alltoall(list(objs))
+
     def sendrecv(self, send, dest, recv, source, tag=0):
-        self.comm.Sendrecv(np.ascontiguousarray(send), dest=dest, sendtag=tag, recvbuf=recv,
-                           source=source, recvtag=tag)
+        """Send ``send`` to ``dest`` while receiving into ``recv`` from ``source`` (``None``:
+        no partner on that side)."""
+        null = self.MPI.PROC_NULL
+        self.comm.Sendrecv(np.ascontiguousarray(send), dest=null if dest is None else dest,
+                           sendtag=tag, recvbuf=recv, source=null if source is None else source,
+                           recvtag=tag)
 
     def counter(self, start=0):
         return _WindowCounter(self, start)
