@@ -149,18 +149,20 @@ def test_file_size_limit(tmp_path):
         assert f.attrs["complete"] and list(f["observables/step"][()]) == list(range(4001))
 
 
+#: runs the CLI with the K-th os.write/os.pwrite failing with the given errno
 INJECT = textwrap.dedent("""
     import errno, os, sys
     from simengine import cli
-    from simengine.io import durable
     count = {"n": 0}
-    real_write = os.write
-    def failing_write(fd, data):
-        count["n"] += 1
-        if count["n"] == int(sys.argv[1]):
-            raise OSError(getattr(errno, sys.argv[2]), os.strerror(getattr(errno, sys.argv[2])))
-        return real_write(fd, data)
-    durable.os.write = failing_write
+    def failing(real):
+        def call(*args):
+            count["n"] += 1
+            if count["n"] == int(sys.argv[1]):
+                code = getattr(errno, sys.argv[2])
+                raise OSError(code, os.strerror(code))
+            return real(*args)
+        return call
+    os.write, os.pwrite = failing(os.write), failing(os.pwrite)
     sys.exit(cli.main(sys.argv[3:]))
 """)
 
@@ -169,7 +171,7 @@ INJECT = textwrap.dedent("""
 def test_injected_write_errors(tmp_path, code):
     scen = field_scenario(tmp_path, steps=200, snap=50, obs=50)
     out = tmp_path / "run.h5"
-    r = subprocess.run([sys.executable, "-c", INJECT, "9", code, "run", str(scen), "-o", str(out),
+    r = subprocess.run([sys.executable, "-c", INJECT, "40", code, "run", str(scen), "-o", str(out),
                         "-q"], capture_output=True, text=True, timeout=600)
     assert r.returncode == 1, r.stderr
     line = one_line(r.stderr)
