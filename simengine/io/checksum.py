@@ -32,13 +32,13 @@ def _plain(v):
     return v
 
 
-def digest(record: dict) -> str:
-    """SHA-256 (hex) of a canonical JSON form of ``record``."""
+def digest(record) -> str:
+    """SHA-256 (hex) of a canonical JSON form of ``record`` (a dict or a list)."""
     text = json.dumps(_plain(record), sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def matches(record: dict, stored) -> bool:
+def matches(record, stored) -> bool:
     if isinstance(stored, bytes):
         stored = stored.decode()
     return isinstance(stored, str) and stored == digest(record)

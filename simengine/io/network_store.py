@@ -173,9 +173,11 @@ class NetworkIndex:
             if ids.dtype.kind in "iu":
                 ds = put_array(f.require_group("vertex"), "id", ids, self.compression)
             else:
+                # variable-length strings cannot pass HDF5 filters: a stored digest instead
+                labels = [str(x) for x in ids.tolist()]
                 ds = f.require_group("vertex").create_dataset(
-                    "id", data=[str(x) for x in ids.tolist()], dtype=h5py.string_dtype(),
-                    chunks=True, fletcher32=True)
+                    "id", data=labels, dtype=h5py.string_dtype())
+                ds.attrs["sha256"] = checksum.digest(labels)
             ds.attrs["meaning"] = ("the input's id of vertex i (row i of /vertex/*, column i of "
                                    "/distances); /sources holds row numbers")
         c = f.create_group("checkpoint")

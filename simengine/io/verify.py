@@ -12,7 +12,7 @@ from pathlib import Path
 import h5py
 
 from ..errors import UserError
-from . import integrity
+from . import checksum, integrity
 from .h5image import virtual_mappings
 from .integrity import Corrupt
 from .layout import FORMAT_VERSION
@@ -74,6 +74,11 @@ def verify_file(path):
             else:
                 try:
                     integrity.check_dataset(ds, f"{path}: /{name}")
+                    if "sha256" in ds.attrs:  # data HDF5 cannot checksum (variable-length strings)
+                        values = [x.decode() if isinstance(x, bytes) else str(x)
+                                  for x in ds[()].tolist()]
+                        if not checksum.matches(values, ds.attrs["sha256"]):
+                            raise Corrupt(f"{path}: /{name}", "does not match its sha256 digest")
                 except Corrupt as exc:
                     problems.append(str(exc))
             ndata += 1
