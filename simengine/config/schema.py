@@ -147,7 +147,7 @@ class FieldOutputSpec(Strict):
     snapshot_every: NonNegInt = 0
     checkpoint_every: NonNegInt = 0
     observables_every: NonNegInt = 0
-    compression: Optional[Literal["gzip", "lzf", "none"]] = "gzip"
+    compression: Optional[Literal["none", "gzip", "lzf"]] = "none"
 
 
 class FieldScenario(Strict):
@@ -230,7 +230,7 @@ class NetworkSolverSpec(Strict):
 
 class NetworkOutputSpec(Strict):
     checkpoint_every: PosInt = 1024
-    compression: Optional[Literal["gzip", "lzf", "none"]] = "gzip"
+    compression: Optional[Literal["none", "gzip", "lzf"]] = "none"
 
 
 class NetworkScenario(Strict):

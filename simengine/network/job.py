@@ -159,7 +159,7 @@ class NetworkJob:
 
     def make_output(self, path, fresh, truncate_to):
         """The writer: rank 0 writes the one output, the other ranks nothing."""
-        from ..runner import NetworkOutput
+        from ..io.network_output import NetworkOutput
 
         if self.comm.rank != 0:
             return _NoOutput()
