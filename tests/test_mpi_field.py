@@ -40,7 +40,7 @@ grid: {{shape: {shape}, spacing: 1.0}}
 boundary: {{type: {boundary}{value}}}
 model: {{mobility: 1.0, kappa: 1.0, potential: {{b: 1.0, u: 1.0}}}}
 initial: {{type: noise, mean: {mean}, amplitude: 0.05, seed: 3}}
-time: {{dt: 0.02, steps: {steps}}}
+time: {{dt: 0.01, steps: {steps}}}
 solver: {{kernel: {kernel}, backend: cpu, precision: float64}}
 output: {{snapshot_every: {snap}, checkpoint_every: {ckpt}, observables_every: 10}}
 """
@@ -138,7 +138,7 @@ def test_sigterm_on_ranks_checkpoints_and_resumes_in_one_process(tmp_path):
 
 def test_blow_up_on_ranks_stops_every_rank(tmp_path):
     scen = scenario(tmp_path, "[32, 16]", "periodic", "texture", steps=400, snap=100, ckpt=100)
-    text = scen.read_text().replace("dt: 0.02", "dt: 5.0") + "\n"
+    text = scen.read_text().replace("dt: 0.01", "dt: 5.0") + "\n"
     text = text.replace("time: {dt: 5.0, steps: 400}", "time: {dt: 5.0, steps: 400, "
                         "allow_unstable: true}")
     scen.write_text(text)
