@@ -245,7 +245,8 @@ class NetworkJob:
     unit = "source"
 
     def __init__(self, sc: Scenario, log=None):
-        from .network.apsp import choose_sources, resolve_algorithm
+        from .network.backends import plan
+        from .network.sources import choose_sources
         from .network.statistics import PathStatistics
 
         self.sc = sc
@@ -263,28 +264,18 @@ class NetworkJob:
             src_spec = "all"
         else:
             src_spec = {"sample": m.sources.sample, "seed": m.sources.seed}
-        self.backend = self._backend(spec.solver.backend)
         try:
             sources, self.sampled = choose_sources(self.graph.n, src_spec)
             self.sources = np.asarray(sources, dtype=np.int64)
-            if self.backend == "cuda":
-                from .network.cuda.apsp import resolve_algorithm_cuda
-
-                self.algorithm = resolve_algorithm_cuda(self.graph, m.algorithm,
-                                                        num_sources=len(self.sources))
-            else:
-                if m.algorithm in ("frontier_sssp", "near_far"):
-                    raise UserError(f"metrics.algorithm: {m.algorithm} runs on the GPU only "
-                                    f"(solver.backend: cuda)")
-                self.algorithm = resolve_algorithm(self.graph, m.algorithm)
+            self.plan = plan(self.graph, m.algorithm, spec.solver.backend,
+                             num_sources=len(self.sources))
         except UserError as exc:
             raise UserError(f"{sc.path}: {exc}") from None
         except ValueError as exc:
             raise UserError(f"{sc.path}: metrics: {exc}") from None
-        if self.graph.weighted and self.graph.num_arcs and self.graph.weights.min() < 0:
-            raise UserError(f"{sc.path}: graph.weights: negative edge weights are not supported "
-                            f"by the shortest-path algorithms (min weight "
-                            f"{self.graph.weights.min():g})")
+        self.backend, self.algorithm = self.plan.backend, self.plan.algorithm
+        if self.plan.substituted:
+            self.log(f"metrics.algorithm: {self.plan.note}")
         self.total = len(self.sources)
         self.bin_width = float(m.histogram_bin_width or 1.0)
         self.stats = PathStatistics.for_graph(self.graph, bin_width=self.bin_width,
@@ -326,13 +317,6 @@ class NetworkJob:
         elif g.weights == "none" and graph.weighted:
             graph.weights = None
         return graph
-
-    def _backend(self, backend):
-        if backend == "auto":
-            from numba import config, cuda
-
-            return "cuda" if (not config.ENABLE_CUDASIM and cuda.is_available()) else "cpu"
-        return backend
 
     def _store_dtype(self):
         from .network.apsp import store_dtype

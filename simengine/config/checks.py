@@ -80,12 +80,10 @@ def check_network(sc, located):
     if g.generator is not None:
         from ..network import generators
 
-        check = getattr(generators, "check_spec", None)
-        if check is not None:
-            try:
-                check(dict(g.generator))
-            except (ValueError, TypeError) as exc:
-                raise UserError(f"{located.where(('graph', 'generator'))}: graph.generator: {exc}") from None
+        try:
+            generators.check_spec(dict(g.generator))
+        except (ValueError, TypeError) as exc:
+            raise UserError(f"{located.where(('graph', 'generator'))}: graph.generator: {exc}") from None
     src = spec.metrics.sources
     if isinstance(src, list) and g.generator is not None and "n" in g.generator:
         bad = [s for s in src if s >= int(g.generator["n"])]

@@ -8,6 +8,8 @@ from typing import Annotated, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from ..network import algorithms as network_algorithms
+
 PosFloat = Annotated[float, Field(gt=0)]
 NonNegInt = Annotated[int, Field(ge=0)]
 PosInt = Annotated[int, Field(ge=1)]
@@ -164,14 +166,15 @@ class SampleSpec(Strict):
     seed: NonNegInt = 1
 
 
+ALGORITHM_NAMES = network_algorithms.NAMES
+
 STATISTICS = ("mean_distance", "diameter", "radius", "eccentricity", "distance_histogram",
               "closeness", "harmonic", "efficiency", "components", "mst_weight")
 
 
 class MetricsSpec(Strict):
     sources: Union[Literal["all"], SampleSpec, Annotated[list[Annotated[int, Field(ge=0)]], Field(min_length=1)]] = "all"
-    algorithm: Literal["auto", "bfs", "msbfs", "dijkstra", "dial", "floyd_warshall",
-                       "frontier_sssp", "near_far"] = "auto"
+    algorithm: Literal[ALGORITHM_NAMES] = "auto"
     statistics: list[Literal[STATISTICS]] = list(STATISTICS[:8])
     store_distances: bool = False
     histogram_bin_width: Optional[PosFloat] = None
