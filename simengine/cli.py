@@ -88,6 +88,11 @@ def _cmd_validate(args):
     else:
         g = spec.graph
         src = "generator " + str(g.generator.get("type")) if g.generator else f"file {g.file.path}"
+        if g.file is not None:
+            from .config.checks import check_graph_file
+
+            print(f"{args.scenario}: graph " +
+                  check_graph_file(sc, log=lambda m: print(f"note: {m}", file=sys.stderr)))
         print(f"{args.scenario}: OK — network '{sc.name}', graph from {src}, "
               f"sources {spec.metrics.sources if not isinstance(spec.metrics.sources, list) else len(spec.metrics.sources)}, "
               f"algorithm {spec.metrics.algorithm}, backend {spec.solver.backend}")

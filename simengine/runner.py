@@ -101,6 +101,20 @@ def _check_compatible(stored: dict, current: dict, path):
                             f"{b.get(key)!r} in the scenario")
 
 
+def resume_changes(stored: dict, current: dict) -> list:
+    """What a ``--resume`` changes among the keys it may change (steps, cadence, backend)."""
+    a, b = _flatten(stored), _flatten(current)
+    out = []
+    for key in sorted(set(a) | set(b), key=str):
+        if key[:1] == ("description",) or a.get(key) == b.get(key):
+            continue
+        k = ".".join(map(str, key))
+        was = "unset" if key not in a else repr(a[key])
+        now = "unset" if key not in b else repr(b[key])
+        out.append(f"resuming with {k} = {now} (the run was started with {was})")
+    return out
+
+
 # =============================================================================== writers
 class FieldOutput:
     """Buffers observables/snapshots between writes and writes them atomically."""
@@ -213,6 +227,15 @@ class NetworkOutput:
         f.attrs["graph_weighted"] = bool(g.weighted)
         f.attrs["graph_hash"] = g.content_hash()
         hdf5.replace(f, "sources", job.sources, compression=self.compression)
+        if g.ids is not None:   # the input's name of vertex i, row i of every /vertex dataset
+            import h5py
+
+            ids = g.output_ids()
+            ds = hdf5.replace(f, "vertex/id", ids, compression=self.compression) \
+                if ids.dtype.kind == "i" else \
+                f.create_dataset("vertex/id", data=ids, dtype=h5py.string_dtype())
+            ds.attrs["meaning"] = "the input's id of vertex i (row i of /vertex/*, column i of " \
+                                  "/distances); /sources holds row numbers"
         if job.store_dtype is not None:
             from .network.statistics import unreachable_sentinel
 
@@ -221,7 +244,11 @@ class NetworkOutput:
             ds.attrs["rows"] = "one row per entry of /sources, in order"
 
     def _results(self, f, res):
+        from .network.statistics import select_statistics
+
         job = self.job
+        res = select_statistics(res, job.spec.metrics.statistics)
+        f.require_group("statistics").attrs["scope"] = res.get("scope", "all sources")
         scalars = {k: v for k, v in res.items()
                    if np.ndim(v) == 0 and isinstance(v, (int, float, bool, np.integer, np.floating,
                                                          np.bool_))}
@@ -306,6 +333,8 @@ class Runner:
         except UserError:
             f.close()
             raise
+        for msg in resume_changes(stored, self.sc.data):
+            self.log(f"{out}: {msg}")
         if "checkpoint" not in f:
             f.close()
             self.log(f"no checkpoint in {out} yet: starting from the beginning")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
 
 from ..network import algorithms as network_algorithms
 
@@ -128,7 +128,8 @@ class FieldScenario(Strict):
 # ----------------------------------------------------------------------------- network scenarios
 class GraphFileSpec(Strict):
     path: str
-    format: Literal["edgelist", "dimacs", "mtx", "metis"] = "edgelist"
+    #: None: from the suffix (.gr dimacs, .mtx mtx, .graph/.metis metis, else edgelist)
+    format: Optional[Literal["edgelist", "dimacs", "mtx", "metis"]] = None
 
 
 class WeightSpec(Strict):
@@ -147,7 +148,8 @@ class WeightSpec(Strict):
 class GraphSpec(Strict):
     generator: Optional[dict] = None
     file: Optional[GraphFileSpec] = None
-    directed: bool = False
+    #: None: what the file describes (DIMACS, general Matrix Market: directed) or the generator makes
+    directed: Optional[bool] = None
     weights: Union[Literal["none", "file"], WeightSpec, None] = "none"
 
     @model_validator(mode="after")
@@ -173,7 +175,10 @@ STATISTICS = ("mean_distance", "diameter", "radius", "eccentricity", "distance_h
 
 
 class MetricsSpec(Strict):
-    sources: Union[Literal["all"], SampleSpec, Annotated[list[Annotated[int, Field(ge=0)]], Field(min_length=1)]] = "all"
+    #: a list names vertices by the input's ids (network/sources.py)
+    sources: Union[Literal["all"], SampleSpec,
+                   Annotated[list[Union[StrictInt, Annotated[str, Field(min_length=1)]]],
+                             Field(min_length=1)]] = "all"
     algorithm: Literal[ALGORITHM_NAMES] = "auto"
     statistics: list[Literal[STATISTICS]] = list(STATISTICS[:8])
     store_distances: bool = False
