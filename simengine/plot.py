@@ -20,6 +20,10 @@ def _mpl():
 def plot_file(path, out_dir=None) -> list:
     """Write the figures for ``path`` into ``out_dir``; returns the PNG paths."""
     path = Path(path)
+    if path.suffix.lower() == ".csv":   # a sweep summary (simengine sweep --collect)
+        from .summary_plot import plot_summary
+
+        return plot_summary(path, out_dir)
     out = Path(out_dir) if out_dir else path.with_name(path.stem + "_plots")
     out.mkdir(parents=True, exist_ok=True)
     with Result(path) as r:
