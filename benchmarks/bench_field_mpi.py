@@ -103,7 +103,7 @@ def main(argv=None):
     dev = "cpu"
     if a.backend == "cuda":
         from numba import cuda
-        dev = cuda.get_current_device().name.decode()
+        dev = (lambda n: n.decode() if isinstance(n, bytes) else n)(cuda.get_current_device().name)
     print(f"# bench_field_mpi {time.strftime('%Y-%m-%d')} backend={a.backend} device={dev} "
           f"{a.precision} launcher='{a.launcher}' threads/rank={threads or 'all'}")
     print("| case | ranks | solver | ms/step | speed-up | efficiency | GB/s per rank | halo % |")

@@ -47,7 +47,7 @@ def main():
         boundary = Boundary(bkind, 0.2 if bkind == "fixed" else 0.0)
         kw = dict(kernel=kernel, precision=prec, integrator="rk2", dt=0.01)
         if a.backend == "cuda":
-            kw["block"] = [8, 8] if ndim > 1 else [8]
+            kw["block"] = {1: [32], 2: [8, 8], 3: [8, 4, 4]}[ndim]
         solver, slab, slabs = make_rank_solver(comm, model, grid, boundary, backend=a.backend,
                                                **kw)
         solver.load(noise_rows(shape, slab.start, slab.stop, 0.1, 0.3, 7, np.dtype(prec)))
