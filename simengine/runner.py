@@ -24,6 +24,7 @@ from .config import Scenario
 from .errors import SimulationError, UserError
 from .io import hdf5
 from .io.atomic import atomic_update, tmp_path
+from .io.metadata import annotate
 from .io.reader import open_output
 from .progress import Progress
 
@@ -214,6 +215,7 @@ class FieldOutput:
                              attrs={"step": step, "time": self.job.time_of(step)})
             f.attrs["complete"] = bool(complete)
             f.attrs["steps_total"] = self.job.total
+            annotate(f, "field")
         self.fresh = False
         self.obs, self.snaps, self.ckpt = [], [], None
 
@@ -395,6 +397,7 @@ class NetworkOutput:
             if results is not None:
                 self._results(f, results)
             f.attrs["complete"] = results is not None
+            annotate(f, "network")
         self.fresh = False
 
     def _init(self, f):

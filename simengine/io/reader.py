@@ -13,6 +13,7 @@ import numpy as np
 import yaml
 
 from ..errors import UserError
+from .metadata import is_dimension_only
 
 FORMAT_VERSION = 1
 
@@ -78,7 +79,8 @@ class Result:
     def _group(self, name):
         if name not in self.file:
             return {}
-        return {k: v[()] for k, v in self.file[name].items() if isinstance(v, h5py.Dataset)}
+        return {k: v[()] for k, v in self.file[name].items()
+                if isinstance(v, h5py.Dataset) and not is_dimension_only(v)}
 
     # -- field runs
     @property
