@@ -534,7 +534,8 @@ class Runner:
         self.log(f"{self.sc.name}: {job.total} steps of {job.solver.name} on grid "
                  f"{list(job.grid.shape)} -> {self.output}")
         t0 = time.perf_counter() - wall0
-        bar = Progress(job.total, done, unit="step", desc=self.sc.name, enabled=self.progress)
+        self.bar = bar = Progress(job.total, done, unit="step", desc=self.sc.name,
+                                  enabled=self.progress)
         last_ckpt = done
         try:
             with _Signals() as sig:
@@ -578,6 +579,7 @@ class Runner:
         phi = None
         if due:
             row, phi = job.observe(step, time.perf_counter() - t0)
+            self.bar.observe(row)
             if "obs" in due:
                 out.obs.append(row)
         if "snap" in due:
