@@ -26,6 +26,7 @@ class Progress:
         self.log_every = log_every
         self.bar = None
         self.physics = ""
+        self.printed = (self.n, "")
         self.mass0 = None
         if enabled and hasattr(self.stream, "isatty") and self.stream.isatty():
             from tqdm import tqdm
@@ -45,15 +46,21 @@ class Progress:
         if self.bar is not None:
             self.bar.update(delta)
             return
+        if self.n >= self.total and self.physics:
+            return  # close() prints the last line, with the observables of the last step
         now = time.perf_counter()
         if now - self.last_log >= self.log_every or self.n >= self.total:
             self.last_log = now
-            r = self.rate()
-            eta = (self.total - self.n) / r if r > 0 else float("nan")
-            pct = 100.0 * self.n / self.total if self.total else 100.0
-            print(f"{self.unit} {self.n}/{self.total} ({pct:.0f}%), {r:.3g} {self.unit}s/s, "
-                  f"ETA {eta:.0f} s" + (f" | {self.physics}" if self.physics else ""),
-                  file=self.stream, flush=True)
+            self._line()
+
+    def _line(self):
+        self.printed = (self.n, self.physics)
+        r = self.rate()
+        eta = (self.total - self.n) / r if r > 0 else float("nan")
+        pct = 100.0 * self.n / self.total if self.total else 100.0
+        print(f"{self.unit} {self.n}/{self.total} ({pct:.0f}%), {r:.3g} {self.unit}s/s, "
+              f"ETA {eta:.0f} s" + (f" | {self.physics}" if self.physics else ""),
+              file=self.stream, flush=True)
 
     def observe(self, row: dict):
         """Remember the latest observables row (keys time, free_energy, length, mass)."""
@@ -73,5 +80,9 @@ class Progress:
             self.bar.set_postfix_str(self.physics, refresh=False)
 
     def close(self):
+        """Close the bar; in log mode, print a last line unless the last one is still current."""
         if self.bar is not None:
+            self.bar.refresh()
             self.bar.close()
+        elif self.enabled and (self.n, self.physics) != self.printed:
+            self._line()
