@@ -214,7 +214,7 @@ def observables_figure(r: Result):
             tt = np.geomspace(fit.x_min, fit.x_max, 20)
             ax.loglog(tt, fit(tt), "-", color="C3", lw=2.2, alpha=0.8,
                       label=f"fit over t ∈ [{fit.x_min:.3g}, {fit.x_max:.3g}]: "
-                            f"L ∝ $t^{{{fit.exponent:.3f}}}$, exponent ± {fit.stderr:.3f}")
+                            f"L ∝ $t^{{{fit.exponent:.3f} \\pm {fit.stderr:.3f}}}$")
             tm = np.sqrt(fit.x_min * fit.x_max)
             guide = fit(tm) * (tt / tm) ** (1 / 3)
             ax.loglog(tt, guide, "--", color="0.3", lw=1.2, label="guide ∝ $t^{1/3}$ (Lifshitz–Slyozov)")
