@@ -2,7 +2,7 @@
 
 * :func:`radial_structure_factor` — circularly (spherically) averaged S(k) of a field.
 * :func:`power_law_fit` — least-squares exponent of y ∝ x^α in log–log space (e.g. the coarsening
-  exponent of L(t) over a late-time window, see :func:`late_window`).
+  exponent of L(t) over a late-time window, see :func:`late_window` and :func:`separation_time`).
 * :func:`degree_power_law` — discrete power-law tail of a degree sequence: maximum-likelihood
   exponent with k_min chosen by the Kolmogorov–Smirnov criterion (Clauset, Shalizi & Newman 2009).
 """
@@ -75,19 +75,37 @@ def power_law_fit(x, y) -> PowerLawFit | None:
                        float(x[ok].max()), int(m))
 
 
-def late_window(t, fraction: float = 0.1, min_points: int = 4):
-    """Boolean mask of the late-time window t ≥ fraction · t_end (t > 0).
+def separation_time(t, phi_min, phi_max, fraction: float = 0.9):
+    """First time at which the range of φ (max − min) reached ``fraction`` of its final value.
 
-    Falls back to the last half of the positive times when that window holds fewer than
-    ``min_points`` rows.
+    Before it the field is still in the linear (spinodal) or incubation stage and L(t) is not a
+    domain size; None when the inputs are empty.
+    """
+    t = np.asarray(t, dtype=np.float64)
+    spread = np.asarray(phi_max, dtype=np.float64) - np.asarray(phi_min, dtype=np.float64)
+    if not len(t) or not np.isfinite(spread[-1]):
+        return None
+    reached = np.flatnonzero(spread >= fraction * spread[-1])
+    return float(t[reached[0]]) if len(reached) else None
+
+
+def late_window(t, t_start=None, min_points: int = 4):
+    """Boolean mask of the late-time window √(t₀·t_end) ≤ t ≤ t_end: the later half of the run in
+    log time, counted from t₀ = ``t_start`` (e.g. :func:`separation_time`) or the first t > 0.
+
+    Falls back to the last half of the rows after t₀ (or of all positive times) when the window
+    holds fewer than ``min_points`` rows.
     """
     t = np.asarray(t, dtype=np.float64)
     pos = np.isfinite(t) & (t > 0)
     if not pos.any():
         return pos
-    mask = pos & (t >= fraction * t[pos].max())
+    t_end = t[pos].max()
+    t0 = t[pos].min() if not t_start or t_start <= 0 else min(float(t_start), t_end)
+    mask = pos & (t >= np.sqrt(t0 * t_end))
     if mask.sum() < min_points:
-        idx = np.flatnonzero(pos)
+        after = pos & (t >= t0)
+        idx = np.flatnonzero(after if after.sum() >= min_points else pos)
         mask = np.zeros_like(pos)
         mask[idx[len(idx) // 2:]] = True
     return mask

@@ -207,13 +207,16 @@ def observables_figure(r: Result):
     ax.set_title("characteristic length L(t) = 2π/k₁")
     if ok.any():
         ax.loglog(t[ok], length[ok], "o-", ms=3, lw=1, label="L(t)")
-        win = analysis.late_window(t) & ok
+        ts = analysis.separation_time(t, obs["phi_min"], obs["phi_max"]) \
+            if "phi_min" in obs and "phi_max" in obs else None
+        win = analysis.late_window(t, ts) & ok
         fit = analysis.power_law_fit(t[win], length[win])
         lo, hi = float(length[ok].min()), float(length[ok].max())
         if fit is not None:
             tt = np.geomspace(fit.x_min, fit.x_max, 20)
+            after = f", separated at t ≈ {ts:.3g}" if ts else ""
             ax.loglog(tt, fit(tt), "-", color="C3", lw=2.2, alpha=0.8,
-                      label=f"fit over t ∈ [{fit.x_min:.3g}, {fit.x_max:.3g}]: "
+                      label=f"fit over t ∈ [{fit.x_min:.3g}, {fit.x_max:.3g}]{after}: "
                             f"L ∝ $t^{{{fit.exponent:.3f} \\pm {fit.stderr:.3f}}}$")
             tm = np.sqrt(fit.x_min * fit.x_max)
             guide = fit(tm) * (tt / tm) ** (1 / 3)

@@ -144,8 +144,11 @@ def test_radial_structure_factor_against_brute_force():
 def test_power_law_fit_and_late_window():
     t = np.linspace(0, 100, 51)
     L = 3.0 * np.where(t > 0, t, 1) ** 0.31
-    win = analysis.late_window(t)
-    assert t[win].min() == pytest.approx(10.0) and t[win].max() == 100
+    win = analysis.late_window(t)                       # √(2·100) ≈ 14.1 ≤ t ≤ 100
+    assert t[win].min() == pytest.approx(16.0) and t[win].max() == 100
+    assert t[analysis.late_window(t, t_start=25)].min() == pytest.approx(50.0)
+    spread = np.minimum(1.0, 0.01 * np.exp(t / 5))        # the φ range saturates at t ≈ 23
+    assert analysis.separation_time(t, -spread, spread) == pytest.approx(24.0)
     fit = analysis.power_law_fit(t[win], L[win])
     assert fit.exponent == pytest.approx(0.31, abs=1e-12) and fit.prefactor == pytest.approx(3.0)
     assert analysis.power_law_fit([1, 2], [1, 2]) is None
