@@ -144,16 +144,12 @@ class PathResults:
                 raise UserError(f"{path}: holds a {r.kind} run, not a network run")
             res = dict(r.statistics)
             res.update(r.vertex)
-            n = int(r.graph.get("n", len(next(iter(r.vertex.values()), []))))
-            labels = range(n)
-            if "vertex/id" in r.file:
-                labels = [v.decode() if isinstance(v, bytes) else v.item() if hasattr(v, "item")
-                          else v for v in r.file["vertex/id"][()]]
+            labels = r.vertex_ids.tolist()
             if r.distance_histogram is not None:
                 res["distance_histogram"] = r.distance_histogram
                 res["histogram_bin_width"] = float(
                     r.file["distance_histogram"].attrs.get("bin_width", 1.0))
-            sources = r.file["sources"][()] if "sources" in r.file else None
+            sources = r.file["sources"][()] if "sources" in r.file else None  # row numbers
         return cls(labels, res, sources)
 
 

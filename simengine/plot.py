@@ -455,6 +455,7 @@ def vertex_metrics_figure(r: Result):
     fig, axes = plt.subplots(1, len(names), figsize=(5.2 * len(names), 4.3), squeeze=False,
                              layout="constrained")
     note = _source_note(r)
+    ids = r.vertex_ids
     for ax, k in zip(axes[0], names):
         v = vert[k][np.isfinite(vert[k])]
         label = METRIC_LABEL[k] + _units_of(r, f"vertex/{k}")
@@ -471,8 +472,11 @@ def vertex_metrics_figure(r: Result):
         ax.set_xlabel(label)
         sampled = k == "eccentricity" and note
         ax.set_ylabel("sampled vertices (the sources)" if sampled else "vertices")
-        ax.set_title(f"{METRIC_LABEL[k]}: {len(v)} " + ("sampled vertices" if sampled else
-                                                         "vertices"))
+        title = f"{METRIC_LABEL[k]}: {len(v)} " + ("sampled vertices" if sampled else "vertices")
+        if len(v):                      # the input's id of the extreme vertex
+            i = int(np.nanargmin(vert[k]) if k == "eccentricity" else np.nanargmax(vert[k]))
+            title += f"\n{'min' if k == 'eccentricity' else 'max'} at vertex {str(ids[i])[:20]}"
+        ax.set_title(title)
     fig.suptitle(f"{r.name}: per-vertex metrics{note}")
     return fig
 

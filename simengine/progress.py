@@ -62,8 +62,10 @@ class Progress:
               f"ETA {eta:.0f} s" + (f" | {self.physics}" if self.physics else ""),
               file=self.stream, flush=True)
 
-    def observe(self, row: dict):
-        """Remember the latest observables row (keys time, free_energy, length, mass)."""
+    def observe(self, row):
+        """Remember the latest observables row (keys time, free_energy, length, mass; None: no-op)."""
+        if not row:
+            return
         if self.mass0 is None and "mass" in row:
             self.mass0 = float(row["mass"])
         parts = []

@@ -88,10 +88,43 @@ def check_network(sc, located):
                 raise UserError(f"{located.where(('graph', 'generator'))}: graph.generator: {exc}") from None
     src = spec.metrics.sources
     if isinstance(src, list) and g.generator is not None and "n" in g.generator:
-        bad = [s for s in src if s >= int(g.generator["n"])]
+        try:
+            n = int(g.generator["n"])
+        except (TypeError, ValueError):
+            n = None
+        bad = [s for s in src if not isinstance(s, int) or (n is not None and not 0 <= s < n)]
         if bad:
             raise UserError(f"{located.where(('metrics', 'sources'))}: metrics.sources: vertex "
-                            f"{bad[0]} is out of range for n = {g.generator['n']}")
+                            f"{bad[0]!r} is not in the generated graph (its vertices are "
+                            f"0..{g.generator['n']}-1)")
+
+
+#: ``simengine validate`` parses at most this many lines of a graph file (and says so)
+VALIDATE_MAX_LINES = 5_000_000
+
+
+def check_graph_file(sc, log=None, max_lines=VALIDATE_MAX_LINES) -> str:
+    """Parse a network scenario's graph file as the run will (``simengine validate``): a bad
+    line, a header that disagrees with the file or a negative weight fails here.  Returns a
+    one-line summary; stops after ``max_lines`` lines of a huge file and says so."""
+    from ..network.readers import FORMAT_NAMES, read_for_scenario
+    from ..network.sources import listed_source_indices
+
+    g = sc.spec.graph
+    path = sc.resolve(g.file.path)
+    res = read_for_scenario(path, g, log=log, max_lines=max_lines)
+    name = FORMAT_NAMES[res.format]
+    if not res.complete:
+        return (f"{name} file {path}: the first {max_lines} lines are well-formed "
+                f"({res.entries} entries); stopped there, the run reads the rest")
+    graph = res.graph
+    src = sc.spec.metrics.sources
+    if isinstance(src, list):
+        listed_source_indices(graph, src, f"{sc.path}: metrics.sources")
+    kind = "arcs" if graph.directed else "edges"
+    weighted = ", weighted" if graph.weighted and g.weights in ("file", None) else ""
+    return (f"{name} file {path}: n = {graph.n}, {graph.num_edges} {kind}"
+            f"{', directed' if graph.directed else ''}{weighted}")
 
 
 def check_scenario(sc, located):

@@ -16,14 +16,22 @@ from ..errors import UserError
 class Located(dict):
     """A scenario mapping plus the line numbers of its keys (``lines[("time", "dt")] == 12``)."""
 
-    def __init__(self, data, lines, path):
+    def __init__(self, data, lines, path, set_by=None):
         super().__init__(data)
         self.lines = lines
         self.path = Path(path)
+        #: key path -> the ``--set`` argument that gave it its value
+        self.set_by = dict(set_by or {})
 
     def where(self, keypath) -> str:
-        """``FILE:LINE`` for the deepest located prefix of ``keypath`` (or just ``FILE``)."""
+        """``FILE:LINE`` for the deepest located prefix of ``keypath`` (or just ``FILE``); a key
+        given by ``--set`` is named by that command-line argument instead."""
         keypath = tuple(keypath)
+        for i in range(len(keypath), 0, -1):
+            arg = self.set_by.get(keypath[:i])
+            if arg is not None:
+                shown = arg if len(arg) <= 60 else arg[:60] + "…"
+                return f"--set {shown!r} (over {self.path})"
         while keypath:
             if keypath in self.lines:
                 return f"{self.path}:{self.lines[keypath]}"
@@ -95,8 +103,11 @@ def parse_override(text):
 def apply_overrides(scenario: Located, overrides) -> Located:
     """Return a copy of ``scenario`` with ``--set`` overrides applied (intermediate maps created)."""
     data = copy.deepcopy(dict(scenario))
+    set_by = dict(getattr(scenario, "set_by", {}))
     for text in overrides or ():
         keys, value = parse_override(text)
+        set_by = {k: v for k, v in set_by.items() if k[:len(keys)] != keys}
+        set_by[keys] = text
         node = data
         for i, k in enumerate(keys[:-1]):
             nxt = node.get(k)
@@ -106,6 +117,6 @@ def apply_overrides(scenario: Located, overrides) -> Located:
                 raise UserError(f"--set {text!r}: {'.'.join(keys[:i + 1])} is not a mapping")
             node = nxt
         node[keys[-1]] = value
-    out = Located(data, scenario.lines, scenario.path)
+    out = Located(data, scenario.lines, scenario.path, set_by)
     out.overrides = list(overrides or ())
     return out

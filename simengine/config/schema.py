@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
 
 PosFloat = Annotated[float, Field(gt=0)]
 NonNegInt = Annotated[int, Field(ge=0)]
@@ -126,7 +126,8 @@ class FieldScenario(Strict):
 # ----------------------------------------------------------------------------- network scenarios
 class GraphFileSpec(Strict):
     path: str
-    format: Literal["edgelist", "dimacs", "mtx", "metis"] = "edgelist"
+    #: None: from the suffix (.gr dimacs, .mtx mtx, .graph/.metis metis, else edgelist)
+    format: Optional[Literal["edgelist", "dimacs", "mtx", "metis"]] = None
 
 
 class WeightSpec(Strict):
@@ -145,7 +146,8 @@ class WeightSpec(Strict):
 class GraphSpec(Strict):
     generator: Optional[dict] = None
     file: Optional[GraphFileSpec] = None
-    directed: bool = False
+    #: None: what the file describes (DIMACS, general Matrix Market: directed) or the generator makes
+    directed: Optional[bool] = None
     weights: Union[Literal["none", "file"], WeightSpec, None] = "none"
 
     @model_validator(mode="after")
@@ -169,8 +171,11 @@ STATISTICS = ("mean_distance", "diameter", "radius", "eccentricity", "distance_h
 
 
 class MetricsSpec(Strict):
-    sources: Union[Literal["all"], SampleSpec, Annotated[list[Annotated[int, Field(ge=0)]], Field(min_length=1)]] = "all"
-    algorithm: Literal["auto", "bfs", "msbfs", "dijkstra", "dial", "floyd_warshall",
+    #: a list names vertices by the input's ids (network/sources.py)
+    sources: Union[Literal["all"], SampleSpec,
+                   Annotated[list[Union[StrictInt, Annotated[str, Field(min_length=1)]]],
+                             Field(min_length=1)]] = "all"
+    algorithm: Literal["auto", "bfs", "msbfs", "dijkstra", "dial", "fw", "floyd_warshall",
                        "frontier_sssp", "near_far"] = "auto"
     statistics: list[Literal[STATISTICS]] = list(STATISTICS[:8])
     store_distances: bool = False

@@ -372,7 +372,7 @@ def random_weights(graph: CSRGraph, low: int = 1, high: int = 10, seed=None) -> 
         codes_f = src[fwd] * n + dst[fwd]              # sorted (CSR order)
         key = np.minimum(src, dst) * n + np.maximum(src, dst)
         w = wf[np.searchsorted(codes_f, key)]
-    return CSRGraph(graph.n, graph.indptr, graph.indices, w, graph.directed)
+    return CSRGraph(graph.n, graph.indptr, graph.indices, w, graph.directed, ids=graph.ids)
 
 
 def random_weighted(n: int, avg_degree: float = 6.0, low: int = 1, high: int = 10, seed=None,
