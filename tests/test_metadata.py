@@ -132,3 +132,15 @@ def test_describe_knows_standard_errors_and_units():
     assert describe("statistics/efficiency_se", "network", weighted=True)[0] == "1/edge-weight units"
     assert describe("observables/time", "field")[0] == "model time unit"
     assert describe("statistics/no_such_thing", "network") is None
+
+
+def test_vertex_ids_from_the_input_are_a_coordinate(tmp_path):
+    (tmp_path / "g.txt").write_text("10 20\n20 30\n30 40\n40 10\n40 70\n")
+    out = simengine.run({"kind": "network", "name": "ids",
+                         "graph": {"file": {"path": str(tmp_path / "g.txt")}},
+                         "solver": {"backend": "cpu"}}, tmp_path / "ids.h5")
+    vert = open_tree(out)["vertex"].to_dataset()
+    np.testing.assert_array_equal(vert["id"], [10, 20, 30, 40, 70])
+    assert "id" in vert["closeness"].coords and vert["id"].attrs["units"] == "1"
+    res = simengine.PathResults.from_output(out)
+    assert res.closeness[40] == pytest.approx(0.8) and res.sources == (10, 20, 30, 40, 70)
