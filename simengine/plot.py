@@ -256,6 +256,8 @@ def structure_factor_figure(r: Result, curves: int = 8):
         ok = s > 0
         ax.loglog(k[ok], s[ok], "-", lw=1.2, color=cmap(j / max(1, len(idx) - 1)),
                   label=f"t = {_tstr(float(times[i]))}")
+    lo, hi = ax.get_ylim()
+    ax.set_ylim(max(lo, hi * 1e-9), hi)     # early, smooth fields fall to round-off at large k
     ax.set_xlabel(f"wavenumber |k| (rad / {LENGTH_UNIT})")
     ax.set_ylabel("S(k, t) = ⟨|FFT(φ − ⟨φ⟩)|²⟩ / N")
     ax.set_title(f"{r.name}: structure factor at the snapshot times")
@@ -424,6 +426,9 @@ def distance_histogram_figure(r: Result):
         ax.bar(d * w, hist, width=w, align="edge", color="C0", edgecolor="white", lw=0.3)
         ax.set_xlabel(f"distance d ({_dist_unit(r)}), bins [i·w, (i+1)·w), w = {w:g}")
     ax.set_yscale("log")
+    pos = hist[hist > 0]
+    ax.set_ylim(pos.min() / 1.6, pos.max() * 1.6)
+    readable_log_axis(ax.yaxis, pos.min() / 1.6, pos.max() * 1.6)
     st = r.statistics
     if "mean_distance" in st:
         ax.axvline(st["mean_distance"], color="k", ls="--", lw=1,
