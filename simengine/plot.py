@@ -43,6 +43,10 @@ def plot_file(path, out_dir=None, gif=True, log=None) -> list:
     taking a message) hears about figures that cannot be drawn, e.g. degrees without a graph.
     """
     path = Path(path)
+    if path.suffix.lower() == ".csv":   # a sweep summary (simengine sweep --collect)
+        from .summary_plot import plot_summary
+
+        return plot_summary(path, out_dir)
     out = Path(out_dir) if out_dir else path.with_name(path.stem + "_plots")
     out.mkdir(parents=True, exist_ok=True)
     plt = _plt()

@@ -24,7 +24,6 @@ write a checkpoint and exit with code 130.
 """
 from __future__ import annotations
 
-import signal
 import sys
 import time
 from pathlib import Path
@@ -40,6 +39,7 @@ from .io.atomic import atomic_update, tmp_path
 from .io.metadata import annotate
 from .io.reader import open_output
 from .progress import Progress
+from .signals import checkpointable
 
 #: keys that may differ between the stored scenario and the one used with --resume
 RESUME_FREE_KEYS = {("output",), ("description",), ("time", "steps"), ("solver", "backend"),
@@ -53,31 +53,6 @@ def default_output(sc: Scenario) -> Path:
 
 class Interrupted(Exception):
     """Raised after a checkpoint was written in response to SIGINT/SIGTERM."""
-
-
-class _Signals:
-    """Turn SIGINT/SIGTERM into a flag checked between pieces of work."""
-
-    def __init__(self):
-        self.caught = None
-        self._old = {}
-
-    def __enter__(self):
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            try:
-                self._old[sig] = signal.signal(sig, self._handler)
-            except ValueError:  # not the main thread
-                pass
-        return self
-
-    def _handler(self, signum, frame):
-        if self.caught is not None and signum == signal.SIGINT:
-            raise KeyboardInterrupt  # a second Ctrl-C: give up at once
-        self.caught = signum
-
-    def __exit__(self, *exc):
-        for sig, old in self._old.items():
-            signal.signal(sig, old)
 
 
 def _flatten(d, prefix=()):
@@ -375,7 +350,7 @@ class Runner:
         t0 = time.perf_counter() - elapsed0
         bar = Progress(job.total, done, unit=job.unit, desc=self.sc.name, enabled=self.progress)
         try:
-            with _Signals() as sig:
+            with checkpointable() as sig:
                 stop_requested = lambda: sig.caught is not None  # noqa: E731
                 if fresh:
                     job.at_stop(0, out, 0.0)
