@@ -26,7 +26,7 @@ TIME_LABEL = "time t (model units)"
 LENGTH_UNIT = "model units"
 
 
-def _plt():
+def _mpl():
     import matplotlib
 
     if matplotlib.get_backend().lower() not in ("agg", "pdf", "svg", "ps", "cairo"):
@@ -49,7 +49,7 @@ def plot_file(path, out_dir=None, gif=True, log=None) -> list:
         return plot_summary(path, out_dir)
     out = Path(out_dir) if out_dir else path.with_name(path.stem + "_plots")
     out.mkdir(parents=True, exist_ok=True)
-    plt = _plt()
+    plt = _mpl()
     log = log or (lambda msg: None)
     written = []
 
@@ -165,7 +165,7 @@ def _tstr(t):
 # =============================================================================== field figures
 def field_figure(r: Result):
     """The latest stored field: image (2D), mid-plane slice (3D) or line (1D)."""
-    plt = _plt()
+    plt = _mpl()
     if r.final_field is None:
         return None
     phi, step, t = _field_time(r)
@@ -189,7 +189,7 @@ def field_figure(r: Result):
 
 def observables_figure(r: Result):
     """F(t), mass drift and L(t) (log–log, fitted late-time exponent, t^{1/3} guide)."""
-    plt = _plt()
+    plt = _mpl()
     obs = r.observables
     t = obs.get("time")
     if t is None or len(t) < 2:
@@ -246,7 +246,7 @@ def _pick(n, at_most):
 
 def structure_factor_figure(r: Result, curves: int = 8):
     """Circularly averaged S(k) at (up to ``curves``) snapshot times t > 0."""
-    plt = _plt()
+    plt = _mpl()
     times = r.snapshot_times
     idx = [i for i in range(len(times)) if times[i] > 0]
     if not idx:
@@ -271,7 +271,7 @@ def structure_factor_figure(r: Result, curves: int = 8):
 
 def snapshot_montage_figure(r: Result, panels: int = 9):
     """The stored snapshots side by side (shared colour range), or overlaid lines in 1D."""
-    plt = _plt()
+    plt = _mpl()
     times = r.snapshot_times
     if not len(times):
         return None
@@ -316,7 +316,7 @@ def snapshot_gif(r: Result, path, max_frames: int = 60, fps: int = 4):
         return None
     from matplotlib.animation import PillowWriter
 
-    plt = _plt()
+    plt = _mpl()
     times = r.snapshot_times
     if len(times) < 2:
         return None
@@ -361,7 +361,7 @@ def equilibrium_phases(scenario: dict):
 
 def phi_histogram_figure(r: Result, curves: int = 4):
     """Distribution of φ over the grid at a few snapshot times, with the equilibrium phases."""
-    plt = _plt()
+    plt = _mpl()
     times = r.snapshot_times
     if not len(times):
         return None
@@ -413,7 +413,7 @@ def distance_histogram_figure(r: Result):
     """Ordered pairs by distance: centred integer bars for hops, [i·w, (i+1)·w) bins otherwise."""
     from matplotlib.ticker import MaxNLocator
 
-    plt = _plt()
+    plt = _mpl()
     hist = r.distance_histogram
     if hist is None or hist.sum() == 0:
         return None
@@ -456,7 +456,7 @@ METRIC_LABEL = {"eccentricity": "eccentricity", "closeness": "closeness centrali
 
 def vertex_metrics_figure(r: Result):
     """Histograms of the per-vertex metrics (eccentricity over sampled vertices when sampled)."""
-    plt = _plt()
+    plt = _mpl()
     vert = {k: v for k, v in r.vertex.items() if k in METRIC_LABEL and k != "degree"}
     if not vert:
         return None
@@ -529,7 +529,7 @@ def graph_degrees(r: Result):
 
 def degree_distribution_figure(r: Result, degrees):
     """P(k) (log-binned) and P(K ≥ k) on log–log axes with the fitted power-law tail."""
-    plt = _plt()
+    plt = _mpl()
     k = np.asarray(degrees)
     k = k[k > 0]
     if not len(k):
@@ -576,7 +576,7 @@ def degree_distribution_figure(r: Result, degrees):
 
 def metric_vs_degree_figure(r: Result, degrees):
     """Each per-vertex metric against degree (points and the mean per log-spaced degree bin)."""
-    plt = _plt()
+    plt = _mpl()
     vert = {k: v for k, v in r.vertex.items() if k in METRIC_LABEL and k != "degree"}
     deg = np.asarray(degrees, dtype=np.float64)
     if not vert or len(deg) != len(next(iter(vert.values()))):
