@@ -24,11 +24,13 @@ What it adds
   ``/`` (network)     ``sources`` (``/sources``, the source ids), ``distance`` (lower bin edges
                       of ``/distance_histogram``), ``target`` (columns of ``/distances``)
   ``/vertex``         ``vertex`` (0..n−1; ``id`` as a further coordinate when the file has one)
-  ``/checkpoint``     ``vertex`` and ``<name>_index`` (network runs: internal accumulators)
+  ``/checkpoint``     ``checkpoint_vertex``, ``checkpoint_<name>_index`` (network runs: internal
+                      accumulators; the dimensions are in the root group)
   ==================  ========================================================================
 
-The ``vertex``, ``target`` and ``*_index`` dimensions are netCDF "dimensions without a variable" (a dataset whose ``NAME``
-attribute says so); :func:`is_dimension_only` tells readers to skip it.
+The ``vertex``, ``target`` and ``checkpoint_*`` dimensions are netCDF "dimensions without a
+variable" (a dataset whose ``NAME`` attribute says so); :func:`is_dimension_only` tells readers to
+skip them.
 """
 from __future__ import annotations
 
@@ -180,6 +182,16 @@ def annotate(f: h5py.File, kind: str | None = None) -> None:
     f.visititems(visit)
 
 
+def annotate_field(f: h5py.File) -> None:
+    """:func:`annotate` for a field output (the hook the field index runs before sealing)."""
+    annotate(f, "field")
+
+
+def annotate_network(f: h5py.File) -> None:
+    """:func:`annotate` for a network output (the hook the network index runs before sealing)."""
+    annotate(f, "network")
+
+
 # ------------------------------------------------------------------------------ helpers
 def _str(v) -> str:
     return v.decode() if isinstance(v, bytes) else str(v)
@@ -232,7 +244,10 @@ def _coordinate(f, name, values):
         if ds.shape == values.shape and ds.dtype == values.dtype and np.array_equal(ds[()], values):
             return _scale(ds)
         del f[name]
-    return _scale(f.create_dataset(name, data=values))
+    from .h5image import chunk_shape
+
+    return _scale(f.create_dataset(name, data=values, fletcher32=True,
+                                   chunks=chunk_shape(values.shape, values.dtype.itemsize)))
 
 
 def _dimension_only(group, name, size):
@@ -328,9 +343,12 @@ def _network_dimensions(f):
 
 
 def _checkpoint_dimensions(g, n):
-    """Internal accumulator arrays: length-n arrays along ``vertex``, others along ``<name>_index``."""
+    """Internal accumulator arrays: length-n arrays along ``checkpoint_vertex``, others along
+    ``checkpoint_<name>_index``. The dimensions live in the root group: the checkpoint group holds
+    exactly the accumulator arrays (its digest covers the list)."""
+    root = g.file
     for name, ds in list(g.items()):
         if not isinstance(ds, h5py.Dataset) or is_dimension_only(ds) or ds.ndim != 1:
             continue
-        dim = "vertex" if ds.shape[0] == n else f"{name}_index"
-        _attach(ds, [_dimension_only(g, dim, ds.shape[0])])
+        dim = "checkpoint_vertex" if ds.shape[0] == n else f"checkpoint_{name}_index"
+        _attach(ds, [_dimension_only(root, dim, ds.shape[0])])
