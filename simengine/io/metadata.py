@@ -104,6 +104,9 @@ NETWORK = {
     "statistics/sources_done": ("1", "number of sources processed"),
     "statistics/planned_sources": ("1", "number of sources the run planned"),
     "statistics/complete": ("1", "true when every vertex was a source"),
+    "statistics/all_sources": ("1", "true when every vertex was a source"),
+    "statistics/listed": ("1", "true when the sources are an explicit list (statistics over the "
+                               "pairs (s, t) with s in the list)"),
     "statistics/sampled": ("1", "true when the sources are a uniform random sample"),
     "statistics/estimate": ("1", "true when the statistics are estimates from sampled sources"),
     "statistics/directed": ("1", "true for a directed graph"),
