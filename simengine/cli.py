@@ -49,6 +49,7 @@ def build_parser():
     pl = sub.add_parser("plot", help="write PNG figures of an output file or a sweep summary CSV")
     pl.add_argument("file")
     pl.add_argument("--out", help="folder for the PNGs (default: beside the file, <name>_plots/)")
+    pl.add_argument("--no-gif", action="store_true", help="skip the animated GIF of the snapshots")
 
     from .sweep import add_parser as add_sweep_parser
 
@@ -139,7 +140,8 @@ def _cmd_info(args):
 def _cmd_plot(args):
     from .plot import plot_file
 
-    for path in plot_file(args.file, args.out):
+    for path in plot_file(args.file, args.out, gif=not args.no_gif,
+                          log=lambda msg: print(f"simengine: {msg}", file=sys.stderr)):
         print(path)
     return 0
 

@@ -198,11 +198,13 @@ class Runner:
                 stop_requested = lambda: sig.caught is not None  # noqa: E731
                 if fresh:
                     job.at_stop(0, out, 0.0)
+                    bar.observe(getattr(job, "last_observation", None))
                 while done < job.total:
                     stop = job.next_stop(done)
                     done = job.advance(done, stop, stop_requested, bar.update)
                     if done == stop:
                         job.at_stop(done, out, time.perf_counter() - t0)
+                        bar.observe(getattr(job, "last_observation", None))
                     if comm.allreduce(bool(stop_requested()), "or") and done < job.total:
                         job.checkpoint(done, out, time.perf_counter() - t0)
                         exc = Interrupted(f"interrupted after {done} {job.unit}s: checkpoint "
