@@ -281,10 +281,6 @@ class NetworkJob:
             raise UserError(f"{sc.path}: {exc}") from None
         except ValueError as exc:
             raise UserError(f"{sc.path}: metrics: {exc}") from None
-        if self.graph.weighted and self.graph.num_arcs and self.graph.weights.min() < 0:
-            raise UserError(f"{sc.path}: graph.weights: negative edge weights are not supported "
-                            f"by the shortest-path algorithms (min weight "
-                            f"{self.graph.weights.min():g})")
         self.total = len(self.sources)
         self.bin_width = float(m.histogram_bin_width or 1.0)
         self.stats = PathStatistics.for_graph(self.graph, bin_width=self.bin_width,
@@ -298,7 +294,7 @@ class NetworkJob:
 
     # ---- graph
     def _build_graph(self):
-        from .network import generators, readers
+        from .network import generators, readers, weights_setting
 
         g = self.spec.graph
         sc = self.sc
@@ -314,17 +310,16 @@ class NetworkJob:
             else:
                 path = sc.resolve(g.file.path)
                 graph = readers.read_graph(path, g.file.format, directed=g.directed,
-                                           weights=True if g.weights == "file" else False)
+                                           weights=weights_setting.file_reader_weights(g.weights))
         except UserError:
             raise
         except (ValueError, TypeError, KeyError) as exc:
             what = "graph.generator" if g.generator is not None else "graph.file"
             raise UserError(f"{sc.path}: {what}: {exc}") from None
-        if isinstance(g.weights, dict) or hasattr(g.weights, "type"):
-            w = g.weights
-            graph = generators.random_weights(graph, w.low, w.high, w.seed)
-        elif g.weights == "none" and graph.weighted:
-            graph.weights = None
+        source = (f"generator {g.generator['type']!r}" if g.generator is not None
+                  else str(g.file.path))
+        graph = weights_setting.apply_setting(graph, g.weights, source, self.log)
+        weights_setting.check_weight_values(graph, f"{sc.path}: graph.weights ({source})")
         return graph
 
     def _backend(self, backend):

@@ -77,6 +77,9 @@ def check_network(sc, located):
         if not path.exists():
             raise UserError(f"{located.where(('graph', 'file', 'path'))}: graph.file.path: "
                             f"file {g.file.path!r} does not exist")
+    from ..network.weights_setting import check_setting
+
+    check_setting(g.weights, g.generator, f"{located.where(('graph', 'weights'))}: graph.weights")
     if g.generator is not None:
         from ..network import generators
 

@@ -146,7 +146,8 @@ class GraphSpec(Strict):
     generator: Optional[dict] = None
     file: Optional[GraphFileSpec] = None
     directed: bool = False
-    weights: Union[Literal["none", "file"], WeightSpec, None] = "none"
+    #: None (absent) = the graph's own weights (a weighted generator's, a file's weight column)
+    weights: Union[Literal["none", "file"], WeightSpec, None] = None
 
     @model_validator(mode="after")
     def _one_source(self):
@@ -154,8 +155,6 @@ class GraphSpec(Strict):
             raise ValueError("give exactly one of 'generator' or 'file'")
         if self.generator is not None and "type" not in self.generator:
             raise ValueError("generator needs a 'type' (e.g. barabasi_albert)")
-        if self.weights == "file" and self.file is None:
-            raise ValueError("weights: file needs a graph 'file' with a weight column")
         return self
 
 
