@@ -276,7 +276,8 @@ class NetworkJob:
                 if m.algorithm in ("frontier_sssp", "near_far"):
                     raise UserError(f"metrics.algorithm: {m.algorithm} runs on the GPU only "
                                     f"(solver.backend: cuda)")
-                self.algorithm = resolve_algorithm(self.graph, m.algorithm)
+                self.algorithm = resolve_algorithm(self.graph, m.algorithm,
+                                                   num_sources=len(self.sources))
         except UserError as exc:
             raise UserError(f"{sc.path}: {exc}") from None
         except ValueError as exc:

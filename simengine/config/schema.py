@@ -169,7 +169,7 @@ STATISTICS = ("mean_distance", "diameter", "radius", "eccentricity", "distance_h
 
 class MetricsSpec(Strict):
     sources: Union[Literal["all"], SampleSpec, Annotated[list[Annotated[int, Field(ge=0)]], Field(min_length=1)]] = "all"
-    algorithm: Literal["auto", "bfs", "msbfs", "dijkstra", "dial", "floyd_warshall",
+    algorithm: Literal["auto", "bfs", "msbfs", "dobfs", "dijkstra", "dial", "floyd_warshall",
                        "frontier_sssp", "near_far"] = "auto"
     statistics: list[Literal[STATISTICS]] = list(STATISTICS[:8])
     store_distances: bool = False

@@ -11,17 +11,19 @@ import numpy as np
 from ..errors import UserError
 from .statistics import PathStatistics, unreachable_sentinel
 
-ALGORITHMS = ("auto", "msbfs", "bfs", "dial", "dijkstra", "fw", "floyd_warshall")
+ALGORITHMS = ("auto", "msbfs", "bfs", "dobfs", "dial", "dijkstra", "fw", "floyd_warshall")
 
 #: ``auto`` uses Floyd–Warshall for weighted graphs with n ≤ FW_MAX_N and density ≥ FW_MIN_DENSITY
 FW_MAX_N = 1500
 FW_MIN_DENSITY = 0.1
 
 
-def resolve_algorithm(graph, algorithm: str = "auto") -> str:
-    """Concrete algorithm for ``algorithm`` on ``graph``: ``msbfs``, ``bfs``, ``dijkstra`` or ``fw``.
+def resolve_algorithm(graph, algorithm: str = "auto", num_sources: int | None = None) -> str:
+    """Concrete algorithm for ``algorithm`` on ``graph``: ``msbfs``, ``bfs``, ``dobfs``, ``dial``,
+    ``dijkstra`` or ``fw``.
 
-    ``auto``: unweighted → ``msbfs``; weighted with n ≤ FW_MAX_N and arc density
+    ``auto`` with few sources (``num_sources``, see :func:`per_source.choose_per_source`):
+    ``dobfs`` (unweighted) or ``dial``/``dijkstra`` (weighted).  Otherwise unweighted → ``msbfs``; weighted with n ≤ FW_MAX_N and arc density
     m / (n(n-1)) ≥ FW_MIN_DENSITY → ``fw``; otherwise ``dial`` (bucket-queue Dijkstra) when every
     weight is an integer in [0, 4096], else ``dijkstra`` (binary heap).  ``msbfs``/``bfs`` on a
     weighted graph is an error (they ignore weights).
@@ -29,14 +31,20 @@ def resolve_algorithm(graph, algorithm: str = "auto") -> str:
     a = str(algorithm).lower()
     if a == "floyd_warshall":
         a = "fw"
-    if a not in ("auto", "msbfs", "bfs", "dial", "dijkstra", "fw"):
+    if a not in ("auto", "msbfs", "bfs", "dobfs", "dial", "dijkstra", "fw"):
         raise UserError(f"unknown APSP algorithm {algorithm!r}; expected one of "
-                        "auto, msbfs, bfs, dial, dijkstra, fw")
+                        "auto, msbfs, bfs, dobfs, dial, dijkstra, fw")
     from .sssp import dial_applicable
 
     if a == "dial" and not dial_applicable(graph):
         raise UserError("algorithm 'dial' needs integer weights in [0, 4096]")
     if a == "auto":
+        if num_sources is not None:
+            from .per_source import choose_per_source
+
+            per = choose_per_source(graph, num_sources, "cpu")
+            if per is not None:
+                return per
         if not graph.weighted:
             return "msbfs"
         n = graph.n
@@ -44,7 +52,7 @@ def resolve_algorithm(graph, algorithm: str = "auto") -> str:
         if n <= FW_MAX_N and dens >= FW_MIN_DENSITY:
             return "fw"
         return "dial" if dial_applicable(graph) else "dijkstra"
-    if a in ("msbfs", "bfs") and graph.weighted:
+    if a in ("msbfs", "bfs", "dobfs") and graph.weighted:
         raise UserError(f"algorithm {a!r} ignores weights; use dijkstra, fw or auto for a "
                         "weighted graph")
     return a
@@ -103,12 +111,21 @@ def check_weights(graph, algorithm):
                             "shortest paths here need weights >= 0")
 
 
+def _sssp_batch(num_sources, threads=None) -> int:
+    """Sources per Dijkstra/Dial batch: 32, or fewer so that a few sources still occupy every
+    thread (one batch runs on one thread)."""
+    import numba
+
+    P = int(threads or numba.get_num_threads())
+    return int(max(1, min(32, -(-int(num_sources) // P))))
+
+
 def iter_partials(graph, sources, algorithm="auto", store=None, batch=None, bin_width=1.0,
                   threads=None):
     """Generator of ChunkPartials (CPU), one per batch, in source order."""
-    alg = resolve_algorithm(graph, algorithm)
-    check_weights(graph, alg)
     sources = np.ascontiguousarray(sources, dtype=np.int64)
+    alg = resolve_algorithm(graph, algorithm, num_sources=len(sources))
+    check_weights(graph, alg)
     if store is not None:
         if store.shape != (len(sources), graph.n):
             raise ValueError(f"store must have shape {(len(sources), graph.n)}")
@@ -118,17 +135,22 @@ def iter_partials(graph, sources, algorithm="auto", store=None, batch=None, bin_
         words = None if batch is None else max(1, int(batch) // 64)
         from .msbfs import msbfs_partials
         return msbfs_partials(graph, sources, words=words, store=store, threads=threads)
+    if alg == "dobfs":
+        from .dobfs import dobfs_partials
+        return dobfs_partials(graph, sources, batch=batch or 8, store=store)
     if alg == "bfs":
         from .bfs import bfs_partials
         return bfs_partials(graph, sources, batch=batch or 64, store=store, threads=threads)
     if alg == "dial":
         from .sssp import dial_partials
-        return dial_partials(graph, sources, bin_width=bin_width, batch=batch or 32,
-                             store=store, threads=threads)
+        return dial_partials(graph, sources, bin_width=bin_width,
+                             batch=batch or _sssp_batch(len(sources), threads), store=store,
+                             threads=threads)
     if alg == "dijkstra":
         from .sssp import dijkstra_partials
-        return dijkstra_partials(graph, sources, bin_width=bin_width, batch=batch or 32,
-                                 store=store, threads=threads)
+        return dijkstra_partials(graph, sources, bin_width=bin_width,
+                                 batch=batch or _sssp_batch(len(sources), threads), store=store,
+                                 threads=threads)
     from .floyd_warshall import fw_partials
     return fw_partials(graph, sources, bin_width=bin_width, batch=batch or 256, store=store)
 
@@ -161,7 +183,7 @@ def run_sources(graph, sources, stats: PathStatistics, algorithm: str = "auto",
         raise UserError(f"unknown backend {backend!r}; expected cpu or cuda")
     if stats.n != graph.n:
         raise ValueError("stats is for a graph of another size")
-    alg = resolve_algorithm(graph, algorithm)
+    alg = resolve_algorithm(graph, algorithm, num_sources=len(np.asarray(sources).ravel()))
     done = 0
     for p in iter_partials(graph, sources, alg, store=store, batch=batch,
                            bin_width=stats.bin_width):

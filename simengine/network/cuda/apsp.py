@@ -33,7 +33,8 @@ FW_MIN_DENSITY = 0.02
 #: largest distance matrix auto will allocate (bytes)
 FW_MAX_BYTES = 16 << 30
 
-_NAMES = {"auto": "auto", "msbfs": "msbfs", "bfs": "bfs", "dijkstra": "frontier",
+_NAMES = {"auto": "auto", "msbfs": "msbfs", "bfs": "bfs", "dobfs": "dobfs",
+          "dijkstra": "frontier",
           "sssp": "frontier", "frontier": "frontier", "frontier_sssp": "frontier",
           "dial": "frontier", "nearfar": "nearfar",
           "near_far": "nearfar", "delta": "nearfar", "fw": "fw", "floyd_warshall": "fw"}
@@ -47,25 +48,31 @@ def check_weights(graph) -> None:
 
 
 def resolve_algorithm_cuda(graph, algorithm: str = "auto", num_sources: int | None = None) -> str:
-    """Concrete CUDA algorithm: ``msbfs``, ``bfs``, ``frontier``, ``nearfar`` or ``fw``.
+    """Concrete CUDA algorithm: ``msbfs``, ``bfs``, ``dobfs``, ``frontier``, ``nearfar`` or ``fw``.
 
     ``num_sources`` (default n) is how many sources the run has; ``auto`` picks Floyd–Warshall
-    only when it is at least n/4."""
+    only when it is at least n/4, and a per-source traversal (``dobfs`` / ``nearfar``) when there
+    are few (:func:`simengine.network.per_source.choose_per_source`)."""
     a = _NAMES.get(str(algorithm).lower())
     if a is None:
         raise UserError(f"unknown APSP algorithm {algorithm!r}; expected one of "
-                        "auto, msbfs, bfs, dijkstra, nearfar, fw")
+                        "auto, msbfs, bfs, dobfs, dijkstra, nearfar, fw")
     if a == "auto":
-        if not graph.weighted:
-            return "msbfs"
         n = graph.n
         k = n if num_sources is None else int(num_sources)
+        from ..per_source import choose_per_source
+
+        per = choose_per_source(graph, k, "cuda")
+        if per is not None:
+            return per
+        if not graph.weighted:
+            return "msbfs"
         dens = graph.num_arcs / (n * (n - 1)) if n > 1 else 1.0
         if 4 * k >= n and 8 * n * n <= FW_MAX_BYTES and (
                 n <= FW_MAX_N or (n <= FW_DENSE_MAX_N and dens >= FW_MIN_DENSITY)):
             return "fw"
         return "frontier"
-    if a in ("msbfs", "bfs") and graph.weighted:
+    if a in ("msbfs", "bfs", "dobfs") and graph.weighted:
         raise UserError(f"algorithm {a!r} ignores weights; use dijkstra, nearfar, fw or auto for "
                         "a weighted graph")
     return a
@@ -106,6 +113,10 @@ def iter_partials_cuda(graph, sources, algorithm="auto", store=None, batch=None,
         from .msbfs import msbfs_partials
         yield from msbfs_partials(graph, sources, words=max(1, B // 32), store=store,
                                   persistent=persistent)
+        return
+    if alg == "dobfs":
+        from .dobfs import dobfs_partials
+        yield from dobfs_partials(graph, sources, batch=int(batch) if batch else 8, store=store)
         return
     dg = device_graph(graph)
     if alg == "fw":
