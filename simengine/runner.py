@@ -32,7 +32,7 @@ BLOWUP = 1e6
 #: keys that may differ between the stored scenario and the one used with --resume
 RESUME_FREE_KEYS = {("output",), ("description",), ("time", "steps"), ("solver", "backend"),
                     ("solver", "kernel"), ("solver", "block"), ("solver", "tile"),
-                    ("solver", "layout"), ("solver", "batch")}
+                    ("solver", "layout"), ("solver", "batch"), ("resources",)}
 
 
 def default_output(sc: Scenario) -> Path:
@@ -456,8 +456,9 @@ class Runner:
     """Runs one scenario to completion (or to an interrupt), writing ``output``."""
 
     def __init__(self, sc: Scenario, output=None, resume=False, overwrite=False, progress=True,
-                 log=None):
+                 log=None, force=False):
         self.sc = sc
+        self.force = force
         self.output = Path(output) if output else default_output(sc)
         self.resume = resume
         self.overwrite = overwrite
@@ -498,6 +499,9 @@ class Runner:
         return False, f
 
     def run(self) -> int:
+        from .resources import check
+
+        check(self.sc, force=self.force)   # before any large allocation or output file
         if self.sc.kind == "field":
             return self._run_field()
         return self._run_network()
@@ -645,5 +649,5 @@ class Runner:
 
 
 def run_scenario(sc: Scenario, output=None, resume=False, overwrite=False, progress=True,
-                 log=None) -> int:
-    return Runner(sc, output, resume, overwrite, progress, log).run()
+                 log=None, force=False) -> int:
+    return Runner(sc, output, resume, overwrite, progress, log, force).run()

@@ -18,6 +18,11 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=False, validate_default=True)
 
 
+class ResourcesSpec(Strict):
+    #: refuse a run whose memory estimate exceeds what the machine has (simengine.resources)
+    check: bool = True
+
+
 # ----------------------------------------------------------------------------- field scenarios
 class GridSpec(Strict):
     shape: Annotated[list[Annotated[int, Field(ge=1)]], Field(min_length=1, max_length=3)]
@@ -121,6 +126,7 @@ class FieldScenario(Strict):
     time: TimeSpec
     solver: FieldSolverSpec = FieldSolverSpec()
     output: FieldOutputSpec = FieldOutputSpec()
+    resources: ResourcesSpec = ResourcesSpec()
 
 
 # ----------------------------------------------------------------------------- network scenarios
@@ -194,6 +200,7 @@ class NetworkScenario(Strict):
     metrics: MetricsSpec = MetricsSpec()
     solver: NetworkSolverSpec = NetworkSolverSpec()
     output: NetworkOutputSpec = NetworkOutputSpec()
+    resources: ResourcesSpec = ResourcesSpec()
 
 
 KINDS = {"field": FieldScenario, "network": NetworkScenario}
