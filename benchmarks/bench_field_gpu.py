@@ -19,7 +19,7 @@ import time
 import numpy as np
 from numba import cuda
 
-from simengine.field import cuda_kernels as ck
+from simengine.field import cuda as ck
 from simengine.field.cuda_tuning import (CANDIDATES, autotune_block, gpu_name, occupancy_report,
                                          time_plan)
 from simengine.field.model import Boundary, CahnHilliard, Grid

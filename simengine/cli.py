@@ -57,13 +57,19 @@ def _cmd_run(args):
     from .runner import Interrupted, run_scenario
 
     sc = load_scenario(args.scenario, args.overrides)
+    args._loaded = True
     try:
         return run_scenario(sc, args.output, resume=args.resume, overwrite=args.overwrite,
                             progress=not args.quiet,
                             log=(lambda m: None) if args.quiet else None, force=args.force)
     except Interrupted as exc:
-        print(f"simengine: {exc}", file=sys.stderr)
-        return 130
+        return _fail(exc, 130, str(exc))
+
+
+def _before_mpi(args) -> bool:
+    """True while the scenario was still being loaded: every rank reads the same file and fails
+    the same way, so the error is collective."""
+    return not getattr(args, "_loaded", False)
 
 
 def _cmd_validate(args):
@@ -115,19 +121,52 @@ def _cmd_plot(args):
 COMMANDS = {"run": _cmd_run, "validate": _cmd_validate, "info": _cmd_info, "plot": _cmd_plot}
 
 
+def _rank():
+    """(rank, size) from the MPI launcher's environment, without initialising MPI."""
+    import os
+
+    from .parallel.comm import launched_size
+
+    size = launched_size()
+    for var in ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"):
+        v = os.environ.get(var)
+        if v and v.isdigit():
+            return int(v), size
+    return 0, size
+
+
+def _fail(exc, code, text):
+    """Report a failure. On MPI ranks an error that every rank raised together (``collective``)
+    is printed by rank 0 only; an error of one rank is printed with its rank and aborts all ranks
+    so none of them waits forever for it."""
+    rank, size = _rank()
+    collective = getattr(exc, "collective", False)
+    if size > 1 and not collective:
+        print(f"simengine: rank {rank}: {text}", file=sys.stderr, flush=True)
+        try:
+            from mpi4py import MPI
+
+            MPI.COMM_WORLD.Abort(code)
+        except ImportError:
+            pass
+        return code
+    if rank == 0:
+        print(f"simengine: {text}", file=sys.stderr, flush=True)
+    return code
+
+
 def main(argv=None):
     args = build_parser().parse_args(argv)
     try:
         return COMMANDS[args.command](args)
     except UserError as exc:
-        print(f"simengine: error: {exc}", file=sys.stderr)
-        return 2
+        if args.command in ("run", "validate") and not hasattr(exc, "collective"):
+            exc.collective = _before_mpi(args)
+        return _fail(exc, 2, f"error: {exc}")
     except SimulationError as exc:
-        print(f"simengine: simulation failed: {exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("simengine: interrupted", file=sys.stderr)
-        return 130
+        return _fail(exc, 1, f"simulation failed: {exc}")
+    except KeyboardInterrupt as exc:
+        return _fail(exc, 130, "interrupted")
     except BrokenPipeError:  # output piped into head & co.
         import os
 

@@ -23,7 +23,8 @@ What is counted (the engines as they are):
   compression).
 
 ``ranks``: the estimate of one rank when the run is split over that many processes (field cells
-and sources divided, the graph replicated), and the check assumes all ranks share this machine.
+and sources divided, the graph replicated); the host check counts the ranks on this machine (the
+launcher's local-size variable, else all of them).
 """
 from __future__ import annotations
 
@@ -511,6 +512,16 @@ def estimate(sc, ranks: int = 1) -> Plan:
     return _network_plan(sc, ranks)
 
 
+def ranks_on_this_host(ranks: int) -> int:
+    """MPI ranks sharing this machine: from the launcher's local-size variable, else all."""
+    for var in ("OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "MV2_COMM_WORLD_LOCAL_SIZE",
+                "SLURM_NTASKS_PER_NODE"):
+        v = os.environ.get(var, "")
+        if v.isdigit() and int(v) > 0:
+            return min(int(v), ranks)
+    return ranks
+
+
 def checking_enabled(sc) -> bool:
     res = getattr(sc.spec, "resources", None)
     return bool(getattr(res, "check", True))
@@ -523,10 +534,11 @@ def check(sc, ranks: int = 1, force: bool = False) -> Plan:
     if force or not checking_enabled(sc):
         return plan
     host, src = host_available()
-    need = plan.host * plan.ranks
+    here = ranks_on_this_host(plan.ranks)
+    need = plan.host * here
     if need > host:
         big = plan.largest("host")
-        share = f" ({plan.ranks} ranks)" if plan.ranks > 1 else ""
+        share = f" ({here} ranks on this machine)" if here > 1 else ""
         raise UserError(f"{sc.path}: {big.key}: the run needs about {fmt_bytes(need)} of host "
                         f"memory{share} ({big.what}: {fmt_bytes(big.host)}), more than the "
                         f"{fmt_bytes(host)} available ({src}); reduce it, or pass --force (or "

@@ -15,7 +15,7 @@ cuda = pytest.importorskip("numba.cuda")
 if not cuda.is_available():  # pragma: no cover
     pytest.skip("no CUDA device and not the simulator", allow_module_level=True)
 
-from simengine.field import cuda_kernels as ck  # noqa: E402
+from simengine.field import cuda as ck  # noqa: E402
 from simengine.field import cuda_tuning  # noqa: E402
 from simengine.field import reference as ref  # noqa: E402
 from simengine.field.cuda_solver import CudaFieldSolver  # noqa: E402
@@ -171,7 +171,7 @@ TWIN_CASES = ([("global", (37,), "fixed"), ("shared", (13, 11), "mirror"),
 
 @pytest.mark.parametrize("kernel,shape,bnd", TWIN_CASES, ids=str)
 def test_cpu_signature_twins(kernel, shape, bnd):
-    """``cuda_kernels.<kernel>_stage_<d>d`` takes the CPU stage arguments, incl. a slice."""
+    """``cuda.<kernel>_stage_<d>d`` takes the CPU stage arguments, incl. a slice."""
     grid, boundary = Grid(shape, 0.9), Boundary(bnd, 0.3)
     phi = _field(shape, 7)
     h = grid.spacing
@@ -272,10 +272,10 @@ def test_checkpoint_round_trip():
 def test_rejects_bad_options():
     grid = Grid((8, 8))
     with pytest.raises(ValueError):
-        CudaFieldSolver(MODEL, grid, Boundary(), kernel="nope")
+        CudaFieldSolver(MODEL, grid, Boundary(), kernel="nope", dt=DT)
     with pytest.raises(ValueError):
-        CudaFieldSolver(MODEL, grid, Boundary(), integrator="rk4")
-    s = CudaFieldSolver(MODEL, grid, Boundary(), kernel="global")
+        CudaFieldSolver(MODEL, grid, Boundary(), integrator="rk4", dt=DT)
+    s = CudaFieldSolver(MODEL, grid, Boundary(), kernel="global", dt=DT)
     with pytest.raises(ValueError):
         s.load(np.zeros((4, 4)))
 

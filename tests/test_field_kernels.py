@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from simengine.field import cpu_kernels as ck
+from simengine.field import cpu as ck
 from simengine.field import reference as ref
 from simengine.field.initial import noise
 from simengine.field.model import Boundary, CahnHilliard, Grid

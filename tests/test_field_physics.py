@@ -4,7 +4,7 @@ import math
 import numpy as np
 import pytest
 
-from simengine.field import cpu_kernels as ck
+from simengine.field import cpu as ck
 from simengine.field import observables as obs
 from simengine.field import reference as ref
 from simengine.field.initial import mode_wavenumbers, noise, single_mode

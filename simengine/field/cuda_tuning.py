@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 from numba import cuda
 
-from . import cuda_kernels as ck
+from . import cuda as ck
 
 CACHE_FILE = "cuda_blocks.json"
 

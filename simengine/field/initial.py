@@ -12,6 +12,19 @@ def noise(shape, mean=0.0, amplitude=0.1, seed=0, dtype=np.float64) -> np.ndarra
     return x.astype(dtype)
 
 
+def noise_rows(shape, start, stop, mean=0.0, amplitude=0.1, seed=0, dtype=np.float64) -> np.ndarray:
+    """Rows ``[start, stop)`` of axis 0 of :func:`noise` (same values, bit for bit), without
+    drawing the rest of the field: the PCG64 stream is advanced past the rows before ``start``
+    (one 64-bit draw per float64 value). A rank of a decomposed run draws only its slab."""
+    shape = tuple(int(n) for n in shape)
+    row = int(np.prod(shape[1:], dtype=np.int64)) if len(shape) > 1 else 1
+    bg = np.random.PCG64(seed)
+    bg.advance(int(start) * row)
+    rng = np.random.Generator(bg)
+    x = rng.uniform(mean - amplitude, mean + amplitude, size=(int(stop) - int(start),) + shape[1:])
+    return x.astype(dtype)
+
+
 def single_mode(shape, mean=0.0, amplitude=1e-3, modes=None, spacing=1.0, kind="periodic",
                 dtype=np.float64) -> np.ndarray:
     """``mean + amplitude · Π_a basis_a(m_a)`` of one discrete eigenmode of the boundary's

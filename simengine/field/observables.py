@@ -12,6 +12,8 @@
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from .model import Boundary, CahnHilliard, Grid
@@ -64,3 +66,169 @@ def reductions(phi, model, grid, boundary) -> dict:
     """``dict(mass, free_energy, min, max)`` of a host field."""
     return dict(mass=mass(phi), free_energy=free_energy(phi, model, grid, boundary),
                 min=float(np.min(phi)), max=float(np.max(phi)))
+
+
+# ============================================================================ mergeable partials
+# A field split into slabs (rows [start, stop) of axis 0 per process/rank) reduces each slab to a
+# FieldPartials; merge_partials combines any set of them into the values above. Sums are kept in
+# float64; the gradient term uses each slab's own forward differences, reading the first halo row
+# above the slab for its last owned row (so each pair of neighbouring cells is counted once).
+@dataclass(frozen=True)
+class FieldPartials:
+    """Sums over some cells of a field: ``count``, Σφ, Σf(φ), Σ_axes Σ (forward difference)²
+    (boundary terms included as in :func:`free_energy`), min φ, max φ."""
+
+    count: int
+    sum_phi: float
+    sum_f: float
+    sum_grad2: float
+    min: float
+    max: float
+
+    def to_array(self) -> np.ndarray:
+        """float64[6] (for transport between ranks)."""
+        return np.array([self.count, self.sum_phi, self.sum_f, self.sum_grad2, self.min,
+                         self.max], dtype=np.float64)
+
+    @classmethod
+    def from_array(cls, a) -> "FieldPartials":
+        a = np.asarray(a, dtype=np.float64)
+        return cls(int(a[0]), float(a[1]), float(a[2]), float(a[3]), float(a[4]), float(a[5]))
+
+
+def _boundary_grad2(p, ax, kind, v) -> float:
+    """Σ (forward difference)² along ``ax`` of a block spanning that axis wholly."""
+    d = np.diff(p, axis=ax)
+    g = float(np.sum(d * d))
+    if kind == "periodic":
+        w = np.take(p, 0, axis=ax) - np.take(p, -1, axis=ax)
+        g += float(np.sum(w * w))
+    elif kind == "fixed":
+        w0 = np.take(p, 0, axis=ax) - v
+        w1 = v - np.take(p, -1, axis=ax)
+        g += float(np.sum(w0 * w0)) + float(np.sum(w1 * w1))
+    elif kind != "mirror":
+        raise ValueError(f"unknown boundary {kind!r}")
+    return g
+
+
+def field_partials(local, lo: int, hi: int, model: CahnHilliard, boundary: Boundary
+                   ) -> FieldPartials:
+    """Partials of the owned rows ``lo:hi`` of a slab stored as ``local`` (host array with its
+    halo rows, which must be current: row ``hi`` is read when ``hi < local.shape[0]``). A slab
+    with no row stored above ``hi`` is at the global top face: periodic wraps to its own row
+    ``lo`` (the whole grid), fixed adds (v − φ)², mirror adds nothing; ``lo == 0`` with a fixed
+    boundary adds the low wall term."""
+    p = np.asarray(local, dtype=np.float64)
+    own = p[lo:hi]
+    kind, v = boundary.kind, float(boundary.value)
+    g = 0.0
+    for ax in range(1, p.ndim):
+        g += _boundary_grad2(own, ax, kind, v)
+    d = np.diff(own, axis=0)
+    g += float(np.sum(d * d))
+    if hi < p.shape[0]:
+        w = p[hi] - own[-1]
+        g += float(np.sum(w * w))
+    elif kind == "periodic":
+        w = own[0] - own[-1]
+        g += float(np.sum(w * w))
+    elif kind == "fixed":
+        w = v - own[-1]
+        g += float(np.sum(w * w))
+    if lo == 0 and kind == "fixed":
+        w = own[0] - v
+        g += float(np.sum(w * w))
+    if own.size == 0:
+        return FieldPartials(0, 0.0, 0.0, 0.0, float("inf"), float("-inf"))
+    return FieldPartials(int(own.size), float(np.sum(own)), float(np.sum(model.f(own))), g,
+                         float(np.min(own)), float(np.max(own)))
+
+
+def merge_partials(parts, model: CahnHilliard, grid: Grid) -> dict:
+    """``dict(mass, free_energy, min, max)`` of the union of the cells behind ``parts`` (an
+    iterable of :class:`FieldPartials` or their arrays) — the whole grid's values when the parts
+    cover it."""
+    parts = [q if isinstance(q, FieldPartials) else FieldPartials.from_array(q) for q in parts]
+    count = sum(q.count for q in parts)
+    sum_phi = float(np.sum([q.sum_phi for q in parts]))
+    sum_f = float(np.sum([q.sum_f for q in parts]))
+    sum_g = float(np.sum([q.sum_grad2 for q in parts]))
+    h = float(grid.spacing)
+    energy = (sum_f + 0.5 * model.kappa * sum_g / (h * h)) * h ** grid.ndim
+    return dict(mass=sum_phi / count if count else float("nan"), free_energy=energy,
+                min=float(min(q.min for q in parts)), max=float(max(q.max for q in parts)))
+
+
+# ============================================================= S(k) and length scale on slabs
+# The slab-distributed twin of characteristic_length: each rank holds rows [start, stop) of
+# axis 0. It subtracts the global mean, FFTs along the axes it holds whole (1..d-1), transposes
+# through ``alltoall`` so that it holds all of axis 0 for a range of axis 1, FFTs along axis 0 and
+# sums |k|·S and S over its part of k-space; length_from_partials merges the sums of all ranks.
+# A 1-D field is viewed as (n, 1): after the transpose rank 0 holds the whole (small) field.
+def transpose_slab(a, rows, cols, alltoall):
+    """Redistribute a block ``a`` = rows ``rows[rank]`` of axis 0 × all of axis 1 into all of
+    axis 0 × columns ``cols[rank]`` of axis 1. ``alltoall(sendlist) -> recvlist`` exchanges one
+    array with every rank (index = rank), as mpi4py's ``comm.alltoall``."""
+    send = [np.ascontiguousarray(a[:, c0:c1]) for c0, c1 in cols]
+    recv = alltoall(send)
+    if len(recv) != len(rows):
+        raise ValueError(f"alltoall returned {len(recv)} blocks for {len(rows)} ranks")
+    return np.concatenate(recv, axis=0)
+
+
+def structure_factor_partials(slab_phi, rows, rank: int, shape, spacing: float, mean: float,
+                              alltoall) -> np.ndarray:
+    """``[Σ_{k≠0} |k|·S(k), Σ_{k≠0} S(k)]`` over this rank's share of k-space (float64[2]).
+
+    ``slab_phi``: this rank's owned rows (``rows[rank]`` = (start, stop) of axis 0; ``rows``
+    lists every rank's range in rank order); ``shape``: the global grid shape; ``mean``: the
+    global mean of φ (from :func:`merge_partials`). Collective: every rank calls it with its slab
+    and the same ``alltoall``."""
+    shape = tuple(int(n) for n in shape)
+    nd = len(shape)
+    a = np.asarray(slab_phi, dtype=np.float64) - float(mean)
+    if nd == 1:
+        a = a[:, None]
+        n1 = 1
+    else:
+        a = np.fft.fftn(a, axes=tuple(range(1, nd)))
+        n1 = shape[1]
+    parts = len(rows)
+    cols = (split_cols(n1, parts))
+    b = transpose_slab(a, rows, cols, alltoall)
+    b = np.fft.fft(b, axis=0)
+    s = np.abs(b) ** 2
+    c0, c1 = cols[rank]
+    freqs = [2 * np.pi * np.fft.fftfreq(shape[0], d=spacing)]
+    if nd == 1:
+        freqs.append(np.zeros(c1 - c0))
+    else:
+        freqs.append(2 * np.pi * np.fft.fftfreq(n1, d=spacing)[c0:c1])
+        freqs += [2 * np.pi * np.fft.fftfreq(n, d=spacing) for n in shape[2:]]
+    ks = np.meshgrid(*freqs, indexing="ij")
+    kmag = np.sqrt(sum(k * k for k in ks))
+    mask = kmag > 0
+    return np.array([float((kmag[mask] * s[mask]).sum()), float(s[mask].sum())])
+
+
+def split_cols(n: int, parts: int) -> list:
+    """Balanced split of axis 1 among ``parts`` ranks after the transpose."""
+    q, r = divmod(int(n), int(parts))
+    out, a = [], 0
+    for p in range(int(parts)):
+        b = a + q + (1 if p < r else 0)
+        out.append((a, b))
+        a = b
+    return out
+
+
+def length_from_partials(parts, cells: int) -> float:
+    """:func:`characteristic_length` from the :func:`structure_factor_partials` of all ranks."""
+    tot = np.sum(np.asarray(list(parts), dtype=np.float64).reshape(-1, 2), axis=0)
+    wk, st = float(tot[0]), float(tot[1])
+    if not np.isfinite(st):
+        return float("nan")
+    if st <= 1e-300 * max(1, int(cells)):
+        return float("inf")
+    return float(2 * np.pi / (wk / st))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import integrator as integ
 from .model import Boundary, CahnHilliard, Grid
 
 
@@ -69,14 +70,15 @@ def stage(src, base, coef, model, grid, boundary):
 
 
 def step(phi, dt, model, grid, boundary, integrator="rk2"):
-    """One time step. ``rk2`` is the explicit midpoint method:
-    φ* = φ + dt/2 R(φ); φ' = φ + dt R(φ*)."""
-    if integrator == "euler":
-        return stage(phi, phi, dt, model, grid, boundary)
-    if integrator == "rk2":
-        half = stage(phi, phi, 0.5 * dt, model, grid, boundary)
-        return stage(half, phi, dt, model, grid, boundary)
-    raise ValueError(f"unknown integrator {integrator!r}")
+    """One time step of ``integrator`` (:mod:`simengine.field.integrator`): ``rk2`` is the
+    explicit midpoint method φ* = φ + dt/2 R(φ); φ' = φ + dt R(φ*); ``euler`` is φ + dt R(φ)."""
+    sch = integ.scheme(integrator)
+    buffers = [phi, None, None]
+    for st in sch.stages:
+        buffers[st.out] = stage(buffers[st.src], buffers[st.base], st.fraction * dt, model, grid,
+                                boundary)
+    integ.rotate(buffers, sch)
+    return buffers[0]
 
 
 def run(phi, nsteps, dt, model, grid, boundary, integrator="rk2"):

@@ -1,154 +1,213 @@
-"""Field solvers: ``make_solver`` picks a backend; ``CpuFieldSolver`` runs the numba stages.
+"""Field solvers: :class:`FieldSolver` (what every backend shares) and :class:`CpuFieldSolver`.
 
-Interface shared with the CUDA twin (``cuda_solver.CudaFieldSolver``, same constructor args):
-``load(phi)``, ``state() -> np.ndarray`` (host copy), ``advance(nsteps)``,
-``reductions() -> dict(mass, free_energy, min, max)``, ``name``.
+Every backend takes the same constructor arguments (backend hints the other backend does not use
+are accepted and ignored), packs its parameters with :func:`params.pack`, and runs the same
+integrator (:mod:`simengine.field.integrator`) over its own ``stage(src, base, out, coef, lo,
+hi)``, calling ``exchange(src)`` before each stage. A solver is built either for the whole grid
+(``slab=None``) or for one slab of it (:mod:`simengine.field.decomposition`): then it stores the
+owned rows plus halo rows, updates only the owned rows ``lo:hi``, and ``exchange`` fills the halo.
+
+Interface: ``load(phi)`` (the owned rows), ``state()`` (host copy of the owned rows),
+``advance(nsteps)``, ``partials()`` (:class:`observables.FieldPartials` of the owned rows),
+``reductions()`` (``dict(mass, free_energy, min, max)``; of the whole grid when ``slab`` is
+``None``), ``name``, ``lo``, ``hi``, ``buffers``; halo access for an exchanger:
+``boundary_rows(array)`` and ``set_halo(array, low, high)``.
 """
 from __future__ import annotations
 
 import numba
 import numpy as np
 
-from . import cpu_kernels as ck
+from . import cpu as ck
+from . import integrator as integ
 from . import observables
+from .decomposition import HALO, Slab, whole_slab
 from .model import BOUNDARY_KINDS, Boundary, CahnHilliard, Grid
+from .params import PRECISIONS, pack, precision_dtype  # noqa: F401  (PRECISIONS re-exported)
 
-BACKENDS = ("auto", "cpu", "cuda")
-INTEGRATORS = ("rk2", "euler")
-PRECISIONS = {"float64": np.float64, "float32": np.float32, "fp64": np.float64,
-              "fp32": np.float32, "double": np.float64, "single": np.float32}
+INTEGRATORS = integ.INTEGRATORS
+KERNELS = ("global", "shared", "texture", "combined")
 
 
-def _precision(precision):
-    if isinstance(precision, str):
-        if precision not in PRECISIONS:
-            raise ValueError(f"unknown precision {precision!r}; choose float64 or float32")
-        return np.dtype(PRECISIONS[precision])
-    dt = np.dtype(precision)
-    if dt not in (np.dtype(np.float64), np.dtype(np.float32)):
-        raise ValueError(f"unsupported precision {precision!r}; choose float64 or float32")
-    return dt
+def make_solver(model: CahnHilliard, grid: Grid, boundary: Boundary, *, backend="auto",
+                **kwargs):
+    """Build a field solver on ``backend`` (``auto``, ``cpu``, ``cuda``); see
+    :func:`simengine.field.backends.make_solver`."""
+    from .backends import make_solver as _make
+
+    return _make(model, grid, boundary, backend=backend, **kwargs)
 
 
 def cuda_usable() -> bool:
     """True only with a real CUDA device (not the CUDA simulator)."""
-    try:
-        from numba import config as nconfig
-        if getattr(nconfig, "ENABLE_CUDASIM", 0):
-            return False
-        from numba import cuda
-        return bool(cuda.is_available())
-    except Exception:  # pragma: no cover - no numba-cuda / no driver
-        return False
+    from .backends import cuda_usable as _usable
+
+    return _usable()
 
 
-def make_solver(model: CahnHilliard, grid: Grid, boundary: Boundary, *, backend="auto",
-                kernel="texture", precision="float64", integrator="rk2", dt, tile=None,
-                block=None, layout=None):
-    """Build a field solver. ``backend``: ``auto`` (CUDA when a real GPU is usable, else CPU),
-    ``cpu`` or ``cuda``. ``kernel``: ``global``, ``shared``, ``texture`` or ``combined``.
-    ``tile`` (CPU tile extents), ``block`` (CUDA block shape) and ``layout`` (CUDA shared-memory
-    layout, ``seed`` or ``modern``) are backend hints; the CPU backend ignores ``block``/``layout``."""
-    if backend not in BACKENDS:
-        raise ValueError(f"unknown field backend {backend!r}; choose one of {', '.join(BACKENDS)}")
-    if kernel not in ck.STRATEGIES:
-        raise ValueError(f"unknown field kernel {kernel!r}; choose one of "
-                         f"{', '.join(ck.STRATEGIES)}")
-    if backend == "auto":
-        backend = "cuda" if cuda_usable() else "cpu"
-    if backend == "cuda":
-        from .cuda_solver import CudaFieldSolver
-        return CudaFieldSolver(model, grid, boundary, kernel=kernel, precision=precision,
-                               integrator=integrator, dt=dt, tile=tile, block=block,
-                               layout=layout)
-    return CpuFieldSolver(model, grid, boundary, kernel=kernel, precision=precision,
-                          integrator=integrator, dt=dt, tile=tile, block=block)
+class FieldSolver:
+    """Shared part of the field solvers: validation, parameters, slab geometry, the integrator
+    loop and the reductions. Subclasses provide ``_setup`` (buffers, plans), ``stage``,
+    ``load``, ``state``, ``boundary_rows``, ``set_halo`` and ``_partials``."""
 
-
-class CpuFieldSolver:
-    """numba CPU solver: three buffers (φ, φ*, φ_next), swapped after each step, never in place."""
-
-    backend = "cpu"
+    backend = "?"
 
     def __init__(self, model: CahnHilliard, grid: Grid, boundary: Boundary, *, kernel="texture",
-                 precision="float64", integrator="rk2", dt, tile=None, block=None):
-        if kernel not in ck.STRATEGIES:
+                 precision="float64", integrator="rk2", dt, tile=None, block=None, layout=None,
+                 cells_per_thread=None, march=None, vec=None, device=None, slab: Slab = None,
+                 exchange=None):
+        if kernel not in KERNELS:
             raise ValueError(f"unknown field kernel {kernel!r}; choose one of "
-                             f"{', '.join(ck.STRATEGIES)}")
-        if integrator not in INTEGRATORS:
-            raise ValueError(f"unknown integrator {integrator!r}; choose rk2 or euler")
+                             f"{', '.join(KERNELS)}")
         if boundary.kind not in BOUNDARY_KINDS:
             raise ValueError(f"unknown boundary {boundary.kind!r}")
         if grid.ndim not in (1, 2, 3):
             raise ValueError(f"field solver supports 1, 2 or 3 dimensions, not {grid.ndim}")
         if min(grid.shape) < 2:
             raise ValueError(f"every grid axis needs at least 2 cells, got {grid.shape}")
-        if not (dt > 0):
+        if dt is None or not (dt > 0):
             raise ValueError(f"dt must be positive, got {dt!r}")
+        self.scheme = integ.scheme(integrator)
         self.model, self.grid, self.boundary = model, grid, boundary
         self.kernel, self.integrator = kernel, integrator
-        self.dtype = _precision(precision)
+        self.dtype = precision_dtype(precision)
         self.dt = float(dt)
-        self.name = f"cpu/{kernel}/{self.dtype.name}"
-        t = ck.default_tile(grid.ndim) if tile is None else np.asarray(tile, dtype=np.int64)
-        if t.shape != (grid.ndim,) or (t < 1).any():
-            raise ValueError(f"tile must be {grid.ndim} positive integers, got {tile!r}")
-        self.tile = np.ascontiguousarray(t, dtype=np.int64)
-        self._stage = ck.get_stage(kernel, grid.ndim)
-        ty = self.dtype.type
-        self._params = ck.make_params(model, grid, self.dtype)
-        self._bcode = int(boundary.code)
-        self._bvalue = ty(boundary.value)
-        self._half = ty(0.5 * self.dt)
-        self._full = ty(self.dt)
-        shape = tuple(grid.shape)
-        self._phi = np.zeros(shape, self.dtype)
-        self._mid = np.zeros(shape, self.dtype)
-        self._next = np.zeros(shape, self.dtype)
+        self.slab = whole_slab(grid.shape[0]) if slab is None else slab
+        if self.slab.n != int(grid.shape[0]):
+            raise ValueError(f"slab of {self.slab.n} rows for a grid of {grid.shape[0]}")
+        if not self.slab.whole and self.slab.owned < HALO:
+            raise ValueError(f"a slab must own at least {HALO} rows, got {self.slab.owned}")
+        self.lo, self.hi = self.slab.lo, self.slab.hi
+        rest = tuple(int(n) for n in grid.shape[1:])
+        self.local_shape = (self.slab.rows,) + rest
+        self.owned_shape = (self.slab.owned,) + rest
+        self.exchange = integ.no_exchange if exchange is None else exchange
+        self.coefs = integ.coefficients(self.scheme, self.dt, self.dtype.type)
+        self.stages_per_step = len(self.scheme.stages)
+        self.packed = pack(model, grid, boundary, self.dtype)
         self.steps = 0
+        self.buffers = []
+        self._setup(tile=tile, block=block, layout=layout, cells_per_thread=cells_per_thread,
+                    march=march, vec=vec, device=device)
+
+    # ------------------------------------------------------------------ time stepping
+    def advance(self, nsteps: int = 1) -> None:
+        integ.advance(self.buffers, self.stage, self.exchange, self.scheme, self.coefs,
+                      self.lo, self.hi, int(nsteps))
+        self.steps += int(nsteps)
+
+    def run_stage(self, i: int) -> None:
+        """Stage ``i`` of the current step (exchange, then stage) — for lockstep drivers."""
+        integ.run_stage(self.buffers, self.stage, self.exchange, self.scheme, self.coefs, i,
+                        self.lo, self.hi)
+
+    def end_step(self) -> None:
+        integ.rotate(self.buffers, self.scheme)
+        self.steps += 1
+
+    def halo_shape(self) -> tuple:
+        """Shape of one side's halo rows (and of each array :meth:`boundary_rows` returns)."""
+        return (HALO,) + tuple(self.local_shape[1:])
+
+    def buffer_index(self, array) -> int:
+        for i, b in enumerate(self.buffers):
+            if b is array:
+                return i
+        raise ValueError("array is not one of this solver's buffers")
+
+    # ------------------------------------------------------------------ observables
+    def partials(self) -> observables.FieldPartials:
+        """Mergeable reductions of the owned rows. Refreshes the halo of φ first (collective
+        with the neighbouring slabs: every slab calls it at the same step)."""
+        self.exchange(self.buffers[0])
+        return self._partials()
+
+    def reductions(self) -> dict:
+        """``dict(mass, free_energy, min, max)`` of the owned rows (the whole field for a
+        whole-grid solver; merge the :meth:`partials` of all slabs otherwise)."""
+        return observables.merge_partials([self.partials()], self.model, self.grid)
+
+    def _check_load(self, phi):
+        phi = np.asarray(phi)
+        if phi.shape != self.owned_shape:
+            raise ValueError(f"field shape {phi.shape} does not match the "
+                             f"{'grid' if self.slab.whole else 'slab'} {self.owned_shape}")
+        return phi
+
+
+class CpuFieldSolver(FieldSolver):
+    """numba CPU solver: three host buffers (φ, φ*, φ_next), rotated after each step."""
+
+    backend = "cpu"
+
+    def _setup(self, *, tile, **_hints):
+        g = self.grid
+        t = ck.default_tile(g.ndim) if tile is None else np.asarray(tile, dtype=np.int64)
+        if t.shape != (g.ndim,) or (t < 1).any():
+            raise ValueError(f"tile must be {g.ndim} positive integers, got {tile!r}")
+        self.tile = np.ascontiguousarray(t, dtype=np.int64)
+        self.name = f"cpu/{self.kernel}/{self.dtype.name}"
+        self._stage = ck.get_stage(self.kernel, g.ndim)
+        p = self.packed
+        self._args = (p.params, p.bcode, p.bvalue)
+        self.buffers = [np.zeros(self.local_shape, self.dtype) for _ in range(3)]
         # small grids run on one thread: a parallel launch costs more than the work there
         self.serial_below = 32768
-        self._serial = grid.cells < self.serial_below
+        self._serial = int(np.prod(self.local_shape)) < self.serial_below
 
-    # ------------------------------------------------------------------ interface
+    @property
+    def _phi(self):
+        return self.buffers[0]
+
     def load(self, phi) -> None:
-        phi = np.asarray(phi)
-        if phi.shape != tuple(self.grid.shape):
-            raise ValueError(f"field shape {phi.shape} does not match grid {self.grid.shape}")
-        self._phi[...] = phi
+        self.buffers[0][self.lo:self.hi] = self._check_load(phi)
 
     def state(self) -> np.ndarray:
-        return self._phi.copy()
+        return self.buffers[0][self.lo:self.hi].copy()
 
-    def stage(self, src, base, out, coef, lo=0, hi=None):
-        """One stage ``out[lo:hi] = base[lo:hi] + coef R(src)[lo:hi]`` (arrays of this dtype)."""
-        hi = self.grid.shape[0] if hi is None else hi
-        self._stage(src, base, out, self.dtype.type(coef), self._params, self._bcode,
-                    self._bvalue, int(lo), int(hi), self.tile)
+    def stage(self, src, base, out, coef, lo=None, hi=None):
+        """``out[lo:hi] = base[lo:hi] + coef R(src)[lo:hi]`` (arrays of this dtype and the local
+        shape; default the owned rows)."""
+        lo = self.lo if lo is None else int(lo)
+        hi = self.hi if hi is None else int(hi)
+        params, bcode, bvalue = self._args
+        self._stage(src, base, out, self.dtype.type(coef), params, bcode, bvalue, lo, hi,
+                    self.tile)
 
     def advance(self, nsteps: int = 1) -> None:
-        f, p, b, bv, t = self._stage, self._params, self._bcode, self._bvalue, self.tile
-        n0 = int(self.grid.shape[0])
         nthreads = numba.get_num_threads()
         if self._serial:
             numba.set_num_threads(1)
         try:
-            self._advance(f, p, b, bv, t, n0, int(nsteps))
+            super().advance(nsteps)
         finally:
             numba.set_num_threads(nthreads)
 
-    def _advance(self, f, p, b, bv, t, n0, nsteps):
-        for _ in range(nsteps):
-            if self.integrator == "rk2":
-                f(self._phi, self._phi, self._mid, self._half, p, b, bv, 0, n0, t)
-                f(self._mid, self._phi, self._next, self._full, p, b, bv, 0, n0, t)
-            else:
-                f(self._phi, self._phi, self._next, self._full, p, b, bv, 0, n0, t)
-            self._phi, self._next = self._next, self._phi
-            self.steps += 1
+    def run_stage(self, i: int) -> None:
+        nthreads = numba.get_num_threads()
+        if self._serial:
+            numba.set_num_threads(1)
+        try:
+            super().run_stage(i)
+        finally:
+            numba.set_num_threads(nthreads)
 
-    def reductions(self) -> dict:
-        return observables.reductions(self._phi, self.model, self.grid, self.boundary)
+    # ------------------------------------------------------------------ halo access
+    def boundary_rows(self, array):
+        """The owned rows a neighbour needs: ``(array[lo:lo+2], array[hi-2:hi])`` (views)."""
+        return array[self.lo:self.lo + HALO], array[self.hi - HALO:self.hi]
+
+    def set_halo(self, array, low, high) -> None:
+        """Write the halo rows ``[lo-2, lo)`` from ``low`` and ``[hi, hi+2)`` from ``high``
+        (``None``: that side has no halo)."""
+        if low is not None:
+            array[self.lo - HALO:self.lo] = low
+        if high is not None:
+            array[self.hi:self.hi + HALO] = high
+
+    def _partials(self):
+        return observables.field_partials(self.buffers[0], self.lo, self.hi, self.model,
+                                          self.boundary)
 
     def __repr__(self):
         return (f"CpuFieldSolver({self.name}, shape={tuple(self.grid.shape)}, "

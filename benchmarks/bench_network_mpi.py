@@ -1,0 +1,142 @@
+"""Network scenarios on 1 vs N MPI ranks: seconds, speed-up and parallel efficiency.
+
+Each case is run through the real CLI (``[launcher -n N] python -m simengine run``), once per
+rank count, in the same invocation of this script; the time reported is the run's own work time
+(``/statistics/elapsed``: sources processed, merges and checkpoints included; graph generation and
+start-up excluded, they are printed separately as wall time). Results of every N are checked
+against N = 1 (integer statistics equal, floats within 1e-12 relative).
+
+CPU (the issue's target: 2 ranks × 1 thread ≥ 1.7× one process × 1 thread):
+    python benchmarks/bench_network_mpi.py --backend cpu --ranks 1,2 --cases ba_cpu,ring_cpu
+GPU host with two GPUs (one GPU per rank, Open MPI):
+    python benchmarks/bench_network_mpi.py --backend cuda --ranks 1,2 \\
+        --launcher "mpirun --allow-run-as-root --oversubscribe" --cases ring,free,ba,rw6,rw6w
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+CASES = {
+    # seed families at n = 30 000, all sources (GPU)
+    "ring": ("watts ring α-model n=30000 k=10, all sources",
+             "{type: watts_alpha, n: 30000, k: 10, ring: true, seed: 1}",
+             "none", "all"),
+    "free": ("watts α-model no substrate n=30000 k=10, all sources",
+             "{type: watts_alpha, n: 30000, k: 10, ring: false, seed: 1}",
+             "none", "all"),
+    "ba": ("Barabási–Albert n=30000 m=50, all sources",
+           "{type: barabasi_albert, n: 30000, m: 50, seed: 1}", "none", "all"),
+    # 10^6-vertex degree-6 graphs, 16 384 sampled sources (GPU)
+    "rw6": ("G(n,m) n=1e6 degree 6 unweighted, 16384 sources",
+            "{type: gnm, n: 1000000, m: 3000000, seed: 1}", "none",
+            "{sample: 16384, seed: 1}"),
+    "rw6w": ("G(n,m) n=1e6 degree 6 weights 1-10, 16384 sources",
+             "{type: gnm, n: 1000000, m: 3000000, seed: 1}",
+             "{type: uniform_int, low: 1, high: 10, seed: 1}", "{sample: 16384, seed: 1}"),
+    # CPU-sized cases (2 ranks × 1 thread vs 1 × 1 thread)
+    "ba_cpu": ("Barabási–Albert n=20000 m=5, all sources",
+               "{type: barabasi_albert, n: 20000, m: 5, seed: 1}", "none", "all"),
+    "ring_cpu": ("watts ring α-model n=10000 k=10, all sources",
+                 "{type: watts_alpha, n: 10000, k: 10, ring: true, seed: 1}", "none", "all"),
+    "w_cpu": ("G(n,m) n=20000 degree 6 weights 1-10, 2000 sources",
+              "{type: gnm, n: 20000, m: 60000, seed: 1}",
+              "{type: uniform_int, low: 1, high: 10, seed: 1}", "{sample: 2000, seed: 1}"),
+}
+
+SCENARIO = """kind: network
+name: {name}
+graph: {{generator: {gen}, weights: {weights}}}
+metrics: {{sources: {sources}, algorithm: auto}}
+solver: {{backend: {backend}}}
+output: {{checkpoint_every: 1000000000}}
+"""
+
+
+def run_case(key, ranks, backend, launcher, workdir, threads):
+    title, gen, weights, sources = CASES[key]
+    scen = Path(workdir) / f"{key}.yaml"
+    scen.write_text(SCENARIO.format(name=key, gen=gen, weights=weights, sources=sources,
+                                    backend=backend))
+    out = Path(workdir) / f"{key}-{ranks}.h5"
+    env = dict(os.environ)
+    if threads:
+        env["NUMBA_NUM_THREADS"] = str(threads)
+    cmd = [sys.executable, "-m", "simengine", "run", str(scen), "-o", str(out), "-q",
+           "--overwrite"]
+    if ranks > 1 or launcher != "mpiexec":
+        cmd = shlex.split(launcher) + ["-n", str(ranks)] + cmd
+    t = time.perf_counter()
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    wall = time.perf_counter() - t
+    if r.returncode != 0:
+        raise SystemExit(f"{key} on {ranks} ranks failed:\n{r.stderr[-3000:]}")
+    with h5py.File(out) as f:
+        stats = {k: f["statistics"][k][()] for k in f["statistics"]}
+        vertex = {k: f["vertex"][k][()] for k in f["vertex"]}
+    return title, float(stats["elapsed"]), wall, stats, vertex
+
+
+def check(a, b):
+    sa, va = a
+    sb, vb = b
+    for k, x in sa.items():
+        if k in ("elapsed", "normalized_time"):
+            continue
+        y = sb[k]
+        if isinstance(x, (float, np.floating)) and not float(x).is_integer():
+            assert abs(y - x) <= 1e-12 * abs(x), (k, x, y)
+        else:
+            assert x == y, (k, x, y)
+    for k in va:
+        np.testing.assert_allclose(vb[k], va[k], rtol=1e-12, atol=1e-300)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cases", default="ba_cpu,ring_cpu,w_cpu")
+    ap.add_argument("--ranks", default="1,2")
+    ap.add_argument("--backend", default="cpu", choices=["cpu", "cuda"])
+    ap.add_argument("--launcher", default="mpiexec")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="NUMBA_NUM_THREADS per rank (default: 1 on cpu, unset on cuda)")
+    a = ap.parse_args(argv)
+    threads = a.threads if a.threads is not None else (1 if a.backend == "cpu" else 0)
+    ranks = [int(x) for x in a.ranks.split(",")]
+    try:
+        import numba
+        from numba import cuda
+        dev = cuda.get_current_device().name.decode() if a.backend == "cuda" else "cpu"
+    except Exception:
+        dev = "?"
+    print(f"# bench_network_mpi {time.strftime('%Y-%m-%d')} backend={a.backend} device={dev} "
+          f"launcher='{a.launcher}' threads/rank={threads or 'all'} numba {numba.__version__}")
+    print(f"| case | ranks | run s | wall s (incl. start-up) | speed-up | efficiency |")
+    print(f"|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as wd:
+        for key in a.cases.split(","):
+            base = None
+            for n in ranks:
+                title, el, wall, stats, vertex = run_case(key, n, a.backend, a.launcher, wd,
+                                                          threads)
+                if base is None:
+                    base = (el, (stats, vertex))
+                    sp = 1.0
+                else:
+                    check(base[1], (stats, vertex))
+                    sp = base[0] / el
+                print(f"| {title} | {n} | {el:.3f} | {wall:.1f} | {sp:.2f}× | "
+                      f"{100 * sp / (n / ranks[0]):.0f}% |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,48 @@
+"""Constants of the CUDA field kernels: boundary codes, kernel names, default launch shapes
+(measured on H100/H200, docs/field-gpu.md)."""
+from __future__ import annotations
+
+import numba
+
+#: True when numba.cuda is the simulator
+SIMULATOR = bool(numba.config.ENABLE_CUDASIM)
+
+PERIODIC, MIRROR, FIXED = 0, 1, 2
+KERNELS = ("global", "shared", "texture", "combined")
+LAYOUTS = ("modern", "seed")
+#: default shared-memory layout per dimension (H100: seed 7–20 % faster in 2-D, modern 1.4–2.2×
+#: faster in 3-D; docs/field-gpu.md)
+DEFAULT_LAYOUT = {1: "modern", 2: "seed", 3: "modern"}
+
+#: default thread-block shapes (x = last axis fastest), per (kernel family, layout, ndim).
+#: Chosen from the H100 measurements in docs/field-gpu.md; ``block="auto"`` tunes instead.
+DEFAULT_BLOCK = {
+    ("direct", 1): (256,),
+    ("direct", 2): (32, 4),
+    ("direct", 3): (32, 4, 2),
+    ("modern", 1): (256,),
+    ("modern", 2): (64, 8),
+    ("modern", 3): (32, 4, 4),
+    ("seed", 1): (256,),
+    ("seed", 2): (32, 16),
+    ("seed", 3): (16, 8, 8),
+}
+
+
+#: cells per thread of the direct kernels (A, C) per dimension (measured, docs/field-gpu.md)
+DEFAULT_CPT = {1: 1, 2: 4, 3: 1}
+
+#: march length (rows in 2-D / planes in 3-D walked by one thread, :func:`march_kernel`) of the
+#: direct kernels per dimension; 0 = the non-marching kernel (:func:`direct_kernel`)
+DEFAULT_MARCH = {1: 0, 2: 0, 3: 32}
+#: thread blocks of the marching kernels (x first; the last entry spans march chunks)
+DEFAULT_MARCH_BLOCK = {2: (128, 1), 3: (32, 4, 1)}
+#: planes a marching thread loads ahead (all loads of U planes issued before their updates)
+DEFAULT_MARCH_UNROLL = 1
+
+#: 2-D pair kernel (:func:`vec_kernel`: 2 cells along x × rows per thread, pair loads) per
+#: dtype: 2 = on, 0 = the scalar direct kernel; used when neither ``cpt`` nor ``march`` is given
+DEFAULT_VEC = {"float32": 2, "float64": 0}
+#: rows per thread and thread block (x = pairs first) of the pair kernel
+DEFAULT_VEC_ROWS = 4
+DEFAULT_VEC_BLOCK = (32, 4)

@@ -1,0 +1,36 @@
+"""The fast launch path of the stage plans — the only module that uses numba-cuda private API.
+
+numba-cuda's ``kernel[grid, block](*args)`` re-types and re-marshals every argument on every
+launch. A run only ever launches a plan with three argument lists (the buffers rotate), so a plan
+prepares each list once (:func:`prepare`) and launches it directly (:func:`launch`). If the
+private API changes, :func:`prepare` raises and the plan falls back to the ordinary launch.
+"""
+from __future__ import annotations
+
+
+def compiled(fn):
+    """The dispatcher's single compiled kernel, or ``None`` (not compiled yet, or several)."""
+    overloads = getattr(fn, "overloads", {})
+    if len(overloads) != 1:
+        return None
+    return next(iter(overloads.values()))
+
+
+def prepare(kern, stream, griddim, blockdim, args):
+    """Marshal ``args`` once for ``kern`` (a compiled ``_Kernel``): a launch tuple for
+    :func:`launch`."""
+    from cuda.core import LaunchConfig
+    from numba.cuda._compat import CUDA_CORE_GE_1_0
+
+    kernelargs, retr = [], []
+    for t, v in zip(kern.argument_types, args):
+        kern._prepare_args(t, v, stream, retr, kernelargs)
+    coop = {"is_cooperative" if CUDA_CORE_GE_1_0 else "cooperative_launch": False}
+    config = LaunchConfig(grid=griddim, block=blockdim, shmem_size=0, **coop)
+    return stream, config, kern._codelibrary.get_cufunc().kernel, kernelargs
+
+
+def launch(stream, config, kernel, kernelargs):
+    from cuda.core import launch as _launch
+
+    _launch(stream, config, kernel, *kernelargs)

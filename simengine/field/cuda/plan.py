@@ -1,0 +1,194 @@
+"""Launch plans: a compiled stage kernel plus its launch geometry for one (shape, slice, block)."""
+from __future__ import annotations
+
+import functools
+import math
+
+import numba
+import numpy as np
+from numba import cuda
+
+from ..model import Boundary, CahnHilliard, Grid
+from ..params import stage_scalars
+from . import launch as _launch_api
+from .config import (DEFAULT_BLOCK, DEFAULT_CPT, DEFAULT_MARCH, DEFAULT_MARCH_BLOCK,
+                     DEFAULT_MARCH_UNROLL, DEFAULT_VEC, DEFAULT_VEC_BLOCK, DEFAULT_VEC_ROWS,
+                     KERNELS, LAYOUTS, SIMULATOR)
+from .direct import direct_kernel
+from .march import march_kernel
+from .tiled import _block3, modern_kernel, seed_kernel
+from .vec import vec_kernel
+
+
+# --------------------------------------------------------------------------------------------
+# launch plans
+# --------------------------------------------------------------------------------------------
+def view3(shape):
+    """The 3-D view shape of a 1/2/3-D field."""
+    shape = tuple(int(n) for n in shape)
+    return (1,) * (3 - len(shape)) + shape
+
+
+class StagePlan:
+    """A compiled stage kernel plus its launch geometry for one (shape, slice, block)."""
+
+    def __init__(self, kernel: str, ndim: int, shape3, bc: int, dtype, *, layout="modern",
+                 block=None, lo=0, hi=None, cpt=None, march=None, unroll=None, vec=None):
+        if kernel not in KERNELS:
+            raise ValueError(f"unknown kernel {kernel!r}; choose from {KERNELS}")
+        if layout not in LAYOUTS:
+            raise ValueError(f"unknown layout {layout!r}; choose from {LAYOUTS}")
+        self.kernel_name, self.ndim, self.bc = kernel, ndim, bc
+        self.dtype = np.dtype(dtype)
+        self.shape3 = tuple(shape3)
+        n_first = self.shape3[3 - ndim]
+        self.lo = int(lo)
+        self.hi = n_first if hi is None else int(hi)
+        nc = kernel in ("texture", "combined")
+        tiled = kernel in ("shared", "combined")
+        self.layout = layout if tiled else "direct"
+        # marching form of A/C: explicit ``march``, else the default unless ``cpt`` is given
+        if self.layout != "direct" or ndim == 1:
+            march = 0
+        elif march is None:
+            march = 0 if cpt else DEFAULT_MARCH[ndim]
+        self.march = int(march)
+        self.unroll = 0
+        if self.march < 0:
+            raise ValueError("march must be >= 0")
+        # 2-D pair kernel: explicit ``vec=2``, else the per-dtype default unless ``cpt`` is given
+        if self.layout != "direct" or ndim != 2 or self.march:
+            vec = 0
+        elif vec is None:
+            vec = 0 if cpt else DEFAULT_VEC.get(self.dtype.name, 0)
+        self.vec = int(vec)
+        if self.vec not in (0, 2):
+            raise ValueError("vec must be 0 or 2 (cells per pair load along x)")
+        if self.vec and self.shape3[2] % 2:
+            # odd row length: pair loads would be misaligned on every other row
+            self.vec = 0
+            cpt = cpt if cpt in (1, 2, 4) else None
+        self._alt = None
+        if block is None:
+            block = (DEFAULT_MARCH_BLOCK[ndim] if self.march else
+                     DEFAULT_VEC_BLOCK if self.vec else DEFAULT_BLOCK[(self.layout, ndim)])
+        self.block = tuple(int(b) for b in block)
+        b3 = _block3(self.block, ndim)
+        if self.march:
+            self.cpt = 1
+            self.unroll = int(unroll or DEFAULT_MARCH_UNROLL)
+            self.fn = march_kernel(ndim, bc, nc, self.dtype.name, self.march, self.unroll)
+            core = (b3[0], b3[1] * self.march, 1) if ndim == 2 else (b3[0], b3[1],
+                                                                     b3[2] * self.march)
+        elif self.vec:
+            self.cpt = int(cpt or DEFAULT_VEC_ROWS)  # rows per thread (2 cells each)
+            self.fn = vec_kernel(bc, nc, self.dtype.name, self.cpt)
+            core = (b3[0] * 2, b3[1] * self.cpt, 1)
+        elif self.layout == "direct":
+            self.cpt = int(cpt or DEFAULT_CPT[ndim])
+            self.fn = direct_kernel(ndim, bc, nc, self.dtype.name, self.cpt)
+            core = (b3[0] * self.cpt, b3[1], b3[2]) if ndim == 1 else (b3[0], b3[1] * self.cpt,
+                                                                       b3[2])
+        else:
+            self.cpt = 1
+        if self.layout == "direct":
+            pass
+        elif self.layout == "modern":
+            self.fn = modern_kernel(ndim, bc, nc, self.block, self.dtype.name)
+            core = b3
+        else:
+            self.fn = seed_kernel(ndim, bc, nc, self.block, self.dtype.name)
+            core = (b3[0] - 4, b3[1] - (4 if ndim >= 2 else 0), b3[2] - (4 if ndim >= 3 else 0))
+        ext = list(self.shape3[::-1])  # (n2, n1, n0) = x, y, z extents
+        ext[ndim - 1] = max(self.hi - self.lo, 0)  # the sliced (first active) axis
+        self.griddim = tuple(max(1, math.ceil(e / c)) for e, c in zip(ext, core))
+        self.blockdim = b3
+        self.configured = self.fn[self.griddim, self.blockdim]
+        self._kargs, self._keep = {}, {}
+
+    def __call__(self, src, base, out, coef, scal):
+        """Launch on flat device buffers. ``scal`` = (mh2, kh2, nd2, c0, c1, c2, c3, vphi, vmu)
+        in the array dtype (see :func:`stage_scalars`)."""
+        if self.hi <= self.lo:
+            return
+        n0, n1, n2 = self.shape3
+        args = (src, base, out, n0, n1, n2, self.lo, self.hi, self.dtype.type(coef), *scal)
+        if self._fast is not None:
+            key = (id(src), id(base), id(out), coef, id(scal))
+            kargs = self._kargs.get(key)
+            if kargs is not None:
+                self._launch(*kargs)
+                return
+        if self.vec and not self._aligned(src, base, out):
+            self._fallback()(src, base, out, coef, scal)
+            return
+        if self._fast is not None:
+            try:
+                kargs = self._prepare(args)
+            except Exception:  # pragma: no cover - numba-cuda internals changed
+                self._fast = None
+            else:
+                if len(self._kargs) > 16:
+                    self._kargs.clear()
+                # keep the buffers alive as long as their prepared arguments
+                self._kargs[key] = kargs
+                self._keep[key] = (src, base, out, scal)
+                self._launch(*kargs)
+                return
+        if SIMULATOR:
+            # the simulator's kernel[grid, block] configures the shared kernel object in place,
+            # so a plan built later for another geometry would change this plan's launch
+            self.fn[self.griddim, self.blockdim](*args)
+            return
+        self.configured(*args)
+        if self._fast is None and not SIMULATOR:
+            self._fast = _launch_api.compiled(self.fn)
+
+    def _aligned(self, *arrays):
+        """Whether every buffer starts at a multiple of 2 elements (pair loads)."""
+        if SIMULATOR:
+            return True
+        step = 2 * self.dtype.itemsize
+        for a in arrays:
+            try:
+                ptr = a.__cuda_array_interface__["data"][0]
+            except Exception:  # pragma: no cover - not a CUDA array
+                return False
+            if ptr % step:
+                return False
+        return True
+
+    def _fallback(self):
+        """The scalar direct-kernel plan of the same stage (misaligned buffers)."""
+        if self._alt is None:
+            self._alt = StagePlan(self.kernel_name, self.ndim, self.shape3, self.bc, self.dtype,
+                                  block=None, lo=self.lo, hi=self.hi,
+                                  cpt=DEFAULT_CPT[self.ndim], march=0, vec=0)
+        return self._alt
+
+    # fast launch (see :mod:`.launch`): only three argument lists ever occur in a run
+    _fast = None
+
+    def _prepare(self, args):
+        return _launch_api.prepare(self._fast, self.configured.stream, self.griddim,
+                                   self.blockdim, args)
+
+    @staticmethod
+    def _launch(stream, config, kernel, kernelargs):
+        _launch_api.launch(stream, config, kernel, kernelargs)
+
+
+def stage(kernel, src, base, out, coef, model: CahnHilliard, grid: Grid, boundary: Boundary, *,
+          lo=0, hi=None, block=None, layout="modern"):
+    """Device twin of the CPU stage: ``out[lo:hi] = base[lo:hi] + coef * R(src)[lo:hi]``.
+
+    ``src``, ``base``, ``out``: device arrays of the field shape (1/2/3-D, C-contiguous, one
+    dtype; the kernels see them as flat buffers). Convenience entry point (builds a :class:`StagePlan` each call, cached kernels);
+    the solver keeps its plans."""
+    shape = tuple(src.shape)
+    s3 = view3(shape)
+    plan = StagePlan(kernel, len(shape), s3, boundary.code, src.dtype, layout=layout,
+                     block=block, lo=lo, hi=hi)
+    n = int(np.prod(shape))
+    r = (lambda a: a.reshape(n)) if len(shape) != 1 else (lambda a: a)
+    plan(r(src), r(base), r(out), coef, stage_scalars(model, grid, boundary, src.dtype))

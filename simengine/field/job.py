@@ -1,0 +1,188 @@
+"""The field job: a Cahn–Hilliard scenario as units of work (time steps) for the controller.
+
+The controller (:mod:`simengine.runner`) calls the job protocol: ``describe``, ``make_output``,
+``start``, ``next_stop``, ``advance``, ``at_stop``, ``checkpoint``, ``finished``. The job owns the
+solver and decides which output events are due at a step; the writer (``FieldOutput``) owns the
+file.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..errors import SimulationError, UserError
+
+#: |φ| above this is treated as a blow-up (φ lives in about [-1, 1])
+BLOWUP = 1e6
+
+
+class FieldJob:
+    kind = "field"
+    unit = "step"
+
+    def __init__(self, sc, log=None, comm=None):
+        from ..config.checks import field_problem
+        from .solver import make_solver
+
+        from ..parallel import SerialComm
+
+        self.comm = comm or SerialComm()
+        if self.comm.size > 1:
+            raise UserError(f"{sc.path}: field scenarios do not run on several MPI ranks yet; "
+                            f"run without mpiexec")
+        spec = sc.spec
+        self.sc = sc
+        self.spec = spec
+        self.log = log or (lambda msg: None)
+        self.model, self.grid, self.boundary = field_problem(spec)
+        s = spec.solver
+        try:
+            self.solver = make_solver(self.model, self.grid, self.boundary, backend=s.backend,
+                                      kernel=s.kernel, precision=s.precision,
+                                      integrator=s.integrator, dt=spec.time.dt, tile=s.tile,
+                                      block=s.block, layout=s.layout)
+        except (ValueError, RuntimeError) as exc:
+            raise UserError(f"{sc.path}: solver: {exc}") from None
+        self.total = int(spec.time.steps)
+        self.dtype = np.dtype(s.precision)
+        o = spec.output
+        self.cadence = {"obs": o.observables_every, "snap": o.snapshot_every,
+                        "ckpt": o.checkpoint_every}
+        self.t0 = time.perf_counter()
+        self.last_ckpt = 0
+        self._chunk = 1
+
+    # ---- controller protocol
+    def describe(self, output) -> str:
+        return (f"{self.sc.name}: {self.total} steps of {self.solver.name} on grid "
+                f"{list(self.grid.shape)} -> {output}")
+
+    def make_output(self, path, fresh, truncate_to):
+        from ..runner import FieldOutput
+
+        return FieldOutput(self, path, self.sc, fresh, truncate_to=truncate_to)
+
+    def read_checkpoint(self, f) -> dict:
+        """What resuming needs from the open output ``f`` (runs on rank 0)."""
+        ds = f["checkpoint/phi"]
+        done = int(ds.attrs["step"])
+        obs_wall = f["observables/wall_time"][()] if "observables/wall_time" in f else []
+        obs_step = f["observables/step"][()] if "observables/step" in f else []
+        wall0 = float(obs_wall[np.searchsorted(obs_step, done, side="right") - 1]) \
+            if len(obs_wall) else 0.0
+        return {"done": done, "elapsed": wall0, "phi": ds[()]}
+
+    def start(self, fresh, ck):
+        """Initial state (fresh) or the checkpoint ``ck``; returns (done, elapsed)."""
+        if fresh:
+            self.solver.load(self.initial_field())
+            return 0, 0.0
+        self.solver.load(np.ascontiguousarray(ck["phi"], dtype=self.dtype))
+        self.last_ckpt = ck["done"]
+        return ck["done"], ck["elapsed"]
+
+    def complete_message(self, done) -> str:
+        return f"the run is already complete (step {done} of {self.total}); nothing to do"
+
+    def resume_message(self, done) -> str:
+        return f"resuming from the checkpoint at step {done}"
+
+    def next_stop(self, done):
+        nxt = self.total
+        for every in self.cadence.values():
+            if every:
+                nxt = min(nxt, (done // every + 1) * every)
+        return nxt
+
+    def advance(self, done, stop, stop_requested, progress):
+        """Step from ``done`` towards ``stop`` in pieces sized to ≈0.3 s; returns the new step."""
+        while done < stop:
+            n = min(self._chunk, stop - done)
+            t = time.perf_counter()
+            self.solver.advance(int(n))
+            done += n
+            el = time.perf_counter() - t
+            self._chunk = max(1, min(int(self._chunk * 2) if el < 0.2
+                                     else int(n * 0.3 / max(el, 1e-9)), 100000))
+            progress(done)
+            if stop_requested():
+                break
+        return done
+
+    def at_stop(self, done, out, elapsed):
+        """Write what is due at step ``done`` (the initial state at 0, everything at the end)."""
+        due = self.due(done)
+        phi = None
+        if due:
+            row, phi = self.observe(done, elapsed)
+            if "obs" in due:
+                out.obs.append(row)
+        if "snap" in due:
+            self.check_state(phi, done)
+            out.snaps.append((done, phi.copy()))
+        if "ckpt" in due:
+            self.check_state(phi, done)
+            out.ckpt = (done, phi)
+        if "snap" in due or "ckpt" in due:
+            out.write(complete=(done == self.total))
+        if "ckpt" in due:
+            self.last_ckpt = done
+
+    def checkpoint(self, done, out, elapsed):
+        """Checkpoint at an interrupt (nothing to do when the last write was one at ``done``)."""
+        if self.last_ckpt == done:
+            return
+        phi = self.solver.state()
+        self.check_state(phi, done)
+        out.ckpt = (done, phi)
+        out.write()
+        self.last_ckpt = done
+
+    def failed(self, exc, output):
+        return SimulationError(f"{exc}; stopped. The last good checkpoint (step {self.last_ckpt}) "
+                               f"is in {output}")
+
+    def finished(self, elapsed, output) -> str:
+        return f"done: {self.total} steps in {elapsed:.1f} s -> {output}"
+
+    # ---- state
+    def initial_field(self):
+        from ..config.checks import _read_initial_file
+        from .initial import noise
+
+        init = self.spec.initial
+        if init.type == "file":
+            from ..config.loader import Located
+
+            data = _read_initial_file(self.sc, Located(self.sc.data, {}, self.sc.path))
+            return np.ascontiguousarray(data, dtype=self.dtype)
+        return noise(self.grid.shape, init.mean, init.amplitude, init.seed, self.dtype)
+
+    # ---- events
+    def due(self, done):
+        kinds = {k for k, every in self.cadence.items() if every and done % every == 0}
+        if done == 0 or done == self.total:
+            kinds |= {"obs", "snap", "ckpt"}
+        return kinds
+
+    def time_of(self, step):
+        return step * float(self.spec.time.dt)
+
+    def observe(self, step, wall):
+        from .observables import characteristic_length
+
+        red = self.solver.reductions()
+        lo, hi = float(red["min"]), float(red["max"])
+        if not (np.isfinite(lo) and np.isfinite(hi) and np.isfinite(red["free_energy"])) \
+                or max(abs(lo), abs(hi)) > BLOWUP:
+            raise SimulationError(f"the field blew up (min {lo:.3g}, max {hi:.3g}) by step {step}")
+        phi = self.solver.state()
+        return {"step": step, "time": self.time_of(step), "mass": float(red["mass"]),
+                "free_energy": float(red["free_energy"]), "phi_min": lo, "phi_max": hi,
+                "length": float(characteristic_length(phi, self.grid.spacing)),
+                "wall_time": wall}, phi
+
+    def check_state(self, phi, step):
+        if not np.all(np.isfinite(phi)) or np.abs(phi).max() > BLOWUP:
+            raise SimulationError(f"the field became non-finite or blew up by step {step}")

@@ -1,0 +1,107 @@
+"""Sources spread over MPI ranks: the distributed twin of :func:`simengine.network.apsp.run_sources`.
+
+``run_sources_ranks(graph, sources, stats, comm, ...)`` processes ``sources`` on all ranks of
+``comm`` and leaves the same merged statistics in ``stats`` on every rank.
+
+Load balance: sources are claimed in small batches from one shared counter (an MPI-3 one-sided
+``Fetch_and_op`` on rank 0's window, see :class:`simengine.parallel.comm.MPIComm.counter`), so a
+rank that drew cheap sources simply claims more; every rank computes, rank 0 included. When
+``stop_requested()`` becomes true on any rank (SIGTERM/SIGINT), that rank pushes the counter past
+the end, so the other ranks stop claiming after their current batch.
+
+Merging: each rank accumulates its batches in its own :class:`PathStatistics`; the per-source
+arrays are disjoint between ranks (a source is claimed once), so summing them across ranks is
+exact, and per-target column sums are summed in float64 (integer counts exactly). The merged
+partial is added to ``stats`` on every rank, so every rank knows which sources are done.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .statistics import ChunkPartial, PathStatistics
+
+#: a rank claims about this many batches' worth per rank and round, for balance
+CLAIMS_PER_RANK = 8
+
+
+def claim_size(num_sources: int, ranks: int, batch: int, align: int = 1) -> int:
+    """Sources per claim: small enough that ≈CLAIMS_PER_RANK claims fall to each rank, at most
+    ``batch``, rounded down to a multiple of ``align`` (64 for bit-parallel multi-source BFS)."""
+    k = max(1, num_sources // max(1, ranks * CLAIMS_PER_RANK))
+    k = min(k, max(1, batch))
+    if align > 1:
+        k = max(align, k - k % align)
+    return max(1, k)
+
+
+def run_sources_ranks(graph, sources, stats: PathStatistics, comm, algorithm="auto",
+                      backend="cpu", store_dtype=None, batch=2048, stop_requested=None,
+                      align=1):
+    """Process ``sources`` over the ranks of ``comm`` (collective: every rank calls it with the
+    same ``sources``). Returns ``(rows, positions)`` on rank 0 when ``store_dtype`` is given —
+    the distance rows computed by all ranks and their indices into ``sources`` — else ``None``.
+
+    After the call, ``stats`` holds the same merged statistics on every rank, including the sources
+    done by other ranks; if a stop was requested, only part of ``sources`` is done
+    (``stats.done`` says which).
+    """
+    from .apsp import run_sources
+
+    sources = np.asarray(sources, dtype=np.int64)
+    stop_requested = stop_requested or (lambda: False)
+    local = PathStatistics(stats.n, stats.directed, stats.weighted, stats.bin_width,
+                           stats.sampled, stats.planned_sources)
+    k = claim_size(len(sources), comm.size, batch, align)
+    counter = comm.counter(0)
+    rows, positions = [], []
+    try:
+        while True:
+            if stop_requested():
+                counter.fetch_add(len(sources))  # drain: nobody claims another batch
+                break
+            i = counter.fetch_add(k)
+            if i >= len(sources):
+                break
+            part = sources[i:i + k]
+            store = None if store_dtype is None else np.empty((len(part), graph.n), store_dtype)
+            run_sources(graph, part, local, algorithm=algorithm, backend=backend, store=store)
+            if store is not None:
+                rows.append(store)
+                positions.append(np.arange(i, i + len(part)))
+    finally:
+        counter.free()
+    merge_into(stats, local, comm)
+    if store_dtype is None:
+        return None
+    gathered = comm.gather((rows, positions), root=0)
+    if comm.rank != 0:
+        return None
+    all_rows = [r for rs, _ in gathered for r in rs]
+    all_pos = [p for _, ps in gathered for p in ps]
+    if not all_rows:
+        return np.empty((0, graph.n), store_dtype), np.empty(0, np.int64)
+    R = np.concatenate(all_rows)
+    P = np.concatenate(all_pos)
+    order = np.argsort(P, kind="stable")
+    return R[order], P[order]
+
+
+def merge_into(stats: PathStatistics, local: PathStatistics, comm) -> None:
+    """Add the union of every rank's ``local`` accumulator to ``stats`` on every rank
+    (collective). Sources must be disjoint between ranks."""
+    done = comm.allreduce_array(local.done.astype(np.int32), "sum")
+    if done.max(initial=0) > 1:
+        raise RuntimeError("a source was processed on two ranks")
+    idx = np.flatnonzero(done)
+    red = {name: comm.allreduce_array(getattr(local, name), "sum")
+           for name in ("row_sum", "row_reach", "row_max", "row_harm",
+                        "col_sum", "col_reach", "col_harm")}
+    nb = comm.allreduce(len(local.hist), "max")
+    h = np.zeros(nb, np.int64)
+    h[:len(local.hist)] = local.hist
+    hist = comm.allreduce_array(h, "sum")
+    if len(idx) == 0:
+        return
+    stats.add(ChunkPartial(idx.astype(np.int64), red["row_sum"][idx], red["row_reach"][idx],
+                           red["row_max"][idx], red["row_harm"][idx], red["col_sum"],
+                           red["col_reach"], red["col_harm"], hist))

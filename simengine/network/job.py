@@ -1,0 +1,295 @@
+"""The network job: a shortest-path scenario as units of work (sources) for the controller.
+
+Implements the controller protocol of :mod:`simengine.runner` (``describe``, ``make_output``,
+``start``, ``next_stop``, ``advance``, ``at_stop``, ``checkpoint``, ``finished``). Done work is the
+set of sources whose partial statistics are in ``self.stats`` (``PathStatistics.done``), so a run
+can be resumed whatever order or split processed them.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import UserError
+
+
+class NetworkJob:
+    kind = "network"
+    unit = "source"
+
+    def __init__(self, sc, log=None, comm=None):
+        from .apsp import choose_sources, resolve_algorithm
+        from .statistics import PathStatistics
+
+        from ..parallel import SerialComm
+
+        self.sc = sc
+        self.spec = spec = sc.spec
+        self.log = log or (lambda msg: None)
+        self.comm = comm or SerialComm()
+        self.graph = self._build_graph()
+        if self.comm.size > 1:
+            # every rank generated or read the graph itself; make sure they agree
+            hashes = self.comm.allgather(self.graph.content_hash())
+            if len(set(hashes)) != 1:
+                raise UserError(f"{sc.path}: the ranks built different graphs (is the graph file "
+                                f"the same on every node?)")
+        m = spec.metrics
+        if isinstance(m.sources, list):
+            bad = [s for s in m.sources if s >= self.graph.n]
+            if bad:
+                raise UserError(f"{sc.path}: metrics.sources: vertex {bad[0]} is out of range "
+                                f"(the graph has {self.graph.n} vertices)")
+            src_spec = list(m.sources)
+        elif m.sources == "all":
+            src_spec = "all"
+        else:
+            src_spec = {"sample": m.sources.sample, "seed": m.sources.seed}
+        self.backend = self._backend(spec.solver.backend)
+        try:
+            sources, self.sampled = choose_sources(self.graph.n, src_spec)
+            self.sources = np.asarray(sources, dtype=np.int64)
+            if self.backend == "cuda":
+                from .cuda.apsp import resolve_algorithm_cuda
+
+                self.algorithm = resolve_algorithm_cuda(self.graph, m.algorithm,
+                                                        num_sources=len(self.sources))
+            else:
+                if m.algorithm in ("frontier_sssp", "near_far"):
+                    raise UserError(f"metrics.algorithm: {m.algorithm} runs on the GPU only "
+                                    f"(solver.backend: cuda)")
+                self.algorithm = resolve_algorithm(self.graph, m.algorithm,
+                                                   num_sources=len(self.sources))
+        except UserError as exc:
+            raise UserError(f"{sc.path}: {exc}") from None
+        except ValueError as exc:
+            raise UserError(f"{sc.path}: metrics: {exc}") from None
+        self.total = len(self.sources)
+        self.bin_width = float(m.histogram_bin_width or 1.0)
+        self.stats = PathStatistics.for_graph(self.graph, bin_width=self.bin_width,
+                                              sampled=self.sampled, planned_sources=self.total)
+        self.every = int(spec.output.checkpoint_every)
+        self.batch = int(spec.solver.batch or (8192 if self.backend == "cuda" else 2048))
+        self.batch = max(1, min(self.batch, self.every))
+        self.store_dtype = self._store_dtype() if m.store_distances else None
+        self.warmup_seconds = self._warm_up() if self.backend == "cuda" else 0.0
+        self.pending_rows = []
+        self.elapsed_before = 0.0
+        self.last_ckpt = -1
+
+    # ---- graph
+    def _build_graph(self):
+        from . import generators, readers, weights_setting
+
+        g = self.spec.graph
+        sc = self.sc
+        try:
+            if g.generator is not None:
+                spec = dict(g.generator)
+                if g.directed:
+                    spec.setdefault("directed", True)
+                    if not generators.makes_directed(spec["type"]):
+                        raise UserError(f"{sc.path}: graph.directed: generator {spec['type']!r} "
+                                        f"makes undirected graphs; set graph.directed: false")
+                graph = generators.generate(spec)
+            else:
+                path = sc.resolve(g.file.path)
+                graph = readers.read_graph(path, g.file.format, directed=g.directed,
+                                           weights=weights_setting.file_reader_weights(g.weights))
+        except UserError:
+            raise
+        except (ValueError, TypeError, KeyError) as exc:
+            what = "graph.generator" if g.generator is not None else "graph.file"
+            raise UserError(f"{sc.path}: {what}: {exc}") from None
+        source = (f"generator {g.generator['type']!r}" if g.generator is not None
+                  else str(g.file.path))
+        graph = weights_setting.apply_setting(graph, g.weights, source, self.log)
+        weights_setting.check_weight_values(graph, f"{sc.path}: graph.weights ({source})")
+        return graph
+
+    def _backend(self, backend):
+        if backend == "auto":
+            from numba import config, cuda
+
+            return "cuda" if (not config.ENABLE_CUDASIM and cuda.is_available()) else "cpu"
+        return backend
+
+    def _warm_up(self) -> float:
+        """Compile the GPU kernels on a 3-vertex graph of the same types, so that the work timer
+        (and the ranks' load balance) does not count compilation. Returns the seconds spent."""
+        import time
+
+        from .apsp import run_sources
+        from .graph import CSRGraph
+        from .statistics import PathStatistics
+
+        t = time.perf_counter()
+        w = np.ones(2) if self.graph.weighted else None
+        tiny = CSRGraph.from_edges(3, np.array([0, 1]), np.array([1, 2]), weights=w,
+                                   directed=self.graph.directed)
+        try:
+            run_sources(tiny, np.arange(3), PathStatistics.for_graph(tiny),
+                        algorithm=self.algorithm, backend="cuda")
+        except Exception:  # the real run reports any problem with the real graph
+            pass
+        return time.perf_counter() - t
+
+    def _store_dtype(self):
+        from .apsp import store_dtype
+
+        return store_dtype(self.graph)
+
+    # ---- controller protocol
+    def describe(self, output) -> str:
+        g = self.graph
+        warm = (f" (kernels compiled in {self.warmup_seconds:.1f} s)"
+                if self.warmup_seconds else "")
+        return (f"{self.sc.name}: {self.total} sources, {self.algorithm} on {self.backend}{warm}, "
+                f"graph n={g.n} arcs={g.num_arcs}{' directed' if g.directed else ''}"
+                f"{' weighted' if g.weighted else ''} -> {output}")
+
+    def _claim_align(self) -> int:
+        """Sources per claim are a multiple of the bit-parallel sweep width of msbfs."""
+        if self.algorithm != "msbfs":
+            return 1
+        if self.backend == "cuda":
+            from .cuda.msbfs import DEFAULT_WORDS
+
+            return 32 * DEFAULT_WORDS
+        return 64
+
+    def make_output(self, path, fresh, truncate_to):
+        """The writer: rank 0 writes the one output, the other ranks nothing."""
+        from ..runner import NetworkOutput
+
+        if self.comm.rank != 0:
+            return _NoOutput()
+        return NetworkOutput(self, path, self.sc, fresh, truncate_to=truncate_to)
+
+    def read_checkpoint(self, f) -> dict:
+        """What resuming needs from the open output ``f`` (runs on rank 0; picklable)."""
+        stored_hash = f.attrs.get("graph_hash")
+        if stored_hash is not None and str(stored_hash) != self.graph.content_hash():
+            raise UserError(f"{f.filename}: cannot resume: the graph differs from the one "
+                            f"in the file (content hash mismatch)")
+        ck = f["checkpoint"]
+        return {"state": {k: v[()] for k, v in ck.items()}, "done": int(ck.attrs["done"]),
+                "elapsed": float(ck.attrs.get("elapsed", 0.0)),
+                "complete": bool(f.attrs.get("complete", False))}
+
+    def start(self, fresh, ck):
+        """Fresh start, or restore checkpoint ``ck``; returns (done, elapsed)."""
+        from .statistics import PathStatistics
+
+        if fresh:
+            return 0, 0.0
+        self.stats = PathStatistics.from_state(ck["state"])
+        self.elapsed_before = ck["elapsed"]
+        done = self.total if ck["complete"] else ck["done"]
+        self.last_ckpt = done
+        return done, self.elapsed_before
+
+    def complete_message(self, done) -> str:
+        return f"the run is already complete ({done} of {self.total} sources); nothing to do"
+
+    def resume_message(self, done) -> str:
+        return f"resuming from the checkpoint after {done} sources"
+
+    def remaining(self) -> np.ndarray:
+        """Planned sources not processed yet, in plan order."""
+        return self.sources[~self.stats.done[self.sources]]
+
+    def next_stop(self, done):
+        return min(self.total, (done // self.every + 1) * self.every)
+
+    def advance(self, done, stop, stop_requested, progress):
+        """Process source batches until ``stop`` sources are done or a stop is requested."""
+        if self.comm.size > 1:
+            return self._advance_ranks(done, stop, stop_requested, progress)
+        while done < stop:
+            todo = self.remaining()
+            k = min(stop - done, self.batch - done % self.batch, len(todo))
+            self.work(todo[:k])
+            done += k
+            progress(done)
+            if stop_requested():
+                break
+        return done
+
+    def _advance_ranks(self, done, stop, stop_requested, progress):
+        """All ranks together: the sources up to ``stop``, claimed dynamically
+        (:func:`simengine.network.distributed.run_sources_ranks`). With stored distances the round
+        is finished even after a stop request, so rows stay in the order of ``/sources``."""
+        from .distributed import run_sources_ranks
+
+        todo = self.remaining()[:stop - done]
+        res = run_sources_ranks(self.graph, todo, self.stats, self.comm, algorithm=self.algorithm,
+                                backend=self.backend, store_dtype=self.store_dtype,
+                                batch=self.batch, align=self._claim_align(),
+                                stop_requested=None if self.store_dtype is not None
+                                else stop_requested)
+        if res is not None:
+            rows, pos = res
+            if len(pos) and not np.array_equal(pos, np.arange(len(pos))):
+                raise RuntimeError("distance rows are not a prefix of the round")
+            self.pending_rows.append(rows)
+        done = int(self.stats.done[self.sources].sum())
+        progress(done)
+        return done
+
+    def work(self, sources):
+        from .apsp import run_sources
+
+        store = None
+        if self.store_dtype is not None:
+            store = np.empty((len(sources), self.graph.n), dtype=self.store_dtype)
+        try:
+            run_sources(self.graph, sources, self.stats, algorithm=self.algorithm,
+                        backend=self.backend, store=store)
+        except ValueError as exc:
+            raise UserError(f"{self.sc.path}: {exc}") from None
+        if store is not None:
+            self.pending_rows.append(store)
+
+    def at_stop(self, done, out, elapsed):
+        if done >= self.total and self.comm.rank == 0:
+            out.write(done, elapsed, results=self.stats.results(elapsed=elapsed))
+        else:
+            out.write(done, elapsed)
+        self.last_ckpt = done
+
+    def checkpoint(self, done, out, elapsed):
+        if self.last_ckpt != done:
+            out.write(done, elapsed)
+            self.last_ckpt = done
+
+    def failed(self, exc, output):
+        return exc
+
+    def finished(self, elapsed, output) -> str:
+        res = self.stats.results(elapsed=elapsed)
+        md = res.get("mean_distance", float("nan"))
+        se = res.get("mean_distance_se")
+        return (f"done: mean distance {md:.6g}" + (f" ± {se:.2g}" if se is not None else "") +
+                f", diameter {res.get('diameter')}, in {elapsed:.1f} s -> {output}")
+
+
+class _NoOutput:
+    """The writer of ranks other than 0 (one output, written by one rank)."""
+
+    def write(self, *args, **kwargs):
+        pass
+
+
+def extra_metrics(job: NetworkJob) -> dict:
+    """Components and spanning-forest weight, when the scenario asks for them."""
+    from . import components, mst
+
+    out = {}
+    wanted = set(job.spec.metrics.statistics)
+    if "components" in wanted:
+        summary = components.component_summary(job.graph)
+        out["components"] = summary["weak_components"]
+        out.update(summary)
+    if "mst_weight" in wanted and not job.graph.directed:
+        out["mst_weight"] = mst.minimum_spanning_forest_weight(job.graph)
+    return out

@@ -1,0 +1,240 @@
+"""Communicators: :class:`SerialComm` (one process) and :class:`MPIComm` (mpi4py).
+
+Only the operations the engines need are exposed: rank/size, barrier, broadcast, gather, allreduce
+of scalars (sum/max/min/or) and of float64 arrays, point-to-point exchange of NumPy buffers
+(``sendrecv``), a dynamic work counter (:meth:`counter`) and ``abort``. Everything goes through
+host NumPy buffers: the GPU host's MPI is not CUDA-aware, so device data is staged through pinned
+host buffers by the caller.
+
+Whether MPI is used is decided from the launcher's environment before mpi4py is imported, so a
+plain ``simengine run`` never initialises MPI (and works without mpi4py installed).
+"""
+from __future__ import annotations
+
+import os
+import socket
+
+import numpy as np
+
+from ..errors import UserError
+
+#: environment variables that MPI launchers set to the number of ranks
+_SIZE_VARS = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE")
+#: node-local rank, by launcher (Open MPI, MPICH/Hydra, Slurm)
+_LOCAL_RANK_VARS = ("OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID",
+                    "PMIX_LOCAL_RANK")
+
+
+def launched_size() -> int:
+    """Number of ranks the launcher started (1 when not launched by MPI)."""
+    for var in _SIZE_VARS:
+        v = os.environ.get(var)
+        if v and v.isdigit():
+            return int(v)
+    if os.environ.get("SLURM_STEP_NUM_TASKS", "").isdigit() and "SLURM_PROCID" in os.environ:
+        return int(os.environ["SLURM_STEP_NUM_TASKS"])
+    return 1
+
+
+def local_rank(default: int = 0) -> int:
+    """This process's rank on its node (chooses the GPU: one GPU per rank)."""
+    for var in _LOCAL_RANK_VARS:
+        v = os.environ.get(var)
+        if v and v.isdigit():
+            return int(v)
+    return default
+
+
+_OPS = {"sum": "SUM", "max": "MAX", "min": "MIN", "or": "LOR"}
+
+
+class SerialComm:
+    """One process: rank 0 of 1. Collectives return their input."""
+
+    rank = 0
+    size = 1
+    is_mpi = False
+
+    def __init__(self):
+        self.host = socket.gethostname()
+        self.local_rank = 0
+
+    def barrier(self):
+        pass
+
+    def bcast(self, obj, root=0):
+        return obj
+
+    def gather(self, obj, root=0):
+        return [obj]
+
+    def allgather(self, obj):
+        return [obj]
+
+    def allreduce(self, value, op="sum"):
+        return value
+
+    def allreduce_array(self, arr, op="sum"):
+        return np.array(arr, copy=True)
+
+    def alltoall(self, objs):
+        return list(objs)
+
+    def sendrecv(self, send, dest, recv, source, tag=0):
+        if dest is not None and source is not None:
+            recv[...] = send
+
+    def counter(self, start=0):
+        return _LocalCounter(start)
+
+    def abort(self, code=1):
+        os._exit(code)
+
+
+class _LocalCounter:
+    def __init__(self, start):
+        self.value = int(start)
+
+    def fetch_add(self, k):
+        v = self.value
+        self.value += int(k)
+        return v
+
+    def reset(self, value):
+        self.value = int(value)
+
+    def free(self):
+        pass
+
+
+class MPIComm:
+    """mpi4py ``COMM_WORLD`` behind the :class:`SerialComm` interface."""
+
+    is_mpi = True
+
+    def __init__(self):
+        from mpi4py import MPI
+
+        self.MPI = MPI
+        self.comm = MPI.COMM_WORLD
+        self.rank = self.comm.Get_rank()
+        self.size = self.comm.Get_size()
+        self.host = socket.gethostname()
+        node = self.comm.Split_type(MPI.COMM_TYPE_SHARED, key=self.rank)
+        self.local_rank = node.Get_rank()
+        node.Free()
+
+    def barrier(self):
+        self.comm.Barrier()
+
+    def bcast(self, obj, root=0):
+        return self.comm.bcast(obj, root=root)
+
+    def gather(self, obj, root=0):
+        return self.comm.gather(obj, root=root)
+
+    def allgather(self, obj):
+        return self.comm.allgather(obj)
+
+    def allreduce(self, value, op="sum"):
+        return self.comm.allreduce(value, op=getattr(self.MPI, _OPS[op]))
+
+    def allreduce_array(self, arr, op="sum"):
+        a = np.ascontiguousarray(arr)
+        out = np.empty_like(a)
+        self.comm.Allreduce(a, out, op=getattr(self.MPI, _OPS[op]))
+        return out
+
+    def alltoall(self, objs):
+        return self.comm.alltoall(list(objs))
+
+    def sendrecv(self, send, dest, recv, source, tag=0):
+        """Send ``send`` to ``dest`` while receiving into ``recv`` from ``source`` (``None``:
+        no partner on that side)."""
+        null = self.MPI.PROC_NULL
+        self.comm.Sendrecv(np.ascontiguousarray(send), dest=null if dest is None else dest,
+                           sendtag=tag, recvbuf=recv, source=null if source is None else source,
+                           recvtag=tag)
+
+    def counter(self, start=0):
+        return _WindowCounter(self, start)
+
+    def abort(self, code=1):
+        self.comm.Abort(code)
+
+
+class _WindowCounter:
+    """A shared int64 counter on rank 0, advanced with one-sided ``Fetch_and_op`` (MPI-3 RMA).
+
+    Every rank (rank 0 too) claims work with :meth:`fetch_add`; no rank waits for a coordinator.
+    Collective to create, reset and free.
+    """
+
+    def __init__(self, c: MPIComm, start):
+        MPI = c.MPI
+        self.c = c
+        self.MPI = MPI
+        itemsize = MPI.INT64_T.Get_size()
+        self.win = MPI.Win.Allocate(itemsize if c.rank == 0 else 0, itemsize, comm=c.comm)
+        self.reset(start)
+
+    def reset(self, value):
+        """Collective: set the counter to ``value`` on every rank's view."""
+        MPI = self.MPI
+        if self.c.rank == 0:
+            self.win.Lock(0, MPI.LOCK_EXCLUSIVE)
+            self.win.Put(np.array([int(value)], np.int64), 0)
+            self.win.Unlock(0)
+        self.c.comm.Barrier()
+
+    def fetch_add(self, k):
+        MPI = self.MPI
+        inc = np.array([int(k)], np.int64)
+        old = np.zeros(1, np.int64)
+        self.win.Lock(0, MPI.LOCK_SHARED)
+        self.win.Fetch_and_op(inc, old, 0, 0, MPI.SUM)
+        self.win.Unlock(0)
+        return int(old[0])
+
+    def free(self):
+        self.win.Free()
+
+
+def world():
+    """The communicator for this process (MPI when launched on more than one rank)."""
+    n = launched_size()
+    if n <= 1:
+        return SerialComm()
+    try:
+        import mpi4py  # noqa: F401
+    except ImportError:
+        raise UserError(f"this process was started as one of {n} MPI ranks but mpi4py is not "
+                        f"installed; pip install 'simengine[mpi]' (or run without mpiexec)") from None
+    import mpi4py
+
+    mpi4py.rc.threads = False  # the engines call MPI from the main thread only
+    return MPIComm()
+
+
+def on_root(comm, fn, *args):
+    """Run ``fn(*args)`` on rank 0 and broadcast its (picklable) result to every rank.
+
+    A :class:`UserError` or :class:`SimulationError` raised on rank 0 is raised on every rank,
+    marked ``collective`` (only rank 0 prints it; nobody needs to abort the others)."""
+    from ..errors import SimulationError
+
+    if comm.size == 1:
+        return fn(*args)
+    if comm.rank == 0:
+        try:
+            res = ("ok", fn(*args))
+        except (UserError, SimulationError) as exc:
+            res = ("err", type(exc), str(exc))
+        comm.bcast(res)
+    else:
+        res = comm.bcast(None)
+    if res[0] == "err":
+        exc = res[1](res[2])
+        exc.collective = True
+        raise exc
+    return res[1]

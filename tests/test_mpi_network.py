@@ -1,0 +1,191 @@
+"""Network runs on MPI ranks (``mpiexec -n 2|3 simengine run``) give the one-process result.
+
+These tests need ``mpiexec`` and mpi4py (``pip install mpich mpi4py``, both in the ``test`` extra);
+they fail, not skip, when MPI is missing, so CI always runs them.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+
+from conftest import run_cli
+
+MPIEXEC = shutil.which("mpiexec") or str(Path(sys.executable).with_name("mpiexec"))
+
+
+def mpirun(n, *args, timeout=300, env=None, popen=False):
+    e = dict(os.environ)
+    e.update({"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"})
+    e.update(env or {})
+    cmd = [MPIEXEC, "-n", str(n), sys.executable, "-m", "simengine", *map(str, args)]
+    if popen:
+        return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=e, start_new_session=True)
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=e)
+
+
+def test_mpi_is_available():
+    assert Path(MPIEXEC).exists(), "mpiexec not found: pip install mpich mpi4py"
+    import mpi4py  # noqa: F401
+
+
+def write(tmp_path, name, text):
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+NET = """kind: network
+name: net
+graph: {{generator: {gen}, weights: {weights}}}
+metrics: {{sources: {sources}, algorithm: {alg}, store_distances: {store}}}
+output: {{checkpoint_every: {every}}}
+solver: {{backend: cpu}}
+"""
+
+CASES = {
+    "unweighted-all": dict(gen="{type: barabasi_albert, n: 600, m: 2, seed: 3}", sources="all",
+                           weights="none",
+                           alg="auto", store="false", every=128),
+    "weighted-sampled": dict(gen="{type: gnm, n: 500, m: 1500, seed: 2}",
+                             weights="{type: uniform_int, low: 1, high: 10, seed: 1}",
+                             sources="{sample: 200, seed: 5}", alg="auto",
+                             store="true", every=64),
+    "directed-list": dict(gen="{type: gnm, n: 300, m: 900, seed: 4, directed: true}",
+                          sources="[0, 5, 7, 11, 200, 299, 150]", alg="bfs", store="true", weights="none",
+                          every=3),
+}
+
+
+def compare(a_path, b_path):
+    with h5py.File(a_path) as a, h5py.File(b_path) as b:
+        assert bool(a.attrs["complete"]) and bool(b.attrs["complete"])
+        for k in a["statistics"]:
+            if k in ("elapsed", "normalized_time"):
+                continue
+            x, y = a["statistics"][k][()], b["statistics"][k][()]
+            if isinstance(x, (float, np.floating)) and not float(x).is_integer():
+                assert y == pytest.approx(x, rel=1e-12, abs=0), k
+            else:
+                assert x == y, k
+        for k in a["vertex"]:
+            np.testing.assert_allclose(b["vertex"][k][()], a["vertex"][k][()], rtol=1e-12,
+                                       atol=1e-300, err_msg=k)
+        np.testing.assert_array_equal(a["distance_histogram"][()], b["distance_histogram"][()])
+        np.testing.assert_array_equal(a["sources"][()], b["sources"][()])
+        if "distances" in a:
+            np.testing.assert_array_equal(a["distances"][()], b["distances"][()])
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_ranks_equal_one_process(tmp_path, case):
+    scen = write(tmp_path, "net.yaml", NET.format(**CASES[case]))
+    r = run_cli("run", scen, "-o", tmp_path / "one.h5", "-q")
+    assert r.returncode == 0, r.stderr
+    for n in (2, 3):
+        out = tmp_path / f"r{n}.h5"
+        r = mpirun(n, "run", scen, "-o", out)
+        assert r.returncode == 0, r.stderr
+        assert f"{n} MPI ranks" in r.stderr
+        assert r.stderr.count("done: mean distance") == 1, r.stderr  # rank 0 logs, once
+        compare(tmp_path / "one.h5", out)
+
+
+SLOW = """kind: network
+name: slow
+graph:
+  generator: {type: gnm, n: 4000, m: 16000, seed: 1}
+  weights: {type: uniform_int, low: 1, high: 1000, seed: 1}
+metrics: {sources: all, algorithm: dijkstra}
+output: {checkpoint_every: 200}
+solver: {backend: cpu, batch: 8}
+"""
+
+
+def wait_for_checkpoint(out, proc, timeout=120):
+    t = time.time()
+    while time.time() - t < timeout and proc.poll() is None:
+        try:
+            with h5py.File(out, "r") as f:
+                if "checkpoint" in f and int(f["checkpoint"].attrs["done"]) > 0:
+                    return True
+        except OSError:
+            pass
+        time.sleep(0.2)
+    return False
+
+
+def rank_pids(proc):
+    """PIDs of the python rank processes descending from an mpiexec process."""
+    out = subprocess.run(["ps", "-eo", "pid,ppid,args"], capture_output=True, text=True).stdout
+    children, args_of = {}, {}
+    for line in out.splitlines()[1:]:
+        pid, ppid, args = (line.split(None, 2) + [""])[:3]
+        children.setdefault(int(ppid), []).append(int(pid))
+        args_of[int(pid)] = args
+    pids, todo = [], [proc.pid]
+    while todo:
+        p = todo.pop()
+        for c in children.get(p, []):
+            todo.append(c)
+            if "-m simengine" in args_of[c] and "mpiexec" not in args_of[c]:
+                pids.append(c)
+    return sorted(pids)
+
+
+def test_sigterm_one_rank_checkpoints_and_resumes_on_other_rank_counts(tmp_path):
+    scen = write(tmp_path, "slow.yaml", SLOW)
+    ref = tmp_path / "ref.h5"
+    r = run_cli("run", scen, "-o", ref, "-q")
+    assert r.returncode == 0, r.stderr
+    out = tmp_path / "out.h5"
+    proc = mpirun(2, "run", scen, "-o", out, popen=True)
+    assert wait_for_checkpoint(out, proc), "no checkpoint before the run ended"
+    pids = rank_pids(proc)
+    assert len(pids) == 2, pids
+    os.kill(pids[1], signal.SIGTERM)  # Slurm preemption may reach any rank first
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "interrupted after" in err and "Traceback" not in err
+    with h5py.File(out) as f:
+        done = int(f["checkpoint"].attrs["done"])
+        assert 0 < done < 4000 and not bool(f.attrs["complete"])
+    r = mpirun(3, "run", scen, "-o", out, "--resume")
+    assert r.returncode == 0, r.stderr
+    assert "resuming" in r.stderr
+    compare(ref, out)
+
+
+def test_a_dead_rank_stops_the_others_and_keeps_the_checkpoint(tmp_path):
+    scen = write(tmp_path, "slow.yaml", SLOW)
+    out = tmp_path / "out.h5"
+    proc = mpirun(3, "run", scen, "-o", out, popen=True)
+    assert wait_for_checkpoint(out, proc), "no checkpoint before the run ended"
+    pids = rank_pids(proc)
+    assert len(pids) == 3, pids
+    t = time.time()
+    os.kill(pids[2], signal.SIGKILL)
+    proc.communicate(timeout=60)  # the others must not wait until a wall-clock limit
+    assert proc.returncode != 0
+    assert time.time() - t < 60
+    r = run_cli("run", scen, "-o", out, "--resume", "-q")  # the checkpoint is still loadable
+    assert r.returncode == 0, r.stderr
+
+
+def test_user_error_on_ranks_is_one_line(tmp_path):
+    scen = write(tmp_path, "bad.yaml", NET.format(**CASES["unweighted-all"]).replace(
+        "m: 2", "m: -2"))
+    r = mpirun(2, "run", scen, "-o", tmp_path / "x.h5")
+    assert r.returncode == 2
+    lines = [ln for ln in r.stderr.splitlines() if ln.startswith("simengine")]
+    assert len(lines) == 1, r.stderr
+    assert not (tmp_path / "x.h5").exists()
