@@ -464,7 +464,11 @@ def _network_plan(sc, ranks: int) -> Plan:
     if backend == "auto":
         backend = "cuda" if real_gpu() else "cpu"
     if g.generator is not None:
-        gs = _generator_shape(dict(g.generator), bool(g.directed), g.weights)
+        try:
+            gs = _generator_shape(dict(g.generator), bool(g.directed), g.weights)
+        except (ValueError, TypeError, KeyError, OverflowError):
+            # parameters the generator itself will reject with a proper message
+            gs = GraphShape(0, 0, False, True, bool(g.directed), 0, "invalid parameters")
         gkey = "graph.generator"
     else:
         gs = _file_shape(sc, g)
