@@ -73,11 +73,13 @@ def _mix(x):
 
 
 def reference_rmat(scale, ef=16, a=.57, b=.19, c=.19, seed=None, directed=False):
-    """R-MAT in vectorised NumPy: per level one 32-bit uniform picks the quadrant."""
+    """R-MAT in vectorised NumPy: per level one 32-bit uniform picks the quadrant; labels
+    relabelled by the scramble bijection (plain Python integers)."""
     rng = np.random.default_rng(seed)
     n, m = 1 << scale, ef << scale
     key = np.uint64(int(rng.integers(0, 2**63 - 1)))
-    perm = rng.permutation(n)
+    mul = [int(x) | 1 for x in rng.integers(0, 2**62, size=4)]
+    mul[1] -= 1
     G = np.uint64(0x9E3779B97F4A7C15)
     thr = [np.uint64(min(int(x * 2.0**32), 1 << 32)) for x in (a, a + b, a + b + c)]
     s = np.zeros(m, np.int64)
@@ -94,7 +96,29 @@ def reference_rmat(scale, ef=16, a=.57, b=.19, c=.19, seed=None, directed=False)
             right = ((x >= thr[0]) & (x < thr[1])) | (x >= thr[2])
             s |= (x >= thr[1]).astype(np.int64) << bit
             d |= right.astype(np.int64) << bit
-    return CSRGraph.from_edges(n, perm[s], perm[d], directed=directed)
+    return CSRGraph.from_edges(n, scramble(s, scale, mul), scramble(d, scale, mul),
+                               directed=directed)
+
+
+def scramble(x, scale, mul):
+    """The relabelling bijection: multiply-add, xor-shift, multiply, xor-shift, multiply."""
+    mask, h = (1 << scale) - 1, scale // 2 + 1
+    y = [int(v) for v in x]
+    out = []
+    for v in y:
+        v = (v * mul[0] + mul[1]) & mask
+        v ^= v >> h
+        v = (v * mul[2]) & mask
+        v ^= v >> h
+        out.append((v * mul[3]) & mask)
+    return np.array(out, dtype=np.int64)
+
+
+def test_scramble_is_a_bijection():
+    for scale in (1, 2, 5, 10):
+        x = np.arange(1 << scale)
+        y = scramble(x, scale, [12345, 678, 91011, 1213])
+        assert np.array_equal(np.sort(y), x)
 
 
 @pytest.mark.parametrize("scale,directed,kw", [(6, False, {}), (9, True, {}),
@@ -107,10 +131,9 @@ def test_rmat_equals_reference(scale, directed, kw):
 
 
 def test_rmat_independent_of_thread_split_and_counts():
-    rng = np.random.default_rng(1)
-    perm = rng.permutation(1 << 10)
-    a = csr_kernels.rmat_csr(10, 16, .57, .19, .19, 12345, perm, False, chunks=1)
-    b = csr_kernels.rmat_csr(10, 16, .57, .19, .19, 12345, perm, False, chunks=7)
+    mul = [12345, 678, 91011, 1213]
+    a = csr_kernels.rmat_csr(10, 16, .57, .19, .19, 12345, mul, False, chunks=1)
+    b = csr_kernels.rmat_csr(10, 16, .57, .19, .19, 12345, mul, False, chunks=7)
     assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
     g = gen.rmat(12, seed=2)
     assert g.n == 4096 and 0.5 * 16 * 4096 < g.num_edges <= 16 * 4096

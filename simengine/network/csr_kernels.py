@@ -275,14 +275,33 @@ def _rmat_edge(e, scale, key, ta, tab, tabc):
     return s, d
 
 
+@njit(cache=True, inline="always")
+def _scramble(x, scale, mask, mul):
+    """A bijection of [0, 2^scale) (vertex relabelling): x ↦ x·m₀ + m₁, x ⊕= x >> h, x ↦ x·m₂,
+    x ⊕= x >> h, x ↦ x·m₃ (mod 2^scale; the multipliers are odd, so every step is invertible).
+    Computed in registers, so relabelling costs no random memory access."""
+    h = np.uint64(scale // 2 + 1)
+    y = np.uint64(x)
+    y = (y * mul[0] + mul[1]) & mask
+    y ^= y >> h
+    y = (y * mul[2]) & mask
+    y ^= y >> h
+    y = (y * mul[3]) & mask
+    return np.int64(y)
+
+
 @njit(cache=True, parallel=True)
-def _rmat_edges(m, scale, key, ta, tab, tabc, perm, src, dst, chunks):
-    """src[e], dst[e] = permuted endpoints of R-MAT edge e (chunks of edges in parallel)."""
+def _rmat_edges(m, scale, key, ta, tab, tabc, permute, mul, src, dst, chunks):
+    """src[e], dst[e] = relabelled endpoints of R-MAT edge e (chunks of edges in parallel)."""
+    mask = np.uint64((1 << scale) - 1)
     for c in prange(chunks):
         for e in range(m * c // chunks, m * (c + 1) // chunks):
             s, d = _rmat_edge(e, scale, key, ta, tab, tabc)
-            src[e] = perm[s]
-            dst[e] = perm[d]
+            if permute:
+                s = _scramble(s, scale, mask, mul)
+                d = _scramble(d, scale, mask, mul)
+            src[e] = s
+            dst[e] = d
 
 
 @njit(cache=True, parallel=True)
@@ -314,7 +333,7 @@ def _sort_unique_rows(indptr, indices, kept):
         if hi - lo <= _SMALL:
             _insertion_sort(indices, lo, hi)
         else:
-            indices[lo:hi] = np.sort(indices[lo:hi])
+            indices[lo:hi].sort()
         k = 0
         for e in range(lo, hi):
             if k == 0 or indices[e] != indices[lo + k - 1]:
@@ -368,10 +387,11 @@ def _chunk_place_nonloop(u, v, directed, cur, indices):
                 cur[c, b] += 1
 
 
-def rmat_csr(scale: int, edge_factor: int, a: float, b: float, c: float, key: int, perm,
+def rmat_csr(scale: int, edge_factor: int, a: float, b: float, c: float, key: int, mul,
              directed: bool, chunks: int | None = None):
     """(indptr, indices) of an R-MAT graph: ``edge_factor·2^scale`` generated edges, self-loops
-    dropped, duplicates merged, labels mapped through ``perm``.  Deterministic for a given key
+    dropped, duplicates merged, labels scrambled by :func:`_scramble` with the four multipliers
+    ``mul`` (None: labels kept).  Deterministic for a given key and ``mul``
     whatever ``chunks`` (the parallel split) is.  Peak memory: the int32 edge list plus the
     arcs before de-duplication (about twice the final CSR for undirected graphs)."""
     n = 1 << scale
@@ -381,11 +401,11 @@ def rmat_csr(scale: int, edge_factor: int, a: float, b: float, c: float, key: in
     ta = np.uint64(min(int(a * t), (1 << 32)))
     tab = np.uint64(min(int((a + b) * t), (1 << 32)))
     tabc = np.uint64(min(int((a + b + c) * t), (1 << 32)))
-    perm = np.ascontiguousarray(perm, dtype=np.int32)
+    permute = mul is not None
+    mul = np.asarray(mul if permute else (1, 0, 1, 1), dtype=np.uint64)
     src = np.empty(m, np.int32)
     dst = np.empty(m, np.int32)
-    _rmat_edges(m, scale, np.uint64(key), ta, tab, tabc, perm, src, dst, C)
-    del perm
+    _rmat_edges(m, scale, np.uint64(key), ta, tab, tabc, permute, mul, src, dst, C)
     cnt = np.zeros((C, n), _offset_dtype(2 * m))
     _chunk_count_nonloop(src, dst, directed, cnt)
     indptr = np.zeros(n + 1, np.int64)

@@ -335,13 +335,14 @@ def rmat(scale: int, edge_factor: int = 16, a: float = 0.57, b: float = 0.19, c:
          seed=None, directed: bool = False, permute: bool = True) -> CSRGraph:
     """R-MAT / Graph500 Kronecker generator: n = 2^scale, edge_factor·n generated edges (before
     dropping self-loops and duplicates), quadrant probabilities a, b, c, d = 1−a−b−c (Graph500:
-    0.57, 0.19, 0.19, 0.05); vertex labels randomly permuted as in Graph500.
+    0.57, 0.19, 0.19, 0.05); vertex labels scrambled (``permute``) as Graph500 permutes them, by a
+    seeded bijection computed per label (multiply-add and xor-shift steps mod 2^scale) instead of
+    a permutation table.
 
     Each edge descends ``scale`` levels of the adjacency matrix, one 32-bit uniform per level
     choosing the quadrant, from a counter-based stream (splitmix64 of seed key + edge index), so
-    edges are generated in parallel, twice (count, then place into the CSR), without an edge list;
-    scale 24 (2.7·10⁸ edges) takes seconds on 2 cores.  The key and the permutation come from
-    ``numpy.random.default_rng(seed)``."""
+    edges are generated in parallel (independent of the thread count) into an int32 edge list,
+    then counting-sorted into rows, which are sorted and de-duplicated in place.  The stream key and the relabelling constants come from ``numpy.random.default_rng(seed)``."""
     from .csr_kernels import rmat_csr
 
     if scale < 1 or scale > 30 or min(a, b, c) < 0 or a + b + c > 1:
@@ -351,9 +352,11 @@ def rmat(scale: int, edge_factor: int = 16, a: float = 0.57, b: float = 0.19, c:
     rng = _rng(seed)
     n = 1 << scale
     key = int(rng.integers(0, 2**63 - 1))
-    perm = rng.permutation(n) if permute else np.arange(n)
+    mul = [int(x) | 1 for x in rng.integers(0, 2**62, size=4)] if permute else None
+    if mul is not None:
+        mul[1] -= 1                     # the additive constant need not be odd
     indptr, indices = rmat_csr(int(scale), int(edge_factor), float(a), float(b), float(c), key,
-                               perm, bool(directed))
+                               mul, bool(directed))
     return CSRGraph(n, indptr, indices, None, bool(directed))
 
 
