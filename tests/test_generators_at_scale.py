@@ -130,6 +130,12 @@ def test_rmat_equals_reference(scale, directed, kw):
     assert g.content_hash() == ref.content_hash()
 
 
+def test_rmat_hub_rows_equal_reference():
+    g = gen.rmat(12, seed=5)
+    assert g.degree().max() >= csr_kernels._RADIX_MIN          # the radix-sorted rows
+    assert g.content_hash() == reference_rmat(12, seed=5).content_hash()
+
+
 def test_rmat_independent_of_thread_split_and_counts():
     mul = [12345, 678, 91011, 1213]
     a = csr_kernels.rmat_csr(10, 16, .57, .19, .19, 12345, mul, False, chunks=1)

@@ -323,17 +323,56 @@ def _chunk_offsets(cnt, indptr):
             run += t
 
 
+#: rows longer than this are sorted by an LSD radix sort (11-bit digits) instead of quicksort
+_RADIX_MIN = 512
+
+
+@njit(cache=True)
+def _radix_sort(a, lo, hi, bits):
+    """Sort a[lo:hi] (non-negative ints below 2**bits) in place: LSD radix, 11-bit digits."""
+    d = hi - lo
+    tmp = np.empty(d, a.dtype)
+    cnt = np.empty(2049, np.int64)
+    src_is_a = True
+    shift = 0
+    while shift < bits:
+        cnt[:] = 0
+        for j in range(d):
+            x = a[lo + j] if src_is_a else tmp[j]
+            cnt[((x >> shift) & 2047) + 1] += 1
+        for k in range(2048):
+            cnt[k + 1] += cnt[k]
+        for j in range(d):
+            x = a[lo + j] if src_is_a else tmp[j]
+            k = (x >> shift) & 2047
+            if src_is_a:
+                tmp[cnt[k]] = x
+            else:
+                a[lo + cnt[k]] = x
+            cnt[k] += 1
+        src_is_a = not src_is_a
+        shift += 11
+    if not src_is_a:
+        for j in range(d):
+            a[lo + j] = tmp[j]
+
+
 @njit(cache=True, parallel=True)
 def _sort_unique_rows(indptr, indices, kept):
     """Sort every row and move its distinct targets to the row's front; kept[r] = how many."""
     n = len(indptr) - 1
+    bits = 1
+    while (1 << bits) < n:
+        bits += 1
     for r in prange(n):
         lo = indptr[r]
         hi = indptr[r + 1]
         if hi - lo <= _SMALL:
             _insertion_sort(indices, lo, hi)
-        else:
+        elif hi - lo < _RADIX_MIN:
             indices[lo:hi].sort()
+        else:
+            _radix_sort(indices, lo, hi, bits)
         k = 0
         for e in range(lo, hi):
             if k == 0 or indices[e] != indices[lo + k - 1]:
