@@ -23,8 +23,9 @@ def resolve_algorithm(graph, algorithm: str = "auto", num_sources: int | None = 
     ``dijkstra`` or ``fw``.
 
     ``auto`` with few sources (``num_sources``, see :func:`per_source.choose_per_source`):
-    ``dobfs`` (unweighted) or ``dial``/``dijkstra`` (weighted).  Otherwise unweighted → ``msbfs``; weighted with n ≤ FW_MAX_N and arc density
-    m / (n(n-1)) ≥ FW_MIN_DENSITY → ``fw``; otherwise ``dial`` (bucket-queue Dijkstra) when every
+    ``dobfs`` (unweighted) or ``dial``/``dijkstra`` (weighted).  Otherwise unweighted →
+    ``msbfs``; weighted with n ≤ FW_MAX_N and arc density m / (n(n-1)) ≥ FW_MIN_DENSITY →
+    ``fw``; otherwise ``dial`` (bucket-queue Dijkstra) when every
     weight is an integer in [0, 4096], else ``dijkstra`` (binary heap).  ``msbfs``/``bfs`` on a
     weighted graph is an error (they ignore weights).
     """
@@ -164,7 +165,8 @@ def run_sources(graph, sources, stats: PathStatistics, algorithm: str = "auto",
     graph : CSRGraph
     sources : int array of source vertex ids (this slice's share of the work).
     stats : PathStatistics for this graph (its ``bin_width`` bins weighted distances).
-    algorithm : ``auto`` | ``msbfs`` | ``bfs`` | ``dial`` | ``dijkstra`` | ``fw`` (see :func:`resolve_algorithm`).
+    algorithm : ``auto`` | ``msbfs`` | ``bfs`` | ``dobfs`` | ``dial`` | ``dijkstra`` | ``fw`` (see
+        :func:`resolve_algorithm`; ``auto`` counts ``len(sources)`` as the run's sources).
     backend : ``cpu`` or ``cuda`` (lazily dispatches to
         ``simengine.network.cuda.apsp.run_sources_cuda`` with the same signature).
     store : optional preallocated (len(sources), n) array receiving the distances; dtype from
