@@ -1,7 +1,8 @@
-"""Command line: ``simengine run|validate|info|plot``.
+"""Command line: ``simengine run|validate|info|plot|sweep``.
 
 Exit codes: 0 success, 2 user error (one line on stderr, no traceback), 1 internal or simulation
-error, 130 interrupted (a checkpoint was written first).
+error, 130 interrupted (SIGINT/SIGTERM: in the run loop after writing a checkpoint, in start-up at
+once; see :mod:`simengine.signals`).
 """
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import sys
 
 from . import __version__
 from .errors import SimulationError, UserError
+from .signals import Stopped, stop_on_signals
 
 
 class _Parser(argparse.ArgumentParser):
@@ -46,9 +48,13 @@ def build_parser():
     i = sub.add_parser("info", help="summarise an output file")
     i.add_argument("file")
 
-    pl = sub.add_parser("plot", help="write PNG figures of an output file")
+    pl = sub.add_parser("plot", help="write PNG figures of an output file or a sweep summary CSV")
     pl.add_argument("file")
     pl.add_argument("--out", help="folder for the PNGs (default: beside the file, <name>_plots/)")
+
+    from .sweep import add_parser as add_sweep_parser
+
+    add_sweep_parser(sub)
     return p
 
 
@@ -57,6 +63,11 @@ def _cmd_run(args):
     from .runner import Interrupted, run_scenario
 
     sc = load_scenario(args.scenario, args.overrides)
+    if "sweep" in sc.data:
+        from .sweep import body_of
+
+        sc = body_of(sc, log=None if args.quiet else
+                     (lambda m: print(f"simengine: {m}", file=sys.stderr, flush=True)))
     args._loaded = True
     try:
         return run_scenario(sc, args.output, resume=args.resume, overwrite=args.overwrite,
@@ -79,6 +90,12 @@ def _cmd_validate(args):
 
     sc = load_scenario(args.scenario, args.overrides)
     plan = check(sc, force=args.force)
+    if "sweep" in sc.data:
+        from .sweep import load_sweep
+
+        sw = load_sweep(args.scenario, args.overrides)
+        print(f"{args.scenario}: sweep OK — {len(sw.tasks)} tasks over {', '.join(sw.keys)}"
+              f"{' (zipped)' if sw.zip else ''}; the body:")
     spec = sc.spec
     if sc.kind == "field":
         from .config.checks import field_problem, initial_range
@@ -95,6 +112,11 @@ def _cmd_validate(args):
     else:
         g = spec.graph
         src = "generator " + str(g.generator.get("type")) if g.generator else f"file {g.file.path}"
+        if g.file is not None:
+            from .config.checks import check_graph_file
+
+            print(f"{args.scenario}: graph " +
+                  check_graph_file(sc, log=lambda m: print(f"note: {m}", file=sys.stderr)))
         print(f"{args.scenario}: OK — network '{sc.name}', graph from {src}, "
               f"sources {spec.metrics.sources if not isinstance(spec.metrics.sources, list) else len(spec.metrics.sources)}, "
               f"algorithm {spec.metrics.algorithm}, backend {spec.solver.backend}")
@@ -118,7 +140,14 @@ def _cmd_plot(args):
     return 0
 
 
-COMMANDS = {"run": _cmd_run, "validate": _cmd_validate, "info": _cmd_info, "plot": _cmd_plot}
+def _cmd_sweep(args):
+    from .sweep import command
+
+    return command(args)
+
+
+COMMANDS = {"run": _cmd_run, "validate": _cmd_validate, "info": _cmd_info, "plot": _cmd_plot,
+            "sweep": _cmd_sweep}
 
 
 def _rank():
@@ -156,6 +185,14 @@ def _fail(exc, code, text):
 
 
 def main(argv=None):
+    with stop_on_signals():  # before any start-up work: files, graph generation, compilation
+        try:
+            return _dispatch(argv)
+        except Stopped as exc:  # SIGINT/SIGTERM outside a checkpointing loop
+            return _fail(exc, 130, str(exc))
+
+
+def _dispatch(argv):
     args = build_parser().parse_args(argv)
     try:
         return COMMANDS[args.command](args)
@@ -165,6 +202,8 @@ def main(argv=None):
         return _fail(exc, 2, f"error: {exc}")
     except SimulationError as exc:
         return _fail(exc, 1, f"simulation failed: {exc}")
+    except Stopped:
+        raise  # main() names the signal
     except KeyboardInterrupt as exc:
         return _fail(exc, 130, "interrupted")
     except BrokenPipeError:  # output piped into head & co.

@@ -20,6 +20,10 @@ def _mpl():
 def plot_file(path, out_dir=None) -> list:
     """Write the figures for ``path`` into ``out_dir``; returns the PNG paths."""
     path = Path(path)
+    if path.suffix.lower() == ".csv":   # a sweep summary (simengine sweep --collect)
+        from .summary_plot import plot_summary
+
+        return plot_summary(path, out_dir)
     out = Path(out_dir) if out_dir else path.with_name(path.stem + "_plots")
     out.mkdir(parents=True, exist_ok=True)
     with Result(path) as r:
@@ -96,10 +100,15 @@ def _plot_network(r: Result, out: Path) -> list:
     if vert:
         fig, axes = plt.subplots(1, len(vert), figsize=(5 * len(vert), 4))
         axes = np.atleast_1d(axes)
+        ids = r.vertex_ids
         for ax, (k, v) in zip(axes, sorted(vert.items())):
-            v = v[np.isfinite(v)]
-            ax.hist(v, bins=40)
-            ax.set_title(k)
+            ok = np.isfinite(v)
+            ax.hist(v[ok], bins=40)
+            title = k
+            if ok.any():                 # the input's id of the extreme vertex
+                i = int(np.nanargmin(v) if k == "eccentricity" else np.nanargmax(v))
+                title += f" ({'min' if k == 'eccentricity' else 'max'} at vertex {str(ids[i])[:20]})"
+            ax.set_title(title)
             ax.set_yscale("log")
         written.append(out / "vertex_metrics.png")
         fig.savefig(written[-1], dpi=120, bbox_inches="tight")

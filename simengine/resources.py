@@ -354,7 +354,10 @@ def _file_shape(sc, g) -> GraphShape:
         n = max(maxid + 1, lines // 8, 1)
         sym = False
         how = f"the size of {g.file.path} and its first lines"
-    directed = bool(g.directed)
+    if g.directed is None:         # what the file describes (docs/network.md, Readers)
+        directed = fmt == "dimacs" or (fmt == "mtx" and head is not None and not sym)
+    else:
+        directed = bool(g.directed)
     arcs = lines if directed and not sym else 2 * lines
     weighted = g.weights != "none"       # absent: the file's weight column, when it has one
     # the readers keep Python lists of ints/floats (≈ 100 bytes per line), then CSRGraph.from_edges

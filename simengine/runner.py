@@ -24,7 +24,6 @@ write a checkpoint and exit with code 130.
 """
 from __future__ import annotations
 
-import signal
 import sys
 import time
 from pathlib import Path
@@ -39,6 +38,7 @@ from .io import hdf5
 from .io.atomic import atomic_update, tmp_path
 from .io.reader import open_output
 from .progress import Progress
+from .signals import checkpointable
 
 #: keys that may differ between the stored scenario and the one used with --resume
 RESUME_FREE_KEYS = {("output",), ("description",), ("time", "steps"), ("solver", "backend"),
@@ -52,31 +52,6 @@ def default_output(sc: Scenario) -> Path:
 
 class Interrupted(Exception):
     """Raised after a checkpoint was written in response to SIGINT/SIGTERM."""
-
-
-class _Signals:
-    """Turn SIGINT/SIGTERM into a flag checked between pieces of work."""
-
-    def __init__(self):
-        self.caught = None
-        self._old = {}
-
-    def __enter__(self):
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            try:
-                self._old[sig] = signal.signal(sig, self._handler)
-            except ValueError:  # not the main thread
-                pass
-        return self
-
-    def _handler(self, signum, frame):
-        if self.caught is not None and signum == signal.SIGINT:
-            raise KeyboardInterrupt  # a second Ctrl-C: give up at once
-        self.caught = signum
-
-    def __exit__(self, *exc):
-        for sig, old in self._old.items():
-            signal.signal(sig, old)
 
 
 def _flatten(d, prefix=()):
@@ -99,6 +74,20 @@ def _check_compatible(stored: dict, current: dict, path):
             k = ".".join(map(str, key))
             raise UserError(f"{path}: cannot resume: {k} is {a.get(key)!r} in the file but "
                             f"{b.get(key)!r} in the scenario")
+
+
+def resume_changes(stored: dict, current: dict) -> list:
+    """What a ``--resume`` changes among the keys it may change (steps, cadence, backend)."""
+    a, b = _flatten(stored), _flatten(current)
+    out = []
+    for key in sorted(set(a) | set(b), key=str):
+        if key[:1] == ("description",) or a.get(key) == b.get(key):
+            continue
+        k = ".".join(map(str, key))
+        was = "unset" if key not in a else repr(a[key])
+        now = "unset" if key not in b else repr(b[key])
+        out.append(f"resuming with {k} = {now} (the run was started with {was})")
+    return out
 
 
 # =============================================================================== writers
@@ -213,6 +202,15 @@ class NetworkOutput:
         f.attrs["graph_weighted"] = bool(g.weighted)
         f.attrs["graph_hash"] = g.content_hash()
         hdf5.replace(f, "sources", job.sources, compression=self.compression)
+        if g.ids is not None:   # the input's name of vertex i, row i of every /vertex dataset
+            import h5py
+
+            ids = g.output_ids()
+            ds = hdf5.replace(f, "vertex/id", ids, compression=self.compression) \
+                if ids.dtype.kind == "i" else \
+                f.create_dataset("vertex/id", data=ids, dtype=h5py.string_dtype())
+            ds.attrs["meaning"] = "the input's id of vertex i (row i of /vertex/*, column i of " \
+                                  "/distances); /sources holds row numbers"
         if job.store_dtype is not None:
             from .network.statistics import unreachable_sentinel
 
@@ -221,7 +219,11 @@ class NetworkOutput:
             ds.attrs["rows"] = "one row per entry of /sources, in order"
 
     def _results(self, f, res):
+        from .network.statistics import select_statistics
+
         job = self.job
+        res = select_statistics(res, job.spec.metrics.statistics)
+        f.require_group("statistics").attrs["scope"] = res.get("scope", "all sources")
         scalars = {k: v for k, v in res.items()
                    if np.ndim(v) == 0 and isinstance(v, (int, float, bool, np.integer, np.floating,
                                                          np.bool_))}
@@ -307,6 +309,8 @@ class Runner:
         except UserError:
             f.close()
             raise
+        for msg in resume_changes(stored, self.sc.data):
+            self.log(f"{out}: {msg}")
         if "checkpoint" not in f:
             f.close()
             self.log(f"no checkpoint in {out} yet: starting from the beginning")
@@ -348,7 +352,7 @@ class Runner:
         t0 = time.perf_counter() - elapsed0
         bar = Progress(job.total, done, unit=job.unit, desc=self.sc.name, enabled=self.progress)
         try:
-            with _Signals() as sig:
+            with checkpointable() as sig:
                 stop_requested = lambda: sig.caught is not None  # noqa: E731
                 if fresh:
                     job.at_stop(0, out, 0.0)

@@ -28,20 +28,27 @@ class FieldJob:
         from ..parallel import SerialComm
 
         self.comm = comm or SerialComm()
-        if self.comm.size > 1:
-            raise UserError(f"{sc.path}: field scenarios do not run on several MPI ranks yet; "
-                            f"run without mpiexec")
         spec = sc.spec
         self.sc = sc
         self.spec = spec
         self.log = log or (lambda msg: None)
         self.model, self.grid, self.boundary = field_problem(spec)
         s = spec.solver
+        kw = dict(kernel=s.kernel, precision=s.precision, integrator=s.integrator,
+                  dt=spec.time.dt, tile=s.tile, block=s.block, layout=s.layout)
+        self.slabs = None
         try:
-            self.solver = make_solver(self.model, self.grid, self.boundary, backend=s.backend,
-                                      kernel=s.kernel, precision=s.precision,
-                                      integrator=s.integrator, dt=spec.time.dt, tile=s.tile,
-                                      block=s.block, layout=s.layout)
+            if self.comm.size > 1:
+                from .distributed import make_rank_solver
+
+                self.solver, self.slab, self.slabs = make_rank_solver(
+                    self.comm, self.model, self.grid, self.boundary, backend=s.backend, **kw)
+            else:
+                from .decomposition import whole_slab
+
+                self.solver = make_solver(self.model, self.grid, self.boundary,
+                                          backend=s.backend, **kw)
+                self.slab = whole_slab(self.grid.shape[0])
         except (ValueError, RuntimeError) as exc:
             raise UserError(f"{sc.path}: solver: {exc}") from None
         self.total = int(spec.time.steps)
@@ -55,8 +62,13 @@ class FieldJob:
 
     # ---- controller protocol
     def describe(self, output) -> str:
+        ranks = ""
+        if self.comm.size > 1:
+            sizes = [s.owned for s in self.slabs]
+            ranks = (f", {self.comm.size} slabs of axis 0 ({min(sizes)}–{max(sizes)} rows each,"
+                     f" halo 2)")
         return (f"{self.sc.name}: {self.total} steps of {self.solver.name} on grid "
-                f"{list(self.grid.shape)} -> {output}")
+                f"{list(self.grid.shape)}{ranks} -> {output}")
 
     def make_output(self, path, fresh, truncate_to):
         from ..runner import FieldOutput
@@ -71,16 +83,24 @@ class FieldJob:
         obs_step = f["observables/step"][()] if "observables/step" in f else []
         wall0 = float(obs_wall[np.searchsorted(obs_step, done, side="right") - 1]) \
             if len(obs_wall) else 0.0
-        return {"done": done, "elapsed": wall0, "phi": ds[()]}
+        return {"done": done, "elapsed": wall0, "path": str(f.filename)}
 
     def start(self, fresh, ck):
-        """Initial state (fresh) or the checkpoint ``ck``; returns (done, elapsed)."""
+        """Initial state (fresh) or the checkpoint ``ck``; returns (done, elapsed). Each rank
+        loads only its own rows."""
         if fresh:
             self.solver.load(self.initial_field())
             return 0, 0.0
-        self.solver.load(np.ascontiguousarray(ck["phi"], dtype=self.dtype))
+        self.solver.load(np.ascontiguousarray(self.checkpoint_rows(ck), dtype=self.dtype))
         self.last_ckpt = ck["done"]
         return ck["done"], ck["elapsed"]
+
+    def checkpoint_rows(self, ck):
+        """This rank's rows of the checkpoint in the output (any earlier split into blocks)."""
+        import h5py
+
+        with h5py.File(ck["path"], "r") as f:
+            return f["checkpoint/phi"][self.slab.start:self.slab.stop]
 
     def complete_message(self, done) -> str:
         return f"the run is already complete (step {done} of {self.total}); nothing to do"
@@ -96,17 +116,20 @@ class FieldJob:
         return nxt
 
     def advance(self, done, stop, stop_requested, progress):
-        """Step from ``done`` towards ``stop`` in pieces sized to ≈0.3 s; returns the new step."""
+        """Step from ``done`` towards ``stop`` in pieces sized to ≈0.3 s; returns the new step.
+        On ranks the piece size and the decision to stop are agreed (all-reduce), so every rank
+        stops after the same step."""
+        comm = self.comm
         while done < stop:
             n = min(self._chunk, stop - done)
             t = time.perf_counter()
             self.solver.advance(int(n))
             done += n
-            el = time.perf_counter() - t
+            el = comm.allreduce(time.perf_counter() - t, "max")
             self._chunk = max(1, min(int(self._chunk * 2) if el < 0.2
                                      else int(n * 0.3 / max(el, 1e-9)), 100000))
             progress(done)
-            if stop_requested():
+            if comm.allreduce(bool(stop_requested()), "or"):
                 break
         return done
 
@@ -140,24 +163,34 @@ class FieldJob:
         self.last_ckpt = done
 
     def failed(self, exc, output):
-        return SimulationError(f"{exc}; stopped. The last good checkpoint (step {self.last_ckpt}) "
-                               f"is in {output}")
+        new = SimulationError(f"{exc}; stopped. The last good checkpoint (step {self.last_ckpt}) "
+                              f"is in {output}")
+        new.collective = getattr(exc, "collective", False)
+        return new
 
     def finished(self, elapsed, output) -> str:
         return f"done: {self.total} steps in {elapsed:.1f} s -> {output}"
 
     # ---- state
     def initial_field(self):
-        from ..config.checks import _read_initial_file
-        from .initial import noise
+        """This rank's rows of the initial field (the whole field in one process): seeded noise
+        drawn for these rows only, or these rows read from the initial-condition file."""
+        from .initial import noise_rows
 
         init = self.spec.initial
+        a, b = self.slab.start, self.slab.stop
         if init.type == "file":
-            from ..config.loader import Located
+            if self.comm.size == 1:
+                from ..config.checks import _read_initial_file
+                from ..config.loader import Located
 
-            data = _read_initial_file(self.sc, Located(self.sc.data, {}, self.sc.path))
-            return np.ascontiguousarray(data, dtype=self.dtype)
-        return noise(self.grid.shape, init.mean, init.amplitude, init.seed, self.dtype)
+                data = _read_initial_file(self.sc, Located(self.sc.data, {}, self.sc.path))
+                return np.ascontiguousarray(data, dtype=self.dtype)
+            import h5py
+
+            with h5py.File(self.sc.resolve(init.path), "r") as f:
+                return np.ascontiguousarray(f[init.dataset][a:b], dtype=self.dtype)
+        return noise_rows(self.grid.shape, a, b, init.mean, init.amplitude, init.seed, self.dtype)
 
     # ---- events
     def due(self, done):
@@ -170,19 +203,36 @@ class FieldJob:
         return step * float(self.spec.time.dt)
 
     def observe(self, step, wall):
+        """Observables of the whole field (reduced over the ranks' slabs) and this rank's rows.
+        A blow-up is seen by every rank at once (the reductions are global)."""
         from .observables import characteristic_length
 
-        red = self.solver.reductions()
+        if self.comm.size > 1:
+            from .distributed import rank_observables
+
+            red = rank_observables(self.comm, self.solver, self.slabs, self.model, self.grid)
+            phi = red["phi"]
+        else:
+            red = self.solver.reductions()
+            phi = None
         lo, hi = float(red["min"]), float(red["max"])
         if not (np.isfinite(lo) and np.isfinite(hi) and np.isfinite(red["free_energy"])) \
                 or max(abs(lo), abs(hi)) > BLOWUP:
-            raise SimulationError(f"the field blew up (min {lo:.3g}, max {hi:.3g}) by step {step}")
-        phi = self.solver.state()
+            exc = SimulationError(f"the field blew up (min {lo:.3g}, max {hi:.3g}) by step {step}")
+            exc.collective = True
+            raise exc
+        if phi is None:
+            phi = self.solver.state()
+            length = float(characteristic_length(phi, self.grid.spacing))
+        else:
+            length = float(red["length"])
         return {"step": step, "time": self.time_of(step), "mass": float(red["mass"]),
                 "free_energy": float(red["free_energy"]), "phi_min": lo, "phi_max": hi,
-                "length": float(characteristic_length(phi, self.grid.spacing)),
-                "wall_time": wall}, phi
+                "length": length, "wall_time": wall}, phi
 
     def check_state(self, phi, step):
-        if not np.all(np.isfinite(phi)) or np.abs(phi).max() > BLOWUP:
-            raise SimulationError(f"the field became non-finite or blew up by step {step}")
+        bad = not np.all(np.isfinite(phi)) or (phi.size and np.abs(phi).max() > BLOWUP)
+        if self.comm.allreduce(bool(bad), "or"):
+            exc = SimulationError(f"the field became non-finite or blew up by step {step}")
+            exc.collective = True
+            raise exc

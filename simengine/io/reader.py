@@ -122,7 +122,41 @@ class Result:
 
     @property
     def vertex(self) -> dict:
-        return self._group("vertex")
+        """Per-vertex metrics (eccentricity, closeness, harmonic); row i is vertex ``vertex_ids[i]``."""
+        return {k: v for k, v in self._group("vertex").items() if k != "id"}
+
+    @property
+    def vertex_ids(self) -> np.ndarray:
+        """The input's id of each vertex (file ids or labels, networkx node labels; 0..n−1 when
+        the input did not name its vertices): int64, or an object array of str."""
+        if "vertex/id" in self.file:
+            ds = self.file["vertex/id"]
+            if ds.dtype.kind in "iu":
+                return ds[()].astype(np.int64)
+            out = np.empty(ds.shape[0], dtype=object)
+            out[:] = [_str(v) for v in ds[()]]
+            return out
+        n = self.file.attrs.get("graph_n")
+        return np.arange(int(n) if n is not None else 0, dtype=np.int64)
+
+    @property
+    def source_ids(self) -> np.ndarray:
+        """The input's ids of the processed sources, in order (``/sources`` holds row numbers)."""
+        if "sources" not in self.file:
+            return np.zeros(0, dtype=np.int64)
+        return self.vertex_ids[self.file["sources"][()]]
+
+    def per_vertex(self, name) -> dict:
+        """``{vertex id: value}`` of a per-vertex metric (e.g. ``"closeness"``)."""
+        values = self.vertex[name]
+        return dict(zip(self.vertex_ids.tolist(), values.tolist()))
+
+    @property
+    def scope(self) -> str:
+        """Which pairs the statistics cover: ``all sources``, ``over 2 listed sources``, …"""
+        if "statistics" in self.file and "scope" in self.file["statistics"].attrs:
+            return _str(self.file["statistics"].attrs["scope"])
+        return "all sources"
 
     @property
     def distance_histogram(self):
@@ -162,9 +196,24 @@ class Result:
             if g:
                 lines.append(f"graph:      n = {g.get('n')}, arcs = {g.get('arcs')}, directed = "
                              f"{bool(g.get('directed'))}, weighted = {bool(g.get('weighted'))}")
+            if "vertex/id" in self.file:
+                ids = self.vertex_ids
+                shown = ", ".join(str(v) for v in ids[:3].tolist()) + (", …" if len(ids) > 3 else "")
+                lines.append(f"vertex ids: from the input ({shown}); /sources and the rows of "
+                             "/vertex are numbered 0..n-1")
             if "checkpoint" in self.file:
                 lines.append(f"checkpoint: {int(self.file['checkpoint'].attrs.get('done', 0))} of "
                              f"{int(self.file['checkpoint'].attrs.get('total', 0))} sources done")
-            for k, v in self.statistics.items():
+            st = self.statistics
+            if st:
+                lines.append(f"statistics: {self.scope}")
+            for k, v in st.items():
+                if k == "complete":      # older files: "all vertices were sources", not the run
+                    k = "all_sources"
                 lines.append(f"  {k:20s} {v:.6g}" if isinstance(v, float) else f"  {k:20s} {v}")
+            vert = self.vertex
+            if "closeness" in vert and np.isfinite(vert["closeness"]).any():
+                c = vert["closeness"]
+                i = int(np.nanargmax(c))
+                lines.append(f"  highest closeness    {c[i]:.6g} at vertex {self.vertex_ids[i]}")
         return "\n".join(lines)

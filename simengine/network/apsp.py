@@ -207,4 +207,4 @@ def apsp_statistics(graph, sources="all", algorithm="auto", seed=None, bin_width
     t0 = time.perf_counter()
     run_sources(graph, src, stats, algorithm)
     t = time.perf_counter() - t0
-    return stats.results(elapsed=t if elapsed else None)
+    return stats.results(elapsed=t if elapsed else None, graph=graph)

@@ -376,7 +376,7 @@ def random_weights(graph: CSRGraph, low: int = 1, high: int = 10, seed=None) -> 
         # one draw per edge, in CSR order of its arc (u, v) with u < v; both arcs get it
         wf = rng.integers(low, high + 1, size=graph.num_arcs // 2)
         w = symmetric_arc_weights(graph.indptr, graph.indices, wf)
-    return CSRGraph(graph.n, graph.indptr, graph.indices, w, graph.directed)
+    return CSRGraph(graph.n, graph.indptr, graph.indices, w, graph.directed, ids=graph.ids)
 
 
 def random_weighted(n: int, avg_degree: float = 6.0, low: int = 1, high: int = 10, seed=None,

@@ -14,7 +14,8 @@ class CSRGraph:
     ``indptr`` (int64, length n+1) and ``indices`` (int32 vertex ids) list the out-arcs of each
     vertex, sorted by target; ``weights`` (float64, one per arc) is ``None`` for unweighted graphs.
     An undirected graph stores each edge as two arcs. Self-loops and duplicate arcs are never stored
-    (see :meth:`from_edges` for the rule).
+    (see :meth:`from_edges` for the rule).  ``ids`` (length n, or ``None`` for 0..n−1) holds the
+    input's name of each vertex: the ids of a graph file, a networkx graph's node labels.
 
     Example
     -------
@@ -29,6 +30,8 @@ class CSRGraph:
     weights: np.ndarray | None = None
     directed: bool = False
     _transpose: "CSRGraph | None" = field(default=None, repr=False, compare=False)
+    #: the input's name of vertex i (file ids, labels, networkx nodes); None = vertex i is "i"
+    ids: "np.ndarray | None" = field(default=None, repr=False, compare=False)
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -106,19 +109,68 @@ class CSRGraph:
         return self._transpose
 
     def content_hash(self) -> str:
-        """SHA-256 over n, directedness and the CSR arrays: identifies the graph a result is for."""
+        """SHA-256 over n, directedness, the CSR arrays and the vertex ids (when the input named its
+        vertices): identifies the graph a result is for."""
         h = hashlib.sha256()
         h.update(np.array([self.n, int(self.directed)], dtype=np.int64).tobytes())
         h.update(np.ascontiguousarray(self.indptr, dtype=np.int64).tobytes())
         h.update(np.ascontiguousarray(self.indices, dtype=np.int32).tobytes())
         if self.weights is not None:
             h.update(np.ascontiguousarray(self.weights, dtype=np.float64).tobytes())
+        if self.ids is not None:
+            ids = self.output_ids()
+            if ids.dtype.kind == "i":
+                h.update(b"ids:int" + ids.tobytes())
+            else:
+                h.update(b"ids:str" + "\n".join(ids.tolist()).encode("utf-8", "surrogatepass"))
         return h.hexdigest()
+
+    # ------------------------------------------------------------------ vertex ids
+    def vertex_ids(self) -> np.ndarray:
+        """The input's id of every vertex (0..n−1 when the input did not name its vertices)."""
+        return np.arange(self.n, dtype=np.int64) if self.ids is None else self.ids
+
+    def output_ids(self) -> np.ndarray:
+        """The ids as they are stored in an output file: int64 when every id is an integer,
+        otherwise strings (``str(label)``) in an object array."""
+        return ids_for_output(self.vertex_ids())
+
+    def index_of(self, ids) -> np.ndarray:
+        """Vertex indices (0..n−1) of the given input ids; ``KeyError`` names the first unknown one.
+
+        Integer ids and labels are matched as the input wrote them; an integer also matches the
+        label with the same digits (a scenario's ``5`` finds the edge-list label ``"5"``)."""
+        ids = list(ids)
+        if self.ids is None:
+            out = []
+            for x in ids:
+                if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)) \
+                        or not 0 <= int(x) < self.n:
+                    raise KeyError(x)
+                out.append(int(x))
+            return np.asarray(out, dtype=np.int64)
+        table = {}
+        for i, v in enumerate(self.ids.tolist()):
+            table.setdefault(v, i)
+            table.setdefault(str(v), i)
+        out = []
+        for x in ids:
+            key = x.item() if isinstance(x, np.generic) else x
+            if isinstance(key, bool):
+                raise KeyError(x)
+            i = table.get(key)
+            if i is None and not isinstance(key, str):
+                i = table.get(str(key))
+            if i is None:
+                raise KeyError(x)
+            out.append(i)
+        return np.asarray(out, dtype=np.int64)
 
     # ------------------------------------------------------------------ interop
     @classmethod
     def from_networkx(cls, G, weight="weight"):
-        """From a networkx graph; nodes are numbered in ``list(G.nodes)`` order."""
+        """From a networkx graph; nodes are numbered in ``list(G.nodes)`` order and the node labels
+        are kept as ``ids`` (``None`` when they already are 0..n−1 in that order)."""
         nodes = list(G.nodes)
         index = {v: i for i, v in enumerate(nodes)}
         src, dst, w = [], [], []
@@ -128,12 +180,30 @@ class CSRGraph:
             dst.append(index[v])
             if weighted:
                 w.append(d.get(weight, 1.0))
-        return cls.from_edges(len(nodes), src, dst, w if weighted else None, G.is_directed())
+        g = cls.from_edges(len(nodes), src, dst, w if weighted else None, G.is_directed())
+        if any(not (isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v == i)
+               for i, v in enumerate(nodes)):
+            labels = np.empty(len(nodes), dtype=object)
+            labels[:] = [v.item() if isinstance(v, np.generic) else v for v in nodes]
+            g.ids = labels
+        return g
 
-    def to_networkx(self):
+    def to_networkx(self, labels: bool = False):
+        """A networkx graph with nodes 0..n−1, or the ``ids`` as nodes when ``labels`` is true."""
         import networkx as nx
 
         G = nx.DiGraph() if self.directed else nx.Graph()
+        if labels and self.ids is not None:
+            names = self.ids.tolist()
+            G.add_nodes_from(names)
+            s, d = self.arcs()
+            s = [names[i] for i in s.tolist()]
+            d = [names[i] for i in d.tolist()]
+            if self.weights is None:
+                G.add_edges_from(zip(s, d))
+            else:
+                G.add_weighted_edges_from(zip(s, d, self.weights.tolist()))
+            return G
         G.add_nodes_from(range(self.n))
         s, d = self.arcs()
         if self.weights is None:
@@ -153,3 +223,18 @@ class CSRGraph:
 
         data = self.weights if self.weights is not None else np.ones(self.num_arcs)
         return sp.csr_matrix((data, self.indices, self.indptr), shape=(self.n, self.n))
+
+
+def ids_for_output(ids) -> np.ndarray:
+    """Vertex ids as stored in an output file: int64 when every id is an integer that fits,
+    otherwise ``str(id)`` for each (an object array of Python strings, HDF5 UTF-8 strings)."""
+    ids = np.asarray(ids) if not isinstance(ids, np.ndarray) else ids
+    if ids.dtype.kind in "iu":
+        return ids.astype(np.int64)
+    vals = ids.tolist()
+    if all(isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+           and -2 ** 63 <= v < 2 ** 63 for v in vals):
+        return np.asarray(vals, dtype=np.int64)
+    out = np.empty(len(vals), dtype=object)
+    out[:] = [str(v).replace("\x00", "\\x00") for v in vals]
+    return out

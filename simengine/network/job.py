@@ -35,11 +35,9 @@ class NetworkJob:
                                 f"the same on every node?)")
         m = spec.metrics
         if isinstance(m.sources, list):
-            bad = [s for s in m.sources if s >= self.graph.n]
-            if bad:
-                raise UserError(f"{sc.path}: metrics.sources: vertex {bad[0]} is out of range "
-                                f"(the graph has {self.graph.n} vertices)")
-            src_spec = list(m.sources)
+            from .sources import listed_source_indices
+
+            src_spec = listed_source_indices(self.graph, m.sources, f"{sc.path}: metrics.sources")
         elif m.sources == "all":
             src_spec = "all"
         else:
@@ -92,9 +90,7 @@ class NetworkJob:
                                         f"makes undirected graphs; set graph.directed: false")
                 graph = generators.generate(spec)
             else:
-                path = sc.resolve(g.file.path)
-                graph = readers.read_graph(path, g.file.format, directed=g.directed,
-                                           weights=weights_setting.file_reader_weights(g.weights))
+                graph = readers.read_for_scenario(sc.resolve(g.file.path), g, log=self.log).graph
         except UserError:
             raise
         except (ValueError, TypeError, KeyError) as exc:
@@ -252,7 +248,8 @@ class NetworkJob:
 
     def at_stop(self, done, out, elapsed):
         if done >= self.total and self.comm.rank == 0:
-            out.write(done, elapsed, results=self.stats.results(elapsed=elapsed))
+            out.write(done, elapsed, results=self.stats.results(elapsed=elapsed,
+                                                                graph=self.graph))
         else:
             out.write(done, elapsed)
         self.last_ckpt = done
@@ -270,7 +267,9 @@ class NetworkJob:
         md = res.get("mean_distance", float("nan"))
         se = res.get("mean_distance_se")
         return (f"done: mean distance {md:.6g}" + (f" ± {se:.2g}" if se is not None else "") +
-                f", diameter {res.get('diameter')}, in {elapsed:.1f} s -> {output}")
+                f", diameter {res.get('diameter')}" +
+                (" (lower bound)" if res.get("diameter_is_lower_bound") else "") +
+                f" ({res['scope']}), in {elapsed:.1f} s -> {output}")
 
 
 class _NoOutput:

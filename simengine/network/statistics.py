@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["ChunkPartial", "reduce_block", "PathStatistics", "unreachable_sentinel"]
+__all__ = ["ChunkPartial", "reduce_block", "PathStatistics", "unreachable_sentinel",
+           "graph_connected", "select_statistics"]
 
 
 def unreachable_sentinel(dtype) -> float | int:
@@ -129,7 +130,8 @@ class PathStatistics:
     bin_width : histogram bin width for weighted graphs (unweighted graphs bin by hops).
     sampled : True when the sources are a uniform sample (without replacement) of the vertices;
         :meth:`results` then reports estimates with standard errors.
-    planned_sources : how many sources the run will process (for progress/`complete`); default n.
+    planned_sources : how many sources the run will process; default n.  Fewer than n without
+        ``sampled`` means an explicit source list (see :meth:`results`).
 
     Per-source values are kept per vertex id, so totals do not depend on batching or order;
     adding the same source twice raises ``ValueError``.  :meth:`state` / :meth:`from_state`
@@ -220,11 +222,37 @@ class PathStatistics:
         return self
 
     # ------------------------------------------------------------------ results
-    def results(self, elapsed: float | None = None) -> dict:
+    def scope(self, K: int | None = None) -> str:
+        """Which pairs the statistics cover, in words: ``all sources``, ``over 2 listed
+        sources``, ``estimated from a sample of 100 of 400 sources``."""
+        n = self.n
+        K = self.sources_done if K is None else K
+        if K == n:
+            return "all sources"
+        if self.sampled:
+            return f"estimated from a sample of {K} of {n} sources"
+        if self.planned_sources < n:
+            return f"over {K} listed source{'s' if K != 1 else ''}"
+        return f"over {K} of {n} sources (run incomplete)"
+
+    def results(self, elapsed: float | None = None, graph=None) -> dict:
         """Derived statistics (see docs/network.md for every definition and disconnected rule).
 
         Scalars are Python floats/ints; per-vertex values are float64 arrays of length n.
-        ``elapsed`` (seconds) adds ``normalized_time = elapsed / mean_distance``.
+        ``elapsed`` (seconds) adds ``normalized_time = elapsed / mean_distance``.  ``graph`` (the
+        CSRGraph) lets runs over some of the sources state ``connected`` for the whole graph
+        (from its components); without it ``connected`` is left out of such runs.
+
+        Three kinds of run (``scope``):
+
+        * every vertex a source: exact whole-graph statistics;
+        * a uniform sample (``sampled``): estimates with standard errors, diameter/radius bounds;
+        * an explicit list of sources (or an unfinished run): statistics over the ordered pairs
+          (s, t) with s a listed source (mean distance, pair counts, efficiency, histogram,
+          eccentricity of the listed vertices); the diameter and radius of the whole graph are
+          only bounded (``*_is_lower_bound`` / ``*_is_upper_bound``); closeness and harmonic
+          centrality are exact for listed vertices of undirected graphs (their out-distances are
+          their in-distances), NaN for the others, and left out for directed graphs.
         """
         n = self.n
         done = self.done
@@ -233,10 +261,12 @@ class PathStatistics:
         rs, rr, rm, rh = self.row_sum[idx], self.row_reach[idx], self.row_max[idx], self.row_harm[idx]
         tot_sum = float(rs.sum())
         tot_reach = int(rr.sum())
+        listed = not self.sampled and K < n
         out: dict = {"n": n, "directed": self.directed, "weighted": self.weighted,
                      "sources_done": K, "planned_sources": self.planned_sources,
-                     "complete": K == n, "sampled": self.sampled,
-                     "estimate": bool(self.sampled and K < n)}
+                     "all_sources": K == n, "sampled": self.sampled,
+                     "estimate": bool(self.sampled and K < n), "listed": listed,
+                     "scope": self.scope(K)}
         mean = tot_sum / tot_reach if tot_reach else 0.0
         ecc = np.full(n, np.nan)
         ecc[idx] = rm
@@ -256,22 +286,39 @@ class PathStatistics:
                 clo = np.where(self.col_sum > 0, self.col_reach / np.where(self.col_sum > 0,
                                self.col_sum, 1.0) * frac, 0.0)
                 harm = np.where(m_u > 0, self.col_harm * (n - 1) / np.maximum(m_u, 1), 0.0)
+            out["closeness"] = clo
+            out["harmonic"] = harm
+        elif listed:
+            if not self.directed:                # out-distances of a listed vertex = in-distances
+                clo = np.full(n, np.nan)
+                harm = np.full(n, np.nan)
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    clo[idx] = np.where(rs > 0, rr.astype(np.float64) ** 2 /
+                                        np.where(rs > 0, rs, 1.0) / max(n - 1, 1), 0.0)
+                harm[idx] = rh
+                out["closeness"] = clo
+                out["harmonic"] = harm
         else:
             with np.errstate(divide="ignore", invalid="ignore"):
                 clo = np.where(self.col_sum > 0, self.col_reach.astype(np.float64) ** 2 /
                                np.where(self.col_sum > 0, self.col_sum, 1.0) / max(n - 1, 1), 0.0)
-            harm = self.col_harm.copy()
-        out["closeness"] = clo
-        out["harmonic"] = harm
+            out["closeness"] = clo
+            out["harmonic"] = self.col_harm.copy()
         if not self.sampled or K == n:
             out["mean_distance"] = mean
             out["reachable_pairs"] = tot_reach
-            out["unreachable_pairs"] = K * (n - 1) - tot_reach if K == n else \
-                int(K * (n - 1) - tot_reach)
+            out["unreachable_pairs"] = int(K * (n - 1) - tot_reach)
             out["diameter"] = diameter
             out["radius"] = radius
-            out["efficiency"] = float(rh.sum()) / (n * (n - 1)) if n > 1 else 0.0
-            out["connected"] = bool(K == n and tot_reach == n * (n - 1))
+            if K == n:
+                out["efficiency"] = float(rh.sum()) / (n * (n - 1)) if n > 1 else 0.0
+                out["connected"] = bool(tot_reach == n * (n - 1))
+            else:
+                # over the pairs (s, t), s listed: the graph's diameter is at least, its radius
+                # at most, what the listed sources show
+                out["efficiency"] = float(rh.sum()) / (K * (n - 1)) if K and n > 1 else 0.0
+                out["diameter_is_lower_bound"] = True
+                out["radius_is_upper_bound"] = True
         else:
             # estimates from a uniform sample of K sources without replacement (finite-population
             # correction 1 - K/n); ratio estimator for the mean distance with linearised SE
@@ -295,7 +342,11 @@ class PathStatistics:
             out["diameter_is_lower_bound"] = True
             out["radius"] = radius              # upper bound: min over sampled sources
             out["radius_is_upper_bound"] = True
-            out["connected"] = bool(tot_reach == K * (n - 1))  # no unreachable pair seen
+        if K < n:
+            if tot_reach < K * (n - 1):
+                out["connected"] = False         # a listed/sampled source misses a vertex
+            elif graph is not None:
+                out["connected"] = graph_connected(graph)
         if elapsed is not None:
             out["elapsed"] = float(elapsed)
             out["normalized_time"] = float(elapsed) / mean if mean > 0 else float("nan")
@@ -303,3 +354,40 @@ class PathStatistics:
 
     def estimate_scale_needed(self, K: int) -> bool:
         return self.sampled and K < self.n
+
+
+def graph_connected(graph) -> bool:
+    """Whether every vertex of ``graph`` reaches every other (strongly connected), from its
+    components: the whole-graph fact that runs over some sources cannot see in their pairs."""
+    from .components import strongly_connected_components
+
+    if graph.n <= 1:
+        return True
+    count, _ = strongly_connected_components(graph)
+    return count == 1
+
+
+#: the result keys that belong to each entry of ``metrics.statistics``; every other key (vertex
+#: and pair counts, connected, scope, timing) describes the run and is always kept
+STATISTIC_KEYS = {
+    "mean_distance": ("mean_distance", "mean_distance_se", "normalized_time"),
+    "diameter": ("diameter", "diameter_is_lower_bound"),
+    "radius": ("radius", "radius_is_upper_bound"),
+    "eccentricity": ("eccentricity",),
+    "distance_histogram": ("distance_histogram", "histogram_bin_width"),
+    "closeness": ("closeness",),
+    "harmonic": ("harmonic",),
+    "efficiency": ("efficiency", "efficiency_se"),
+}
+
+
+def select_statistics(results: dict, wanted) -> dict:
+    """The results a scenario's ``metrics.statistics`` asks for.
+
+    The engines compute every path statistic in one fused pass (leaving one out saves no time),
+    so the list decides what is stored and printed; ``components`` and ``mst_weight`` are extra
+    passes and run only when listed.
+    """
+    wanted = set(wanted)
+    drop = {k for name, keys in STATISTIC_KEYS.items() if name not in wanted for k in keys}
+    return {k: v for k, v in results.items() if k not in drop}

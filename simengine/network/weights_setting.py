@@ -26,16 +26,6 @@ def generator_makes_weights(spec: dict) -> bool:
     return spec.get("type") == "random_weighted" or spec.get("weights") is not None
 
 
-def file_reader_weights(setting):
-    """``weights=`` argument for :func:`readers.read_graph` under ``graph.weights: setting``:
-    None (use a weight column when the file has one), True (require it) or False (ignore it)."""
-    if setting is None:
-        return None
-    if setting == "file":
-        return True
-    return False
-
-
 def check_setting(setting, generator: dict | None, where: str = "graph.weights") -> None:
     """One-line UserError for a setting that contradicts the graph source."""
     if setting == "file" and generator is not None:

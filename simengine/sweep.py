@@ -1,0 +1,716 @@
+"""Parameter sweeps and ensembles: a scenario's ``sweep:`` block expanded into tasks.
+
+A ``sweep:`` block maps dotted scenario keys to lists of values::
+
+    sweep:
+      graph.generator.n: [1000, 5000]
+      graph.generator.seed: [1, 2, 3]
+      zip: false            # true: pair the lists element-wise instead of the Cartesian product
+
+A value list may also be a mapping ``label: value`` (the label names the task and fills the
+summary column), which is how a whole sub-mapping such as a graph generator is swept.  Keys are
+applied shortest path first, so ``graph.generator: {...}`` is set before ``graph.generator.n``.
+
+Each task is one ordinary run: ``simengine run FILE --set KEY=VALUE ... --output DIR/TASK.h5
+--resume``.  A task whose output is complete is skipped, an interrupted one resumes, and a task
+that failed leaves ``DIR/TASK.failed`` (exit code and the last lines of its messages) until it
+succeeds.  ``--jobs J`` runs J worker processes, each running tasks one after another in itself
+(one GPU each when GPUs are present).
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import itertools
+import math
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from .errors import UserError
+
+SWEEP_KEY = "sweep"
+#: environment variable that tells ``simengine run`` it is running a sweep task (for its log line)
+TASK_ENV = "SIMENGINE_SWEEP_TASK"
+STATUSES = ("done", "failed", "incomplete", "missing")
+_LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
+
+
+# =============================================================================== expansion
+@dataclass
+class Task:
+    """One point of a sweep."""
+
+    index: int
+    values: dict                      # dotted key -> value applied to the scenario
+    labels: dict                      # dotted key -> text for listings, CSV columns, file names
+    name: str = ""                    # file-safe task name (output DIR/NAME.h5)
+    sets: list = field(default_factory=list)   # the --set arguments of this task (user's first)
+    data: dict = field(default_factory=dict)   # the scenario as run (sweep block removed)
+
+    def describe(self) -> str:
+        return " ".join(f"{k}={v}" for k, v in self.labels.items())
+
+
+@dataclass
+class Sweep:
+    path: Path
+    name: str
+    kind: str
+    keys: list
+    zip: bool
+    tasks: list
+    overrides: list
+
+    def output_dir(self, given=None) -> Path:
+        return Path(given) if given else Path("outputs") / self.name
+
+    def task(self, index) -> Task:
+        if not 0 <= index < len(self.tasks):
+            raise UserError(f"{self.path}: task {index} is out of range: the sweep has "
+                            f"{len(self.tasks)} tasks (0-{len(self.tasks) - 1})")
+        return self.tasks[index]
+
+    def seed_keys(self) -> list:
+        return [k for k in self.keys if k.split(".")[-1] == "seed"]
+
+
+def render_value(value) -> str:
+    """``value`` as YAML text that ``--set KEY=TEXT`` parses back to the same value."""
+    if isinstance(value, (dict, list)):
+        text = yaml.safe_dump(value, default_flow_style=True, width=1 << 30, sort_keys=False)
+    else:
+        text = yaml.safe_dump(value, width=1 << 30)
+    text = text.strip()
+    if text.endswith("\n..."):
+        text = text[:-4].strip()
+    elif text.endswith("..."):
+        text = text[:-3].strip()
+    return text
+
+
+def _label_text(value) -> str:
+    if isinstance(value, list) and value and all(isinstance(v, (int, float)) and
+                                                 not isinstance(v, bool) for v in value):
+        return "x".join(render_value(v) for v in value)          # grid.shape [64, 64] -> 64x64
+    return render_value(value)
+
+
+def _file_part(text) -> str:
+    return re.sub(r"[^A-Za-z0-9.+-]+", "-", text) or "_"
+
+
+def _short_keys(keys):
+    """Shortest unique dotted suffix of every key (``graph.generator.n`` -> ``n``)."""
+    parts = {k: k.split(".") for k in keys}
+    depth = {k: 1 for k in keys}
+    while True:
+        short = {k: ".".join(parts[k][-depth[k]:]) for k in keys}
+        clash = [k for k in keys if list(short.values()).count(short[k]) > 1
+                 and depth[k] < len(parts[k])]
+        if not clash:
+            return short
+        for k in clash:
+            depth[k] += 1
+
+
+def _axis(key, raw, where):
+    """[(label, file-name part, value), ...] for one swept key."""
+    if isinstance(raw, dict):
+        if not raw:
+            raise UserError(f"{where}: sweep: {key}: expected a non-empty list of values or a "
+                            f"mapping label: value")
+        out = []
+        for label, value in raw.items():
+            label = str(label)
+            if not _LABEL.match(label):
+                raise UserError(f"{where}: sweep: {key}: label {label!r} must be letters, digits "
+                                f"and _ . + - (it names output files)")
+            out.append((label, label, value))
+    else:
+        if not isinstance(raw, list) or not raw:
+            raise UserError(f"{where}: sweep: {key}: expected a non-empty list of values (or a "
+                            f"mapping label: value), got {raw!r}")
+        out = []
+        for i, value in enumerate(raw):
+            text = _label_text(value)
+            out.append((text, str(i) if isinstance(value, dict) else _file_part(text), value))
+    for *_, value in out:
+        if yaml.safe_load(render_value(value)) != value:
+            raise UserError(f"{where}: sweep: {key}: value {value!r} cannot be passed as --set "
+                            f"{key}=...")
+    return out
+
+
+def parse_block(block, located):
+    """(keys, axes, zip) of a ``sweep:`` mapping; axes[key] = [(label, part, value), ...]."""
+    if not isinstance(block, dict):
+        raise UserError(f"{located.where((SWEEP_KEY,))}: sweep: expected a mapping of dotted keys "
+                        f"to lists of values")
+    zipped = block.get("zip", False)
+    if not isinstance(zipped, bool):
+        raise UserError(f"{located.where((SWEEP_KEY, 'zip'))}: sweep.zip: expected true or false, "
+                        f"got {zipped!r}")
+    axes = {}
+    for key, raw in block.items():
+        if key == "zip":
+            continue
+        where = located.where((SWEEP_KEY, key))
+        if not isinstance(key, str) or not key or any(not p for p in key.split(".")):
+            raise UserError(f"{where}: sweep: key {key!r}: expected a dotted scenario key such as "
+                            f"graph.generator.n")
+        if key.split(".")[0] in ("kind", SWEEP_KEY):
+            raise UserError(f"{where}: sweep: {key}: this key cannot be swept")
+        axes[key] = _axis(key, raw, where)
+    if not axes:
+        raise UserError(f"{located.where((SWEEP_KEY,))}: sweep: expected at least one key with "
+                        f"a list of values")
+    keys = list(axes)
+    if zipped:
+        lengths = {k: len(v) for k, v in axes.items()}
+        if len(set(lengths.values())) > 1:
+            raise UserError(f"{located.where((SWEEP_KEY, 'zip'))}: sweep.zip: true needs lists of "
+                            f"equal length, got " + ", ".join(f"{k}: {n}" for k, n in lengths.items()))
+    return keys, axes, zipped
+
+
+def _task_sets(values):
+    """--set arguments for one task, parents before children (graph.generator before .n)."""
+    order = sorted(values, key=lambda k: len(k.split(".")))
+    return [f"{k}={render_value(values[k])}" for k in order]
+
+
+def _where_prefix(path):
+    """A validation message's location: ``FILE[:LINE]: `` or ``--set 'K=V' (over FILE): ``."""
+    p = re.escape(str(path))
+    return r"^(?:--set .*? \(over " + p + r"\)|" + p + r"(?::\d+)?): "
+
+
+def _error_key(msg, path):
+    """The dotted key named by a validation message ``FILE[:LINE]: key.path: ...`` (or None)."""
+    m = re.match(_where_prefix(path) + r"([A-Za-z0-9_.]+):", msg)
+    return m.group(1) if m else None
+
+
+def _related(a, b):
+    pa, pb = a.split("."), b.split(".")
+    n = min(len(pa), len(pb))
+    return pa[:n] == pb[:n]
+
+
+def load_sweep(path, overrides=None) -> Sweep:
+    """Read ``path``, expand its sweep block and validate every task; UserError on the first bad one."""
+    from .config import validate_located
+    from .config.loader import apply_overrides, load_scenario_file
+
+    base = load_scenario_file(path)
+    located = apply_overrides(base, overrides)
+    if SWEEP_KEY not in located:
+        raise UserError(f"{located.path}: no 'sweep:' block (expected e.g. sweep: "
+                        f"{{graph.generator.seed: [1, 2, 3]}})")
+    keys, axes, zipped = parse_block(located[SWEEP_KEY], located)
+    combos = zip(*(axes[k] for k in keys)) if zipped else itertools.product(*(axes[k] for k in keys))
+    short = _short_keys(keys)
+    tasks, names = [], {}
+    for i, combo in enumerate(combos):
+        values = {k: c[2] for k, c in zip(keys, combo)}
+        labels = {k: c[0] for k, c in zip(keys, combo)}
+        name = "_".join(f"{short[k]}={c[1]}" for k, c in zip(keys, combo))
+        if name in names:
+            raise UserError(f"{located.where((SWEEP_KEY,))}: sweep: tasks {names[name]} and {i} "
+                            f"would both write {name}.h5 (repeated values?)")
+        names[name] = i
+        task = Task(i, values, labels, name, list(overrides or ()) + _task_sets(values))
+        task_located = apply_overrides(base, task.sets)
+        try:
+            sc = validate_located(task_located)
+        except UserError as exc:
+            msg = str(exc)
+            bad = _error_key(msg, located.path)
+            culprits = [k for k in keys if bad is not None and _related(k, bad)]
+            if culprits:
+                k = culprits[-1]
+                inner = re.sub(_where_prefix(located.path), "", msg)
+                raise UserError(f"{located.where((SWEEP_KEY, k))}: sweep: {k}={labels[k]} "
+                                f"(task {i}): {inner}") from None
+            raise
+        task.data = body_of(sc).data
+        tasks.append(task)
+    return Sweep(located.path, str(located.get("name")), str(located.get("kind")), keys, zipped,
+                 tasks, list(overrides or ()))
+
+
+def body_of(sc, log=None):
+    """The scenario without its ``sweep:`` block (what ``simengine run`` runs); logs that it did so."""
+    from .config import Scenario
+
+    if SWEEP_KEY not in sc.data:
+        return sc
+    if log is not None:
+        task = os.environ.get(TASK_ENV)
+        if task:
+            log(f"sweep task {task}")
+        else:
+            n = _count_tasks(sc.data[SWEEP_KEY])
+            log(f"{sc.path}: has a sweep block{f' ({n} tasks)' if n else ''}; simengine run "
+                f"ignores it and runs the scenario as written (with any --set). Run the tasks "
+                f"with: simengine sweep {sc.path}")
+    data = {k: v for k, v in sc.data.items() if k != SWEEP_KEY}
+    spec = sc.spec.model_copy(update={SWEEP_KEY: None}) if hasattr(sc.spec, SWEEP_KEY) else sc.spec
+    return Scenario(spec, data, sc.path, list(sc.overrides))
+
+
+def _count_tasks(block):
+    try:
+        sizes = [len(v) for k, v in block.items() if k != "zip" and isinstance(v, (list, dict))]
+        if block.get("zip"):
+            return sizes[0] if sizes else 0
+        return math.prod(sizes) if sizes else 0
+    except (AttributeError, TypeError):
+        return 0
+
+
+# =============================================================================== status
+def output_path(out_dir, task) -> Path:
+    return Path(out_dir) / f"{task.name}.h5"
+
+
+def failed_marker(out_dir, task) -> Path:
+    return Path(out_dir) / f"{task.name}.failed"
+
+
+def log_path(out_dir, task) -> Path:
+    return Path(out_dir) / "logs" / f"{task.name}.log"
+
+
+def task_status(out_dir, task):
+    """(status, message): done | failed | incomplete | missing."""
+    import h5py
+
+    out, marker = output_path(out_dir, task), failed_marker(out_dir, task)
+    note = ""
+    if marker.exists():
+        lines = [ln for ln in marker.read_text(errors="replace").splitlines() if ln.strip()]
+        note = lines[-1].strip() if lines else "failed"
+    if not out.exists():
+        return ("failed", note) if marker.exists() else ("missing", "")
+    try:
+        with h5py.File(out, "r") as f:
+            complete = bool(f.attrs.get("complete", False))
+    except OSError as exc:
+        return "failed", f"{out}: unreadable ({str(exc).split('(')[0].strip()})"
+    if complete:
+        return "done", ""
+    return ("failed", note) if marker.exists() else ("incomplete", "")
+
+
+def _flat(d, prefix=()):
+    out = {}
+    for k, v in (d or {}).items():
+        if isinstance(v, dict) and v:
+            out.update(_flat(v, prefix + (str(k),)))
+        else:
+            out[prefix + (str(k),)] = v
+    return out
+
+
+def scenario_difference(out, task):
+    """None when ``out`` holds this task's scenario exactly, else the first key that differs."""
+    import h5py
+
+    try:
+        with h5py.File(out, "r") as f:
+            stored = f.attrs.get("scenario", "")
+            stored = stored.decode() if isinstance(stored, bytes) else str(stored)
+    except OSError:
+        return "(unreadable file)"
+    a = _flat(yaml.safe_load(stored))
+    b = _flat(yaml.safe_load(yaml.safe_dump(task.data, sort_keys=False)))
+    diff = sorted(".".join(k) for k in set(a) | set(b) if a.get(k) != b.get(k))
+    return diff[0] if diff else None
+
+
+def _same_scenario(out, task) -> bool:
+    """Whether ``out`` is complete and was run with exactly this task's scenario."""
+    return task_status(out.parent, task)[0] == "done" and scenario_difference(out, task) is None
+
+
+# =============================================================================== running
+def run_argv(sweep, task, out_dir, quiet=False) -> list:
+    """The ``simengine run`` arguments of one task."""
+    argv = ["run", str(sweep.path)]
+    for s in task.sets:
+        argv += ["--set", s]
+    argv += ["--output", str(output_path(out_dir, task)), "--resume"]
+    return argv + (["--quiet"] if quiet else [])
+
+
+class _Tail:
+    """A text stream that passes everything on and keeps the last lines (for the .failed note)."""
+
+    def __init__(self, stream, keep=20):
+        self.stream, self.keep, self.lines, self._part = stream, keep, [], ""
+
+    def write(self, text):
+        self.stream.write(text)
+        self._part += text
+        *done, self._part = re.split(r"[\r\n]", self._part)
+        self.lines = (self.lines + [d for d in done if d.strip()])[-self.keep:]
+        return len(text)
+
+    def flush(self):
+        self.stream.flush()
+
+    def isatty(self):
+        return self.stream.isatty()
+
+    def fileno(self):
+        return self.stream.fileno()
+
+    def text(self):
+        return "\n".join(self.lines + ([self._part] if self._part.strip() else []))
+
+
+def _mark(out_dir, task, rc, text):
+    failed_marker(out_dir, task).write_text(
+        f"task {task.index} ({task.describe()}) exited with code {rc} at "
+        f"{time.strftime('%Y-%m-%dT%H:%M:%S')}\n{text.strip()}\n", encoding="utf-8")
+
+
+def _label(sweep, task):
+    return f"task {task.index} of {len(sweep.tasks)} ({task.name})"
+
+
+def run_task(sweep, task, out_dir, quiet=False, log=None) -> int:
+    """Run one task in this process (``simengine run ... --resume``); returns its exit code."""
+    from .cli import main
+
+    log = log or (lambda m: print(m, file=sys.stderr, flush=True))
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    out = output_path(out_dir, task)
+    if _same_scenario(out, task):
+        failed_marker(out_dir, task).unlink(missing_ok=True)
+        log(f"{_label(sweep, task)}: already done, skipped")
+        return 0
+    failed_marker(out_dir, task).unlink(missing_ok=True)
+    old_env = os.environ.get(TASK_ENV)
+    os.environ[TASK_ENV] = f"{task.index} of {len(sweep.tasks)}: {task.describe()} -> {out}"
+    tail = _Tail(sys.stderr)
+    try:
+        with contextlib.redirect_stderr(tail):
+            rc = main(run_argv(sweep, task, out_dir, quiet))
+    except Exception as exc:  # an internal error: note it, and let the other tasks go on
+        import traceback
+
+        traceback.print_exc()
+        tail.lines.append(f"internal error: {type(exc).__name__}: {exc}")
+        rc = 1
+    finally:
+        if old_env is None:
+            os.environ.pop(TASK_ENV, None)
+        else:
+            os.environ[TASK_ENV] = old_env
+    if rc in (1, 2):
+        _mark(out_dir, task, rc, tail.text())
+    return rc
+
+
+def visible_gpus() -> list:
+    """GPU ids to hand out one per job: CUDA_VISIBLE_DEVICES, else what nvidia-smi lists."""
+    if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+        return []
+    cvd = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if cvd is not None:
+        ids = [d.strip() for d in cvd.split(",") if d.strip()]
+        return [] if ids and ids[0].startswith("-") else ids
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return []
+    try:
+        out = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=20).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return [str(i) for i, ln in enumerate(ln for ln in out.splitlines() if ln.startswith("GPU "))]
+
+
+def worker_loop(sweep, out_dir) -> int:
+    """``simengine sweep FILE --worker``: run the task indices read from stdin (one per line) in
+    this process, each with its messages in ``D/logs/TASK.log``; answer ``INDEX EXITCODE`` per task
+    on stdout. One long-lived worker per job saves the interpreter and numba start-up per task."""
+    answers = os.fdopen(os.dup(sys.stdout.fileno()), "w", buffering=1)
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())   # stray prints must not mix with answers
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        task = sweep.task(int(line))
+        path = log_path(out_dir, task)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(f"--- {time.strftime('%Y-%m-%dT%H:%M:%S')} "
+                     f"{'GPU ' + os.environ['CUDA_VISIBLE_DEVICES'] + ' ' if os.environ.get('CUDA_VISIBLE_DEVICES') else ''}"
+                     f"simengine {' '.join(run_argv(sweep, task, out_dir))}\n")
+            fh.flush()
+            with contextlib.redirect_stdout(fh), contextlib.redirect_stderr(fh):
+                rc = run_task(sweep, task, out_dir,
+                              log=lambda m: print(m, file=fh, flush=True))
+        answers.write(f"{task.index} {rc}\n")
+        if rc == 130:          # SIGTERM/SIGINT while running: the checkpoint is written; stop
+            return 130
+    return 0
+
+
+class _Worker:
+    def __init__(self, sweep, out_dir, slot, env):
+        argv = [sys.executable, "-m", "simengine", "sweep", str(sweep.path), "--output-dir",
+                str(out_dir), "--worker"]
+        for s in sweep.overrides:
+            argv += ["--set", s]
+        self.slot, self.task, self.t0 = slot, None, 0.0
+        self.errlog = open(Path(out_dir) / "logs" / f"worker-{slot}.log", "a", encoding="utf-8")
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=self.errlog, env=env, text=True, bufsize=1,
+                                     start_new_session=True)
+
+    def give(self, task):
+        self.task, self.t0 = task, time.perf_counter()
+        self.proc.stdin.write(f"{task.index}\n")
+        self.proc.stdin.flush()
+
+    def finish(self):
+        with contextlib.suppress(OSError):
+            self.proc.stdin.close()
+
+
+def _run_parallel(sweep, todo, out_dir, jobs, log) -> dict:
+    """Run ``todo`` on ``jobs`` worker processes (one GPU each where there are GPUs)."""
+    import selectors
+    from collections import deque
+
+    gpus = visible_gpus()
+    if gpus and jobs > len(gpus):
+        log(f"note: {jobs} jobs share {len(gpus)} GPUs")
+    threads = max(1, (os.cpu_count() or 1) // jobs)
+    (out_dir / "logs").mkdir(parents=True, exist_ok=True)
+    pending = deque(todo)
+    codes, stop = {}, {"sig": None}
+    sel = selectors.DefaultSelector()
+    workers = {}
+
+    def start(slot):
+        env = dict(os.environ)
+        env.setdefault("NUMBA_NUM_THREADS", str(threads))
+        if gpus:
+            env["CUDA_VISIBLE_DEVICES"] = gpus[slot % len(gpus)]
+        w = workers[slot] = _Worker(sweep, out_dir, slot, env)
+        sel.register(w.proc.stdout, selectors.EVENT_READ, slot)
+
+    def feed(w):
+        if pending and stop["sig"] is None:
+            task = pending.popleft()
+            failed_marker(out_dir, task).unlink(missing_ok=True)
+            w.give(task)
+            log(f"{_label(sweep, task)}: started" + (f" on GPU {gpus[w.slot % len(gpus)]}"
+                                                    if gpus else ""))
+        else:
+            w.task = None
+            w.finish()
+
+    def report(task, rc, took):
+        codes[task.index] = rc
+        if rc == 0:
+            log(f"{_label(sweep, task)}: done in {took:.1f} s")
+        elif rc == 130:
+            log(f"{_label(sweep, task)}: interrupted (checkpoint kept; rerun to resume)")
+        else:
+            note = task_status(out_dir, task)[1]
+            log(f"{_label(sweep, task)}: FAILED (exit {rc}){': ' + note if note else ''}")
+
+    def on_signal(signum, frame):
+        stop["sig"] = signum
+        for w in workers.values():
+            with contextlib.suppress(ProcessLookupError):
+                w.proc.send_signal(signal.SIGTERM)
+
+    old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        for slot in range(min(jobs, len(pending))):
+            start(slot)
+            feed(workers[slot])
+        while workers:
+            for key, _ in sel.select(timeout=0.5):
+                w = workers[key.data]
+                line = w.proc.stdout.readline()
+                if line.strip():
+                    index, rc = map(int, line.split())
+                    report(sweep.tasks[index], rc, time.perf_counter() - w.t0)
+                    feed(w)
+                    continue
+                sel.unregister(w.proc.stdout)       # end of file: the worker has exited
+                rc = w.proc.wait()
+                w.errlog.close()
+                del workers[w.slot]
+                if w.task is not None:              # it died inside a task
+                    rc = 130 if stop["sig"] is not None else (1 if rc == 0 else rc)
+                    if rc != 130:
+                        tail = log_path(out_dir, w.task)
+                        text = tail.read_text(errors="replace") if tail.exists() else ""
+                        _mark(out_dir, w.task, rc, "\n".join(text.splitlines()[-20:]) +
+                              f"\nthe worker process ended with code {w.proc.returncode}")
+                    report(w.task, rc, time.perf_counter() - w.t0)
+                    if pending and stop["sig"] is None:
+                        start(w.slot)
+                        feed(workers[w.slot])
+    finally:
+        for sg, h in old.items():
+            signal.signal(sg, h)
+    if stop["sig"] is not None:
+        for task in pending:
+            codes.setdefault(task.index, 130)
+    return codes
+
+
+def run_all(sweep, out_dir, jobs=1, quiet=False, log=None) -> int:
+    """Run every task that is not done; returns 0, 1 (some failed) or 130 (interrupted)."""
+    log = log or (lambda m: print(m, file=sys.stderr, flush=True))
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    todo = []
+    for task in sweep.tasks:
+        if _same_scenario(output_path(out_dir, task), task):
+            failed_marker(out_dir, task).unlink(missing_ok=True)
+        else:
+            todo.append(task)
+    skipped = len(sweep.tasks) - len(todo)
+    log(f"{sweep.name}: {len(sweep.tasks)} tasks -> {out_dir}/ ({skipped} already done"
+        f"{f', {len(todo)} to run with {jobs} jobs' if jobs > 1 and todo else ''})")
+    codes = {}
+    t0 = time.perf_counter()
+    if jobs > 1:
+        codes = _run_parallel(sweep, todo, out_dir, jobs, log)
+    else:
+        for task in todo:
+            t = time.perf_counter()
+            rc = codes[task.index] = run_task(sweep, task, out_dir, quiet=quiet, log=log)
+            if rc == 0:
+                log(f"{_label(sweep, task)}: done in {time.perf_counter() - t:.1f} s")
+            elif rc == 130:
+                log(f"{_label(sweep, task)}: interrupted; rerun the sweep to resume")
+                break
+            else:
+                log(f"{_label(sweep, task)}: FAILED (exit {rc}); see {failed_marker(out_dir, task)}")
+    failed = [i for i, rc in codes.items() if rc not in (0, 130)]
+    interrupted = any(rc == 130 for rc in codes.values())
+    log(f"{sweep.name}: {len(codes) - len(failed) - sum(rc == 130 for rc in codes.values())} "
+        f"run, {skipped} skipped, {len(failed)} failed in {time.perf_counter() - t0:.1f} s"
+        + (f"; failed tasks: {compress_indices(failed)}" if failed else ""))
+    return 130 if interrupted else (1 if failed else 0)
+
+
+# =============================================================================== listing
+def compress_indices(indices) -> str:
+    """[0, 1, 2, 5, 7, 8] -> '0-2,5,7-8' (the form of sbatch --array)."""
+    out, run = [], []
+    for i in sorted(set(indices)):
+        if run and i == run[-1] + 1:
+            run.append(i)
+            continue
+        if run:
+            out.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
+        run = [i]
+    if run:
+        out.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
+    return ",".join(out)
+
+
+def select(sweep, out_dir, only=None) -> list:
+    """Tasks whose status is in ``only`` (all tasks when None)."""
+    if not only:
+        return list(sweep.tasks)
+    return [t for t in sweep.tasks if task_status(out_dir, t)[0] in only]
+
+
+def task_from_env() -> int:
+    raw = os.environ.get("SLURM_ARRAY_TASK_ID")
+    if raw is None or not raw.strip():
+        raise UserError("--task without a number needs SLURM_ARRAY_TASK_ID (set by sbatch --array)"
+                        "; give the task index, e.g. --task 3")
+    try:
+        return int(raw)
+    except ValueError:
+        raise UserError(f"SLURM_ARRAY_TASK_ID: expected a task index, got {raw!r}") from None
+
+
+# =============================================================================== command line
+def add_parser(sub):
+    s = sub.add_parser("sweep", help="run, list or collect the tasks of a scenario's sweep block")
+    s.add_argument("scenario", help="scenario YAML file with a sweep: block")
+    s.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY.PATH=VALUE",
+                   help="override a scenario key for every task (repeatable)")
+    s.add_argument("--output-dir", "-d", help="folder of the task outputs (default outputs/<name>/)")
+    what = s.add_mutually_exclusive_group()
+    what.add_argument("--list", action="store_true",
+                      help="print one line per task: index, then key=value pairs")
+    what.add_argument("--task", nargs="?", const="slurm", metavar="I",
+                      help="run task I only (0-based); without I, from SLURM_ARRAY_TASK_ID")
+    what.add_argument("--collect", action="store_true",
+                      help="write <output-dir>/<name>-summary.csv (and -grouped.csv over seeds)")
+    s.add_argument("--failed", action="store_true",
+                   help="with --list: only tasks that failed or were interrupted")
+    s.add_argument("--unfinished", action="store_true",
+                   help="with --list: only tasks that are not done (failed, incomplete, missing)")
+    s.add_argument("--indices", action="store_true",
+                   help="with --list: print the indices as one sbatch --array list, e.g. 0-3,7")
+    s.add_argument("--jobs", "-j", type=int, default=1, metavar="J",
+                   help="tasks run at once when running them all (one GPU each where present)")
+    s.add_argument("--quiet", "-q", action="store_true", help="no progress output")
+    s.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    return s
+
+
+def command(args) -> int:
+    if (args.failed or args.unfinished or args.indices) and not args.list:
+        raise UserError("--failed, --unfinished and --indices go with --list")
+    if args.jobs < 1:
+        raise UserError(f"--jobs: expected a number >= 1, got {args.jobs}")
+    sweep = load_sweep(args.scenario, args.overrides)
+    out_dir = sweep.output_dir(args.output_dir)
+    if args.list:
+        only = None
+        if args.unfinished:
+            only = {"failed", "incomplete", "missing"}
+        elif args.failed:
+            only = {"failed", "incomplete"}
+        tasks = select(sweep, out_dir, only)
+        if args.indices:
+            print(compress_indices(t.index for t in tasks))
+        else:
+            for t in tasks:
+                print(f"{t.index} {t.describe()}")
+        return 0
+    if args.worker:
+        return worker_loop(sweep, out_dir)
+    if args.collect:
+        from .summary import collect
+
+        return collect(sweep, out_dir)
+    log = (lambda m: None) if args.quiet else None
+    if args.task is not None:
+        if args.task == "slurm":
+            index = task_from_env()
+        else:
+            try:
+                index = int(args.task)
+            except ValueError:
+                raise UserError(f"--task: expected a task index, got {args.task!r}") from None
+        task = sweep.task(index)
+        return run_task(sweep, task, out_dir, quiet=args.quiet, log=log)
+    return run_all(sweep, out_dir, jobs=args.jobs, quiet=args.quiet, log=log)
