@@ -90,6 +90,7 @@ def _cmd_validate(args):
 
     sc = load_scenario(args.scenario, args.overrides)
     plan = check(sc, force=args.force)
+    print(f"{args.scenario}: estimates (simengine.resources)\n" + "\n".join(describe(plan)))
     if "sweep" in sc.data:
         from .sweep import load_sweep
 
@@ -120,7 +121,6 @@ def _cmd_validate(args):
         print(f"{args.scenario}: OK — network '{sc.name}', graph from {src}, "
               f"sources {spec.metrics.sources if not isinstance(spec.metrics.sources, list) else len(spec.metrics.sources)}, "
               f"algorithm {spec.metrics.algorithm}, backend {spec.solver.backend}")
-    print("\n".join(describe(plan)))
     return 0
 
 
