@@ -75,9 +75,9 @@ def child_traverse(n: int, k: int) -> list:
 
     from simengine.network import generators as gen
     from simengine.network.apsp import run_sources
-    from simengine.network.dobfs import DOBFS
+    from simengine.network.cpu.dobfs import DOBFS
     from simengine.network.graph import CSRGraph
-    from simengine.network.sssp import dial, dijkstra
+    from simengine.network.cpu.sssp import dial, dijkstra
     from simengine.network.statistics import PathStatistics
 
     small = gen.random_weighted(2000, 6, seed=1)               # compile

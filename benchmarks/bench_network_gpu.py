@@ -34,12 +34,12 @@ def _now():
 
 
 def run_gpu(g, sources, alg, bin_width=1.0, **kw):
-    from simengine.network.cuda.apsp import run_sources_cuda
+    from simengine.network.apsp import run_sources
     from simengine.network.statistics import PathStatistics
 
     st = PathStatistics.for_graph(g, bin_width=bin_width, planned_sources=len(sources))
     t0 = _now()
-    run_sources_cuda(g, sources, st, alg, **kw)
+    run_sources(g, sources, st, alg, backend="cuda", **kw)
     return st, _now() - t0
 
 
@@ -75,7 +75,7 @@ def warm_up():
     for alg in ("msbfs", "bfs"):
         run_gpu(g, np.arange(1024), alg)
         run_cpu(g, np.arange(1024), alg)
-    for alg in ("dijkstra", "nearfar", "fw"):
+    for alg in ("frontier", "nearfar", "fw"):
         run_gpu(gw, src, alg)
     run_cpu(gw, src, "dijkstra")
     run_gpu(g, src[:2], "dobfs")
@@ -142,13 +142,12 @@ def to_markdown(rows) -> str:
 
 def run_gpu_store(g, sources, alg, **kw):
     """GPU run that also keeps the distance rows (for the scipy check)."""
-    from simengine.network.apsp import store_dtype
-    from simengine.network.cuda.apsp import run_sources_cuda
+    from simengine.network.apsp import run_sources, store_dtype
     from simengine.network.statistics import PathStatistics
 
     store = np.empty((len(sources), g.n), store_dtype(g))
     st = PathStatistics.for_graph(g, planned_sources=len(sources))
-    run_sources_cuda(g, sources, st, alg, store=store, **kw)
+    run_sources(g, sources, st, alg, backend="cuda", store=store, **kw)
     return store
 
 
@@ -157,7 +156,7 @@ def per_source_rows(n, k, seed):
     import scipy.sparse.csgraph as csg
 
     from simengine.network import generators as gen
-    from simengine.network.cuda.apsp import resolve_algorithm_cuda
+    from simengine.network.backends import plan
     from simengine.network.graph import CSRGraph
 
     t = time.perf_counter()
@@ -184,7 +183,7 @@ def per_source_rows(n, k, seed):
             if not graph.weighted:
                 D[D == np.iinfo(store_dtype_of(graph)).max] = np.inf
             rows.append({"family": "per_source", "n": n, "arcs": graph.num_arcs, "weights": label,
-                         "path": alg, "auto": resolve_algorithm_cuda(graph, "auto", k),
+                         "path": alg, "auto": plan(graph, "auto", "cuda", num_sources=k).algorithm,
                          "sources": k, "seconds": secs, "ms_per_source": 1e3 * secs / k,
                          "distances_match_scipy": bool(np.array_equal(D, ref)),
                          "matches_batch": "(batch path)"})
@@ -217,7 +216,7 @@ def main(argv=None):
     ap.add_argument("--cpu-sources", type=int, default=2048)
     ap.add_argument("--weighted-sizes", default="100000,1000000")
     ap.add_argument("--weighted-sources", type=int, default=1024)
-    ap.add_argument("--weighted-algorithms", default="dijkstra,nearfar")
+    ap.add_argument("--weighted-algorithms", default="frontier,nearfar")
     ap.add_argument("--cpu-weighted-sources", type=int, default=64)
     ap.add_argument("--fw-sizes", default="2048,4096")
     ap.add_argument("--fw-kinds", default="0.1,sparse", help="density p, or 'sparse' (degree 6)")
@@ -317,7 +316,7 @@ def main(argv=None):
         clear_cache(g)
         st_fw, t_fw = run_gpu(g, src, "fw")
         fs = sample(n, 1024, a.seed)          # frontier SSSP on a sample, extrapolated
-        st_fr, t_fr = run_gpu(g, fs, "dijkstra")
+        st_fr, t_fr = run_gpu(g, fs, "frontier")
         t_fr *= n / len(fs)
         cs = sample(n, 64, a.seed)
         cpu_st, t_cpu = run_cpu(g, cs, "dijkstra")
@@ -327,7 +326,7 @@ def main(argv=None):
               "frontier_s": t_fr, "fw_vs_frontier": t_fr / t_fw,
               "cpu_dijkstra_full_s": t_cpu * n / len(cs), "cpu_extrapolated": True,
               "speedup": t_cpu * n / len(cs) / t_fw, "matches_cpu": same(chk, cpu_st),
-              "frontier_extrapolated_from": len(fs), "fw_matches_frontier": same(chk, run_gpu(g, cs, "dijkstra")[0])})
+              "frontier_extrapolated_from": len(fs), "fw_matches_frontier": same(chk, run_gpu(g, cs, "frontier")[0])})
     for n in [int(x) for x in a.per_source_sizes.split(",") if x]:
         for r in per_source_rows(n, a.per_source_sources, a.seed):
             emit(r)

@@ -10,7 +10,7 @@ import argparse
 import sys
 
 from . import __version__
-from .errors import SimulationError, UserError
+from .errors import OutputError, SimulationError, UserError
 from .signals import Stopped, stop_on_signals
 
 
@@ -47,6 +47,8 @@ def build_parser():
 
     i = sub.add_parser("info", help="summarise an output file")
     i.add_argument("file")
+    i.add_argument("--verify", action="store_true",
+                   help="read every byte and check every checksum (exit 2 if anything is bad)")
 
     pl = sub.add_parser("plot", help="write PNG figures of an output file or a sweep summary CSV")
     pl.add_argument("file")
@@ -127,6 +129,16 @@ def _cmd_validate(args):
 def _cmd_info(args):
     from .io.reader import Result
 
+    if args.verify:
+        from .io.verify import verify_file
+
+        problems, ndata, nparts = verify_file(args.file)
+        for line in problems:
+            print(f"simengine: error: {line}", file=sys.stderr)
+        if problems:
+            return 2
+        print(f"{args.file}: verified ({ndata} datasets, {nparts} parts)")
+        return 0
     with Result(args.file) as r:
         print(r.summary())
     return 0
@@ -202,6 +214,8 @@ def _dispatch(argv):
         return _fail(exc, 2, f"error: {exc}")
     except SimulationError as exc:
         return _fail(exc, 1, f"simulation failed: {exc}")
+    except OutputError as exc:
+        return _fail(exc, 1, f"error: {exc}")
     except Stopped:
         raise  # main() names the signal
     except KeyboardInterrupt as exc:

@@ -4,6 +4,9 @@
   and exits with code 2, never a traceback.
 * :class:`SimulationError` -- the run itself failed (blow-up, NaN). Exit code 1 after the last good
   checkpoint has been kept.
+* :class:`OutputError` -- writing the output failed (disk full, quota, I/O error, read-only file
+  system, permission). Exit code 1; nothing half-written was committed and the last checkpoint is
+  intact.
 """
 
 
@@ -13,3 +16,7 @@ class UserError(Exception):
 
 class SimulationError(Exception):
     """The simulation could not go on (non-finite values, blow-up)."""
+
+
+class OutputError(Exception):
+    """A write to the output failed; ``str(err)`` names the path and the cause in one line."""

@@ -377,7 +377,7 @@ def _num_sources(spec, n: int) -> int:
 def _predict_algorithm(gs: GraphShape, requested: str, k: int, backend: str) -> str:
     """The algorithm the engines' ``auto`` rules would pick, from the graph's numbers."""
     from .network import per_source
-    from .network.apsp import FW_MAX_N, FW_MIN_DENSITY
+    from .network.cpu.engine import FW_MAX_N, FW_MIN_DENSITY
 
     a = {"floyd_warshall": "fw", "frontier_sssp": "frontier", "near_far": "nearfar"}.get(
         requested, requested)
@@ -395,7 +395,7 @@ def _predict_algorithm(gs: GraphShape, requested: str, k: int, backend: str) -> 
         return "msbfs"
     dens = gs.arcs / (n * (n - 1)) if n > 1 else 1.0
     if backend == "cuda":
-        from .network.cuda.apsp import FW_DENSE_MAX_N, FW_MAX_BYTES, FW_MAX_N as G_MAX_N
+        from .network.cuda.engine import FW_DENSE_MAX_N, FW_MAX_BYTES, FW_MAX_N as G_MAX_N
 
         if 4 * k >= n and 8 * n * n <= FW_MAX_BYTES and (
                 n <= G_MAX_N or (n <= FW_DENSE_MAX_N and dens >= 0.02)):

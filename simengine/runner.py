@@ -15,9 +15,10 @@ protocol:
 * ``describe``/``resume_message``/``complete_message``/``finished`` — log lines,
   ``failed(exc, output)`` — the error to report after a simulation failure.
 
-Every write is atomic: after a kill at any instant the output file holds the state of the last
-completed write, and ``--resume`` continues from its checkpoint, dropping anything written after
-it, so the resumed file equals an uninterrupted run's.
+Every write is atomic (:mod:`simengine.io.layout`): after a kill at any instant the output holds the
+state of the last committed write, and ``--resume`` continues from its checkpoint, dropping
+anything written after it, so the resumed file equals an uninterrupted run's. One run per output:
+the output's lock is taken before anything is written (:mod:`simengine.io.lock`).
 
 Interrupts: SIGINT (Ctrl-C) and SIGTERM (e.g. Slurm preemption) finish the current piece of work,
 write a checkpoint and exit with code 130.
@@ -28,14 +29,11 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 import yaml
 
-from . import __version__
 from .config import Scenario
 from .errors import SimulationError, UserError
-from .io import hdf5
-from .io.atomic import atomic_update, tmp_path
+from .io import output_files
 from .io.reader import open_output
 from .progress import Progress
 from .signals import checkpointable
@@ -90,164 +88,6 @@ def resume_changes(stored: dict, current: dict) -> list:
     return out
 
 
-# =============================================================================== writers
-class FieldOutput:
-    """Buffers observables/snapshots between writes and writes them atomically."""
-
-    SERIES = ("step", "time", "mass", "free_energy", "phi_min", "phi_max", "length", "wall_time")
-
-    def __init__(self, job: FieldJob, path: Path, sc: Scenario, fresh: bool, truncate_to=None):
-        self.job, self.path, self.sc = job, path, sc
-        self.fresh = fresh
-        self.truncate_to = truncate_to
-        self.obs = []
-        self.snaps = []
-        self.ckpt = None
-        self.compression = sc.spec.output.compression
-
-    def write(self, complete=False):
-        with atomic_update(self.path, fresh=self.fresh) as f:
-            if self.fresh:
-                self._init(f)
-            if self.truncate_to is not None:
-                self._truncate(f, self.truncate_to)
-                self.truncate_to = None
-            if self.obs:
-                for k in self.SERIES:
-                    hdf5.append(f, f"observables/{k}", [row[k] for row in self.obs],
-                                dtype=np.int64 if k == "step" else np.float64, compression=None)
-            if self.snaps:
-                hdf5.append(f, "fields/phi", np.stack([p for _, p in self.snaps]),
-                            compression=self.compression)
-                hdf5.append(f, "fields/step", [s for s, _ in self.snaps], dtype=np.int64,
-                            compression=None)
-                hdf5.append(f, "fields/time", [self.job.time_of(s) for s, _ in self.snaps],
-                            dtype=np.float64, compression=None)
-            if self.ckpt is not None:
-                step, phi = self.ckpt
-                hdf5.replace(f, "checkpoint/phi", phi, compression=self.compression,
-                             attrs={"step": step, "time": self.job.time_of(step)})
-            f.attrs["complete"] = bool(complete)
-            f.attrs["steps_total"] = self.job.total
-        self.fresh = False
-        self.obs, self.snaps, self.ckpt = [], [], None
-
-    def _init(self, f):
-        f.attrs["simengine_version"] = __version__
-        f.attrs["format_version"] = 1
-        f.attrs["kind"] = "field"
-        f.attrs["name"] = self.sc.name
-        f.attrs["scenario"] = self.sc.as_yaml()
-        f.attrs["solver"] = self.job.solver.name
-        f.attrs["created"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-        g = f.require_group("fields")
-        g.attrs["grid_shape"] = list(self.job.grid.shape)
-        g.attrs["spacing"] = self.job.grid.spacing
-
-    @staticmethod
-    def _truncate(f, step):
-        for group in ("fields", "observables"):
-            if f"{group}/step" not in f:
-                continue
-            steps = f[f"{group}/step"][()]
-            keep = int(np.searchsorted(steps, step, side="right"))
-            for name in list(f[group].keys()):
-                hdf5.truncate(f, f"{group}/{name}", keep)
-
-
-class NetworkOutput:
-    def __init__(self, job: NetworkJob, path: Path, sc: Scenario, fresh: bool, truncate_to=None):
-        self.job, self.path, self.sc = job, path, sc
-        self.fresh = fresh
-        self.truncate_to = truncate_to
-        self.compression = sc.spec.output.compression
-
-    def write(self, done, elapsed, results=None):
-        job = self.job
-        with atomic_update(self.path, fresh=self.fresh) as f:
-            if self.fresh:
-                self._init(f)
-            if self.truncate_to is not None and "distances" in f:
-                hdf5.truncate(f, "distances", self.truncate_to)
-            self.truncate_to = None
-            if job.pending_rows:
-                hdf5.append(f, "distances", np.concatenate(job.pending_rows),
-                            compression=self.compression)
-                job.pending_rows = []
-            ck = f.require_group("checkpoint")
-            for k, v in job.stats.state().items():
-                hdf5.replace(f, f"checkpoint/{k}", v, compression=self.compression)
-            ck.attrs["done"] = int(done)
-            ck.attrs["total"] = int(job.total)
-            ck.attrs["elapsed"] = float(elapsed)
-            if results is not None:
-                self._results(f, results)
-            f.attrs["complete"] = results is not None
-        self.fresh = False
-
-    def _init(self, f):
-        job = self.job
-        g = job.graph
-        f.attrs["simengine_version"] = __version__
-        f.attrs["format_version"] = 1
-        f.attrs["kind"] = "network"
-        f.attrs["name"] = self.sc.name
-        f.attrs["scenario"] = self.sc.as_yaml()
-        f.attrs["created"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-        f.attrs["algorithm"] = job.algorithm
-        f.attrs["backend"] = job.backend
-        f.attrs["graph_n"] = g.n
-        f.attrs["graph_arcs"] = g.num_arcs
-        f.attrs["graph_directed"] = bool(g.directed)
-        f.attrs["graph_weighted"] = bool(g.weighted)
-        f.attrs["graph_hash"] = g.content_hash()
-        hdf5.replace(f, "sources", job.sources, compression=self.compression)
-        if g.ids is not None:   # the input's name of vertex i, row i of every /vertex dataset
-            import h5py
-
-            ids = g.output_ids()
-            ds = hdf5.replace(f, "vertex/id", ids, compression=self.compression) \
-                if ids.dtype.kind == "i" else \
-                f.create_dataset("vertex/id", data=ids, dtype=h5py.string_dtype())
-            ds.attrs["meaning"] = "the input's id of vertex i (row i of /vertex/*, column i of " \
-                                  "/distances); /sources holds row numbers"
-        if job.store_dtype is not None:
-            from .network.statistics import unreachable_sentinel
-
-            ds = hdf5.ensure_series(f, "distances", job.store_dtype, (g.n,), self.compression)
-            ds.attrs["unreachable"] = unreachable_sentinel(job.store_dtype)
-            ds.attrs["rows"] = "one row per entry of /sources, in order"
-
-    def _results(self, f, res):
-        from .network.statistics import select_statistics
-
-        job = self.job
-        res = select_statistics(res, job.spec.metrics.statistics)
-        f.require_group("statistics").attrs["scope"] = res.get("scope", "all sources")
-        scalars = {k: v for k, v in res.items()
-                   if np.ndim(v) == 0 and isinstance(v, (int, float, bool, np.integer, np.floating,
-                                                         np.bool_))}
-        for k, v in scalars.items():
-            hdf5.replace(f, f"statistics/{k}", np.asarray(v))
-        for k in ("eccentricity", "closeness", "harmonic"):
-            if k in res:
-                hdf5.replace(f, f"vertex/{k}", np.asarray(res[k], dtype=np.float64),
-                             compression=self.compression)
-        if "distance_histogram" in res:
-            ds = hdf5.replace(f, "distance_histogram", np.asarray(res["distance_histogram"]))
-            ds.attrs["bin_width"] = float(res.get("histogram_bin_width", 1.0))
-            ds.attrs["meaning"] = "count of ordered pairs s != t with d(s,t) in [i*w, (i+1)*w)"
-        for k, v in job_extra_metrics(job).items():
-            hdf5.replace(f, f"statistics/{k}", np.asarray(v))
-
-
-
-def job_extra_metrics(job) -> dict:
-    from .network.job import extra_metrics
-
-    return extra_metrics(job)
-
-
 def make_job(sc: Scenario, log=None, comm=None):
     """The job for a scenario's kind (builds its engine: validation happens here, before any
     output exists). Errors here are the same on every rank (same input)."""
@@ -281,19 +121,21 @@ class Runner:
         self.progress = progress and self.comm.rank == 0
         log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
         self.log = log if self.comm.rank == 0 else (lambda msg: None)
+        self._lock = None
 
     # ---- existing-file policy
     def _prepare(self):
-        """Returns (fresh, f_for_restore or None)."""
+        """Lock the output, then returns (fresh, f_for_restore or None)."""
         out = self.output
-        if tmp_path(out).exists():
-            tmp_path(out).unlink()  # a write that was killed half-way; the real file is intact
+        self._lock = output_files.lock_output(out)
         if not out.exists():
             if self.resume:
                 self.log(f"no checkpoint in {out} yet: starting from the beginning")
+            output_files.remove_output(out)  # parts of a run killed before its first commit
             return True, None
         if not self.resume:
             if self.overwrite:
+                output_files.remove_output(out)
                 return True, None
             raise UserError(f"{out}: output file exists; pass --resume to continue it or "
                             f"--overwrite to replace it")
@@ -306,15 +148,12 @@ class Runner:
         stored = yaml.safe_load(f.attrs.get("scenario", "{}"))
         try:
             _check_compatible(stored, self.sc.data, out)
+            output_files.check_resumable(out, kind)
         except UserError:
             f.close()
             raise
         for msg in resume_changes(stored, self.sc.data):
             self.log(f"{out}: {msg}")
-        if "checkpoint" not in f:
-            f.close()
-            self.log(f"no checkpoint in {out} yet: starting from the beginning")
-            return True, None
         return False, f
 
     def _open(self, job):
@@ -328,6 +167,14 @@ class Runner:
             f.close()
 
     def run(self) -> int:
+        try:
+            return self._run()
+        finally:
+            if self._lock is not None:  # rank 0 holds the output's lock
+                self._lock.release()
+                self._lock = None
+
+    def _run(self) -> int:
         from .parallel import bind_gpu, on_root
 
         from .resources import check

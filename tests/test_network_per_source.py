@@ -5,8 +5,9 @@ import pytest
 import scipy.sparse.csgraph as csg
 
 from simengine.network import generators as gen
-from simengine.network.apsp import resolve_algorithm, run_sources
-from simengine.network.dobfs import DOBFS, dobfs
+from simengine.network.apsp import run_sources
+from simengine.network.backends import plan
+from simengine.network.cpu.dobfs import DOBFS, dobfs
 from simengine.network.graph import CSRGraph
 from simengine.network.per_source import CPU_MAX_SOURCES, GPU_MAX_SOURCES, choose_per_source
 from simengine.network.statistics import PathStatistics
@@ -39,6 +40,10 @@ def test_dobfs_cpu_equals_scipy_both_directions(name):
     if name in ("gnm", "rmat"):
         assert b.pull_levels > 0
     assert np.array_equal(dobfs(g, 2), scipy_hops(g, 2))
+
+
+def resolve_algorithm(g, alg, num_sources, backend="cpu"):
+    return plan(g, alg, backend, num_sources=num_sources).algorithm
 
 
 def _stats(g, sources, alg, backend="cpu", store=None):
@@ -86,6 +91,8 @@ def test_auto_rule_thresholds():
     assert resolve_algorithm(g, "auto", num_sources=k + 1) == "msbfs"
     assert resolve_algorithm(w, "auto", num_sources=1) == "dial"
     assert resolve_algorithm(frac, "auto", num_sources=1) == "dijkstra"
+    assert resolve_algorithm(g, "auto", GPU_MAX_SOURCES, "cuda") == "dobfs"
+    assert resolve_algorithm(g, "auto", GPU_MAX_SOURCES + 1, "cuda") == "msbfs"
     assert choose_per_source(g, GPU_MAX_SOURCES, "cuda") == "dobfs"
     assert choose_per_source(g, GPU_MAX_SOURCES + 1, "cuda") is None
     assert choose_per_source(w, 4, "cuda") == "nearfar"
@@ -131,14 +138,12 @@ def test_dobfs_gpu_equals_cpu_and_scipy():
 
 
 def test_dobfs_gpu_partials_equal_msbfs():
-    from simengine.network.cuda.apsp import resolve_algorithm_cuda, run_sources_cuda
-
     g = gen.erdos_renyi_gnm(150, 450, seed=5)
     src = np.array([4, 0, 99])
-    assert resolve_algorithm_cuda(g, "auto", len(src)) == "dobfs"
+    assert resolve_algorithm(g, "auto", len(src), "cuda") == "dobfs"
     a = PathStatistics.for_graph(g, planned_sources=len(src))
     store = np.empty((len(src), g.n), np.uint8)
-    run_sources_cuda(g, src, a, "dobfs", store=store, batch=2)
+    run_sources(g, src, a, "dobfs", backend="cuda", store=store, batch=2)
     b, _ = _stats(g, src, "msbfs")
     assert_same_stats(a, b)
     for i, s in enumerate(src):

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from conftest import run_cli
-from simengine.io.atomic import atomic_update, tmp_path
+from simengine.errors import OutputError
+from simengine.io.durable import tmp_name, write_atomic
 
 SCENARIO = """\
 kind: field
@@ -163,41 +164,33 @@ def test_resume_on_foreign_or_truncated_file(tmp_path):
     assert r.returncode == 2 and "not a readable HDF5 file" in r.stderr
 
 
-def test_atomic_update_failure_keeps_previous_file(tmp_path):
+def test_atomic_write_failure_keeps_previous_file(tmp_path, monkeypatch):
     p = tmp_path / "a.h5"
-    with atomic_update(p) as f:
-        f["x"] = np.arange(3)
-    with pytest.raises(RuntimeError):
-        with atomic_update(p) as f:
-            f["x"][...] = 7
-            f["y"] = 1
-            raise RuntimeError("crash in the middle of a write")
-    with h5py.File(p, "r") as f:
-        assert list(f["x"][()]) == [0, 1, 2] and "y" not in f
-    assert not tmp_path_exists(p)
+    write_atomic(p, b"old contents")
 
-
-def tmp_path_exists(p):
-    return tmp_path(p).exists()
+    def failing_fsync(fd):
+        raise OSError(5, "Input/output error")
+    monkeypatch.setattr(os, "fsync", failing_fsync)
+    with pytest.raises(OutputError, match="Input/output error"):
+        write_atomic(p, b"new contents that never commit")
+    assert p.read_bytes() == b"old contents" and not tmp_name(p).exists()
 
 
 def test_sigkill_inside_a_write_keeps_previous_file(tmp_path):
     p = tmp_path / "a.h5"
-    with atomic_update(p) as f:
-        f["x"] = np.arange(1000)
+    write_atomic(p, b"old contents")
     code = textwrap.dedent(f"""
-        import time, numpy as np
-        from simengine.io.atomic import atomic_update
-        with atomic_update({str(p)!r}) as f:
-            f["x"][...] = -1
-            f["big"] = np.ones(10**6)
-            f.flush()
+        import os, time
+        from simengine.io import durable
+        def stall(fd):  # the new bytes are written, not yet renamed over the old file
             print("inside", flush=True)
             time.sleep(60)
+        durable.os.fsync = stall
+        durable.write_atomic({str(p)!r}, b"x" * 10**6)
     """)
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     assert proc.stdout.readline().strip() == "inside"
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
-    with h5py.File(p, "r") as f:  # the old file, complete
-        assert f["x"][()].sum() == sum(range(1000)) and "big" not in f
+    assert p.read_bytes() == b"old contents"  # the old file, complete
+    assert tmp_name(p).stat().st_size == 10**6  # the stale temporary is never read

@@ -221,13 +221,11 @@ def check_network(sc, located):
     if g.generator is not None:
         from ..network import generators
 
-        check = getattr(generators, "check_spec", None)
-        if check is not None:
-            try:
-                check(dict(g.generator))
-            except (ValueError, TypeError) as exc:
-                raise UserError(f"{located.where(('graph', 'generator'))}: graph.generator: "
-                                f"{clip(str(exc), 200)}") from None
+        try:
+            generators.check_spec(dict(g.generator))
+        except (ValueError, TypeError) as exc:
+            raise UserError(f"{located.where(('graph', 'generator'))}: graph.generator: "
+                            f"{clip(str(exc), 200)}") from None
     gen = getattr(sc, "generator", None)
     if gen is not None:
         need = gen.arcs() * BYTES_PER_ARC

@@ -10,6 +10,8 @@ from typing import Annotated, Literal, Optional, Union
 from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, StrictInt, field_validator,
                       model_validator)
 
+from ..network import algorithms as network_algorithms
+
 INT64_MAX = 2**63 - 1
 #: vertex ids and grid extents are stored in int32 arrays
 INT32_MAX = 2**31 - 1
@@ -152,7 +154,7 @@ class FieldOutputSpec(Strict):
     snapshot_every: NonNegInt = 0
     checkpoint_every: NonNegInt = 0
     observables_every: NonNegInt = 0
-    compression: Optional[Literal["gzip", "lzf", "none"]] = "gzip"
+    compression: Optional[Literal["none", "gzip", "lzf"]] = "none"
 
 
 class FieldScenario(Strict):
@@ -212,6 +214,8 @@ class SampleSpec(Strict):
     seed: NonNegInt = 1
 
 
+ALGORITHM_NAMES = network_algorithms.NAMES
+
 STATISTICS = ("mean_distance", "diameter", "radius", "eccentricity", "distance_histogram",
               "closeness", "harmonic", "efficiency", "components", "mst_weight")
 
@@ -221,8 +225,7 @@ class MetricsSpec(Strict):
     sources: Union[Literal["all"], SampleSpec,
                    Annotated[list[Union[StrictInt, Annotated[str, Field(min_length=1)]]],
                              Field(min_length=1)]] = "all"
-    algorithm: Literal["auto", "bfs", "msbfs", "dijkstra", "dial", "fw", "floyd_warshall", "dobfs",
-                       "frontier_sssp", "near_far"] = "auto"
+    algorithm: Literal[ALGORITHM_NAMES] = "auto"
     statistics: list[Literal[STATISTICS]] = list(STATISTICS[:8])
     store_distances: Bool = False
     histogram_bin_width: Optional[PosFloat] = None
@@ -235,7 +238,7 @@ class NetworkSolverSpec(Strict):
 
 class NetworkOutputSpec(Strict):
     checkpoint_every: PosInt = 1024
-    compression: Optional[Literal["gzip", "lzf", "none"]] = "gzip"
+    compression: Optional[Literal["none", "gzip", "lzf"]] = "none"
 
 
 class NetworkScenario(Strict):

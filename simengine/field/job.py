@@ -71,7 +71,7 @@ class FieldJob:
                 f"{list(self.grid.shape)}{ranks} -> {output}")
 
     def make_output(self, path, fresh, truncate_to):
-        from ..runner import FieldOutput
+        from ..io.field_output import FieldOutput
 
         return FieldOutput(self, path, self.sc, fresh, truncate_to=truncate_to)
 

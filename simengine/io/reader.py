@@ -13,8 +13,7 @@ import numpy as np
 import yaml
 
 from ..errors import UserError
-
-FORMAT_VERSION = 1
+from .layout import FORMAT_VERSION  # noqa: F401 (the layout this simengine writes)
 
 
 def open_output(path, mode="r"):
@@ -43,6 +42,28 @@ class Result:
     def __init__(self, path):
         self.path = Path(path)
         self.file = open_output(self.path)
+        missing = self.missing_parts()
+        if missing:
+            self.file.close()
+            raise UserError(f"{self.path}: {len(missing)} part file(s) are missing, e.g. "
+                            f"{missing[0]} (the .parts directory must stay beside the file)")
+
+    def missing_parts(self) -> list:
+        """Part files that the virtual datasets name but that do not exist (they would read as
+        NaN or fill values through plain h5py)."""
+        from .h5image import virtual_mappings
+
+        out, seen = [], set()
+
+        def visit(name, obj):
+            if isinstance(obj, h5py.Dataset) and obj.is_virtual:
+                for _, _, file, _ in virtual_mappings(obj):
+                    if file not in seen:
+                        seen.add(file)
+                        if not (self.path.parent / file).is_file():
+                            out.append(file)
+        self.file.visititems(visit)
+        return out
 
     # -- context manager
     def __enter__(self):
@@ -177,6 +198,10 @@ class Result:
         lines = [f"file:       {self.path}",
                  f"kind:       {self.kind}   name: {self.name}   simengine {self.version}",
                  f"complete:   {'yes' if self.complete else 'no (resume with --resume)'}"]
+        if "parts" in a:
+            lines.append(f"parts:      {self.path.parent / _str(a['parts'])} (layout "
+                         f"{int(a.get('format_version', 0))}; check every byte with "
+                         f"'simengine info --verify')")
         if self.kind == "field":
             sc = self.scenario
             lines.append(f"grid:       {sc.get('grid', {}).get('shape')}  boundary: "

@@ -17,7 +17,8 @@ class NetworkJob:
     unit = "source"
 
     def __init__(self, sc, log=None, comm=None):
-        from .apsp import choose_sources, resolve_algorithm
+        from .backends import plan
+        from .sources import choose_sources
         from .statistics import PathStatistics
 
         from ..parallel import SerialComm
@@ -42,25 +43,19 @@ class NetworkJob:
             src_spec = "all"
         else:
             src_spec = {"sample": m.sources.sample, "seed": m.sources.seed}
-        self.backend = self._backend(spec.solver.backend)
         try:
             sources, self.sampled = choose_sources(self.graph.n, src_spec)
             self.sources = np.asarray(sources, dtype=np.int64)
-            if self.backend == "cuda":
-                from .cuda.apsp import resolve_algorithm_cuda
-
-                self.algorithm = resolve_algorithm_cuda(self.graph, m.algorithm,
-                                                        num_sources=len(self.sources))
-            else:
-                if m.algorithm in ("frontier_sssp", "near_far"):
-                    raise UserError(f"metrics.algorithm: {m.algorithm} runs on the GPU only "
-                                    f"(solver.backend: cuda)")
-                self.algorithm = resolve_algorithm(self.graph, m.algorithm,
-                                                   num_sources=len(self.sources))
+            # backend and algorithm resolved once for the whole run (every rank gets the same plan)
+            self.plan = plan(self.graph, m.algorithm, spec.solver.backend,
+                             num_sources=len(self.sources))
         except UserError as exc:
             raise UserError(f"{sc.path}: {exc}") from None
         except ValueError as exc:
             raise UserError(f"{sc.path}: metrics: {exc}") from None
+        self.backend, self.algorithm = self.plan.backend, self.plan.algorithm
+        if self.plan.substituted:
+            self.log(f"metrics.algorithm: {self.plan.note}")
         self.total = len(self.sources)
         self.bin_width = float(m.histogram_bin_width or 1.0)
         self.stats = PathStatistics.for_graph(self.graph, bin_width=self.bin_width,
@@ -101,13 +96,6 @@ class NetworkJob:
         graph = weights_setting.apply_setting(graph, g.weights, source, self.log)
         weights_setting.check_weight_values(graph, f"{sc.path}: graph.weights ({source})")
         return graph
-
-    def _backend(self, backend):
-        if backend == "auto":
-            from numba import config, cuda
-
-            return "cuda" if (not config.ENABLE_CUDASIM and cuda.is_available()) else "cpu"
-        return backend
 
     def _warm_up(self) -> float:
         """Compile the GPU kernels on a 3-vertex graph of the same types, so that the work timer
@@ -155,7 +143,7 @@ class NetworkJob:
 
     def make_output(self, path, fresh, truncate_to):
         """The writer: rank 0 writes the one output, the other ranks nothing."""
-        from ..runner import NetworkOutput
+        from ..io.network_output import NetworkOutput
 
         if self.comm.rank != 0:
             return _NoOutput()
@@ -192,7 +180,7 @@ class NetworkJob:
 
     def remaining(self) -> np.ndarray:
         """Planned sources not processed yet, in plan order."""
-        return self.sources[~self.stats.done[self.sources]]
+        return self.stats.pending(self.sources)
 
     def next_stop(self, done):
         return min(self.total, (done // self.every + 1) * self.every)

@@ -6,8 +6,8 @@ runs on one CPU thread; Floyd–Warshall computes all n rows.  With a handful of
 graph that is wasted work, so ``auto`` switches to a per-source traversal that puts all the
 hardware on one source at a time:
 
-* unweighted graphs: direction-optimising BFS (:mod:`.dobfs` on the CPU, ``network.cuda.dobfs``
-  on the GPU);
+* unweighted graphs: direction-optimising BFS (``network.cpu.dobfs`` on the CPU,
+  ``network.cuda.dobfs`` on the GPU);
 * weighted graphs: Dial / Dijkstra on the CPU with one source per thread (never Floyd–Warshall);
   the near–far SSSP on the GPU (never Floyd–Warshall).
 
@@ -41,6 +41,6 @@ def choose_per_source(graph, num_sources: int, backend: str = "cpu") -> str | No
         return "nearfar" if graph.weighted else "dobfs"
     if not graph.weighted:
         return "dobfs"
-    from .sssp import dial_applicable
+    from .weights import dial_applicable
 
     return "dial" if dial_applicable(graph) else "dijkstra"

@@ -9,7 +9,7 @@
 * the frontier changes representation (queue ↔ bitmap) when the direction changes.
 
 The host reads three counters per level (new vertices, their out-arcs, their in-arcs) and applies
-the same switching rule as the CPU engine (:mod:`simengine.network.dobfs`).  A batch of sources
+the same switching rule as the CPU engine (:mod:`simengine.network.cpu.dobfs`).  A batch of sources
 is traversed one after another into the rows of one (B, n) distance block, which the on-device
 reduction (:mod:`.reduce`) turns into a ``ChunkPartial``.
 """
@@ -20,7 +20,7 @@ from numba import cuda, int64
 
 from . import device_graph, simulator
 from .common import fill
-from ..dobfs import ALPHA, BETA
+from ..cpu.dobfs import ALPHA, BETA
 
 #: int32 distance of a vertex not reached (yet)
 UNREACHED = np.int32(np.iinfo(np.int32).max)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .statistics import ChunkPartial, unreachable_sentinel
+from ..statistics import ChunkPartial, unreachable_sentinel
 
 ALPHA = 14
 BETA = 24

@@ -1,0 +1,112 @@
+"""The writer a field run uses: buffers observables, snapshots and a checkpoint between writes.
+
+The field job hands it ``obs`` rows, ``snaps`` and ``ckpt`` (this process's rows of the field)
+and calls ``write(complete)``. Every process writes its own block of rows as parts
+(:class:`~simengine.io.field_store.FieldParts`, rows ``job.slab.start:job.slab.stop``); the
+blocks' row ranges are gathered on rank 0, which commits the index
+(:class:`~simengine.io.field_store.FieldIndex`) once every block is durable; the outcome is
+broadcast, so that a failed write stops every rank with the same one-line error. In one process
+the communicator is trivial and the block is the whole field.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from .. import __version__
+from ..errors import OutputError
+from .durable import remove
+from .field_store import FieldIndex, FieldParts, clean_parts
+
+
+def root_attributes(sc, solver_name) -> dict:
+    return {"simengine_version": __version__, "name": sc.name, "scenario": sc.as_yaml(),
+            "solver": solver_name, "created": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+
+
+def _collective(exc: OutputError) -> OutputError:
+    exc.collective = True  # raised by every rank with the same text: printed once
+    return exc
+
+
+class FieldOutput:
+    """Buffers observables/snapshots between writes; each write costs the bytes it adds."""
+
+    def __init__(self, job, path, sc, fresh, truncate_to=None):
+        from ..parallel import SerialComm
+
+        self.job, self.path, self.sc = job, Path(path), sc
+        self.comm = getattr(job, "comm", None) or SerialComm()
+        slab = getattr(job, "slab", None)
+        self.lo = int(slab.start) if slab is not None else 0
+        self.obs = []
+        self.snaps = []
+        self.ckpt = None
+        grid = job.grid
+        self.parts = FieldParts(self.path, grid.shape, job.dtype, sc.spec.output.compression)
+        self.index = None
+        self.ckpt_step = None if fresh else truncate_to   # the committed checkpoint's step
+        error = None
+        if self.comm.rank == 0:
+            if fresh:
+                self.index = FieldIndex(self.path, grid.shape, grid.spacing,
+                                        float(sc.spec.time.dt), job.dtype,
+                                        root_attributes(sc, job.solver.name), job.total)
+            else:
+                self.index = FieldIndex.load(self.path, check_checkpoint=False)
+                if truncate_to is not None:
+                    self.index.truncate(truncate_to)
+                self.index.steps_total = job.total
+                try:
+                    self.index.commit()  # the truncated series, before any new part is written
+                    clean_parts(self.index)  # parts of writes that never committed
+                except OutputError as exc:
+                    error = self._failed(exc)
+        error = self.comm.bcast(error)  # no rank writes a part before the clean-up is done
+        if error is not None:
+            raise _collective(OutputError(error))
+
+    def write(self, complete=False):
+        """Write this process's blocks of the buffered snapshots and checkpoint, then commit."""
+        written, mine, error = [], {"snaps": [], "ckpt": None}, None
+        try:
+            for step, phi in self.snaps:
+                written.append(self.parts.path_of("phi", step, self.lo, self.lo + len(phi)))
+                mine["snaps"].append(self.parts.append_snapshot(step, phi, self.lo))
+            if self.ckpt is not None:
+                step, phi = self.ckpt
+                if step != self.ckpt_step:
+                    written.append(self.parts.path_of("checkpoint", step, self.lo,
+                                                      self.lo + len(phi)))
+                mine["ckpt"] = self.parts.write_checkpoint(step, phi, self.lo)
+        except OutputError as exc:
+            error = str(exc)
+        gathered = self.comm.gather((error, mine), root=0)
+        if self.comm.rank == 0:
+            error = next((e for e, _ in gathered if e), None)
+            if error is None:
+                snapshots = [(step, [m["snaps"][i] for _, m in gathered])
+                             for i, (step, _) in enumerate(self.snaps)]
+                checkpoint = None if self.ckpt is None else \
+                    (self.ckpt[0], [m["ckpt"] for _, m in gathered])
+                try:
+                    self.index.commit(snapshots, checkpoint, self.obs, complete)
+                except OutputError as exc:
+                    error = str(exc)
+            if error is not None:
+                error = self._failed(error)
+        error = self.comm.bcast(error)
+        if error is not None:
+            for p in written:
+                remove(p)
+            raise _collective(OutputError(error))
+        if self.ckpt is not None:
+            self.ckpt_step = self.ckpt[0]
+        self.obs, self.snaps, self.ckpt = [], [], None
+
+    def _failed(self, exc) -> str:
+        """The one-line message for a failed write (rank 0 knows the committed checkpoint)."""
+        if self.index is None or self.index.ckpt_step is None:
+            return f"{exc}; nothing was committed to {self.path}"
+        return (f"{exc}; the checkpoint at step {self.index.ckpt_step} in {self.path} is intact "
+                f"(continue with --resume)")

@@ -1,0 +1,399 @@
+"""Field output at any scale: snapshot and checkpoint blocks are parts; the index joins them.
+
+Two roles, so that several processes can write one field without sending it to one process:
+
+* :class:`FieldParts` — any process (an MPI rank holding rows ``lo:hi`` of axis 0) writes its own
+  block of a snapshot (:meth:`FieldParts.append_snapshot`) or of a checkpoint
+  (:meth:`FieldParts.write_checkpoint`) as one part file, durable and atomic, and reads any rows of
+  the committed checkpoint back (:func:`load_checkpoint`, with any split into blocks).
+* :class:`FieldIndex` — one process (rank 0), after every writer's parts are durable (a barrier),
+  commits them: the index ``<output>`` is rebuilt in memory with the new rows and written
+  atomically, then ``<stem>.xdmf``. ``/fields/phi`` and ``/checkpoint/phi`` are virtual datasets
+  over the parts, so plain h5py reads them like ordinary datasets.
+
+Cost of a write event: the bytes of the new block(s) (each written once), plus rewriting the
+index, whose size is about 100 bytes per stored (snapshot × block) plus 64 bytes per observables
+row — independent of the field size.
+
+Crash safety: a part becomes visible only when an index naming it is committed (``os.replace``);
+parts of a write that did not commit are unreferenced and deleted on ``--resume``. The parts of
+the previous checkpoint are deleted only at the commit after the next one, so a reader that opened
+the index just before a commit still finds them.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import UserError
+from . import checksum, integrity
+from .durable import make_dirs, remove, write_atomic
+from .h5image import Image, put_array, put_virtual, virtual_mappings
+from .integrity import Corrupt
+from .layout import FORMAT_VERSION, block_name, list_parts, parts_dir, parts_ref, xdmf_path
+from .xdmf import write_xdmf
+
+#: observables columns, in file order
+SERIES = ("step", "time", "mass", "free_energy", "phi_min", "phi_max", "length", "wall_time")
+
+
+def _blocks(blocks, n0, where):
+    """Sorted ((lo, hi), ...) covering 0..n0 exactly, or ValueError/Corrupt."""
+    blocks = tuple(sorted((int(lo), int(hi)) for lo, hi in blocks))
+    edge = 0
+    for lo, hi in blocks:
+        if lo != edge or hi <= lo:
+            break
+        edge = hi
+    else:
+        if edge == n0:
+            return blocks
+    raise Corrupt(where, f"blocks {list(blocks)} do not cover rows 0..{n0} exactly once")
+
+
+class FieldParts:
+    """Writes the blocks of one process into the parts directory of ``output``."""
+
+    def __init__(self, output, grid_shape, dtype, compression="none"):
+        self.output = Path(output)
+        self.root = parts_dir(output)
+        self.grid_shape = tuple(int(n) for n in grid_shape)
+        self.dtype = np.dtype(dtype)
+        self.compression = compression or "none"
+        self._dirs = set()
+
+    def append_snapshot(self, step, block, lo=0):
+        """Write rows ``lo:lo+len(block)`` of the snapshot at ``step``; returns ``(lo, hi)``."""
+        return self._write("phi", step, block, lo)
+
+    def write_checkpoint(self, step, block, lo=0):
+        """Write rows ``lo:lo+len(block)`` of the checkpoint at ``step``; returns ``(lo, hi)``."""
+        return self._write("checkpoint", step, block, lo)
+
+    def path_of(self, kind, step, lo, hi) -> Path:
+        return self.root / block_name(kind, step, lo, hi)
+
+    def _write(self, kind, step, block, lo):
+        block = np.ascontiguousarray(block, dtype=self.dtype)
+        lo = int(lo)
+        hi = lo + (block.shape[0] if block.ndim else 0)
+        if block.shape[1:] != self.grid_shape[1:] or not 0 <= lo < hi <= self.grid_shape[0]:
+            raise ValueError(f"block of shape {block.shape} at row {lo} does not fit the grid "
+                             f"{self.grid_shape}")
+        image = Image()
+        with image as f:
+            put_array(f, "phi", block, self.compression, image=image)
+            f.attrs.update({"kind": kind, "step": int(step), "lo": lo, "hi": hi,
+                            "grid_shape": list(self.grid_shape)})
+        if kind not in self._dirs:
+            make_dirs(self.root / kind)
+            self._dirs.add(kind)
+        write_atomic(self.path_of(kind, step, lo, hi), image)
+        return lo, hi
+
+    def read(self, kind, step, lo, hi, rows=None, check_all=False):
+        """Rows ``rows`` (absolute, default all) of the committed block ``lo:hi``; Corrupt if bad."""
+        path = self.path_of(kind, step, lo, hi)
+        where = f"{self.output}: {kind} block rows {lo}:{hi} at step {step} ({path})"
+        f = integrity.open_part(path, where)
+        try:
+            ds = f.get("phi")
+            if ds is None:
+                raise Corrupt(where, "dataset 'phi' is missing")
+            for key, want in (("kind", kind), ("step", step), ("lo", lo), ("hi", hi)):
+                got = integrity.attr(f, key, where)
+                if (got.decode() if isinstance(got, bytes) else got) != want:
+                    raise Corrupt(where, f"attribute {key!r} is {got!r}, expected {want!r}")
+            if ds.shape != (hi - lo, *self.grid_shape[1:]) or ds.dtype != self.dtype:
+                raise Corrupt(where, f"holds {ds.dtype} {ds.shape}, expected {self.dtype} "
+                                     f"{(hi - lo, *self.grid_shape[1:])}")
+            if check_all:
+                integrity.check_dataset(ds, where)
+            a, b = rows if rows is not None else (lo, hi)
+            try:
+                return ds[a - lo:b - lo]
+            except (OSError, RuntimeError) as exc:
+                raise Corrupt(where, integrity.reason(exc)) from None
+        finally:
+            f.close()
+
+
+class FieldIndex:
+    """The committed state of a field output and the writer of its index (one process)."""
+
+    def __init__(self, output, grid_shape, spacing, dt, dtype, attrs, steps_total):
+        self.output = Path(output)
+        self.grid_shape = tuple(int(n) for n in grid_shape)
+        self.spacing = float(spacing)
+        self.dt = float(dt)
+        self.dtype = np.dtype(dtype)
+        self.attrs = dict(attrs)             # root attributes written as they are
+        self.steps_total = int(steps_total)
+        self.complete = False
+        self.steps = []                      # snapshot steps
+        self.snap_blocks = []                # per snapshot: ((lo, hi), ...)
+        self.obs = {k: [] for k in SERIES}
+        self.ckpt_step = None
+        self.ckpt_blocks = ()
+        self.previous_ckpt = set()           # part names kept one more commit for readers
+        self.hook = None                     # optional callable(h5py.File) run before an index is sealed
+
+    # ------------------------------------------------------------------ committing
+    def time_of(self, step):
+        return step * self.dt
+
+    def commit(self, snapshots=(), checkpoint=None, observations=(), complete=False):
+        """Commit new parts and rows: ``snapshots`` = [(step, blocks)], ``checkpoint`` =
+        (step, blocks) or None, ``observations`` = [row dict]. The parts must be durable already
+        (written by every writer). Raises OutputError; then nothing changed."""
+        n0 = self.grid_shape[0]
+        new_steps = list(self.steps)
+        new_blocks = list(self.snap_blocks)
+        for step, blocks in snapshots:
+            step = int(step)
+            if new_steps and step <= new_steps[-1]:
+                raise ValueError(f"snapshot step {step} is not after {new_steps[-1]}")
+            new_steps.append(step)
+            new_blocks.append(_blocks(blocks, n0, str(self.output)))
+        new_obs = {k: list(v) for k, v in self.obs.items()}
+        for row in observations:
+            for k in SERIES:
+                new_obs[k].append(row[k])
+        ckpt_step, ckpt_blocks = self.ckpt_step, self.ckpt_blocks
+        if checkpoint is not None:
+            ckpt_step, ckpt_blocks = int(checkpoint[0]), _blocks(checkpoint[1], n0, str(self.output))
+        if ckpt_step is None:
+            raise ValueError("the first commit must include a checkpoint")
+        old_ckpt = self.checkpoint_names()
+        state = dict(steps=new_steps, snap_blocks=new_blocks, obs=new_obs, ckpt_step=ckpt_step,
+                     ckpt_blocks=ckpt_blocks, complete=bool(complete))
+        image = Image()
+        with image as f:
+            self._build(f, **state)
+        write_atomic(self.output, image)
+        for k, v in state.items():
+            setattr(self, k, v)
+        write_xdmf(xdmf_path(self.output), self.output, self.grid_shape, self.dtype,
+                   self.spacing, [self.time_of(s) for s in self.steps])
+        if checkpoint is not None:
+            current = self.checkpoint_names()
+            keep = current if complete else current | old_ckpt
+            for name in (self.previous_ckpt | old_ckpt) - keep:
+                remove(parts_dir(self.output) / name)
+            self.previous_ckpt = keep - current
+
+    def checkpoint_names(self):
+        if self.ckpt_step is None:
+            return set()
+        return {block_name("checkpoint", self.ckpt_step, lo, hi) for lo, hi in self.ckpt_blocks}
+
+    def referenced(self):
+        """Part names the committed index refers to."""
+        names = self.checkpoint_names() | self.previous_ckpt
+        for step, blocks in zip(self.steps, self.snap_blocks):
+            names |= {block_name("phi", step, lo, hi) for lo, hi in blocks}
+        return names
+
+    def record(self, steps, snap_blocks, obs, ckpt_step, ckpt_blocks, complete):
+        """What the checkpoint digest covers: everything that steers a resume or the series."""
+        flat = np.array([(i, lo, hi) for i, b in enumerate(snap_blocks) for lo, hi in b],
+                        dtype=np.int64).reshape(-1, 3)
+        return {"kind": "field", "format": FORMAT_VERSION, "grid_shape": list(self.grid_shape),
+                "dtype": self.dtype.str, "spacing": self.spacing, "dt": self.dt,
+                "steps_total": self.steps_total, "complete": bool(complete),
+                "checkpoint": {"step": ckpt_step, "time": self.time_of(ckpt_step),
+                               "blocks": [list(b) for b in ckpt_blocks]},
+                "snapshots": checksum.array_digest(np.asarray(steps, dtype=np.int64)),
+                "snapshot_blocks": checksum.array_digest(flat),
+                "observables": {k: checksum.array_digest(self._column(obs, k)) for k in SERIES}}
+
+    @staticmethod
+    def _column(obs, k):
+        return np.asarray(obs[k], dtype=np.int64 if k == "step" else np.float64)
+
+    def _build(self, f, steps, snap_blocks, obs, ckpt_step, ckpt_blocks, complete):
+        ref = parts_ref(self.output)
+        for k, v in self.attrs.items():
+            f.attrs[k] = v
+        f.attrs["format_version"] = FORMAT_VERSION
+        f.attrs["kind"] = "field"
+        f.attrs["steps_total"] = self.steps_total
+        f.attrs["complete"] = bool(complete)
+        f.attrs["parts"] = ref
+        g = f.create_group("fields")
+        g.attrs["grid_shape"] = list(self.grid_shape)
+        g.attrs["spacing"] = self.spacing
+        g.attrs["dt"] = self.dt
+        put_array(g, "step", np.asarray(steps, dtype=np.int64))
+        put_array(g, "time", np.asarray([self.time_of(s) for s in steps], dtype=np.float64))
+        row_shape = self.grid_shape[1:]
+        put_virtual(g, "phi", (len(steps), *self.grid_shape), self.dtype,
+                    [((i, lo, *[0] * len(row_shape)), (hi - lo, *row_shape),
+                      f"{ref}/{block_name('phi', s, lo, hi)}", "phi")
+                     for i, (s, blocks) in enumerate(zip(steps, snap_blocks)) for lo, hi in blocks])
+        o = f.create_group("observables")
+        for k in SERIES:
+            put_array(o, k, self._column(obs, k))
+        c = f.create_group("checkpoint")
+        put_virtual(c, "phi", self.grid_shape, self.dtype,
+                    [((lo, *[0] * len(row_shape)), (hi - lo, *row_shape),
+                      f"{ref}/{block_name('checkpoint', ckpt_step, lo, hi)}", "phi")
+                     for lo, hi in ckpt_blocks],
+                    attrs={"step": int(ckpt_step), "time": self.time_of(ckpt_step)})
+        c.attrs["digest"] = checksum.digest(self.record(steps, snap_blocks, obs, ckpt_step,
+                                                        ckpt_blocks, complete))
+        if self.hook is not None:
+            self.hook(f)
+
+    # ------------------------------------------------------------------ resuming
+    def truncate(self, step):
+        """Forget snapshots and observables rows after ``step`` (the checkpoint a resume starts
+        from); committed by the next :meth:`commit`."""
+        keep = int(np.searchsorted(np.asarray(self.steps, dtype=np.int64), step, side="right"))
+        self.steps, self.snap_blocks = self.steps[:keep], self.snap_blocks[:keep]
+        keep = int(np.searchsorted(np.asarray(self.obs["step"], dtype=np.int64), step, side="right"))
+        self.obs = {k: v[:keep] for k, v in self.obs.items()}
+
+    @classmethod
+    def load(cls, output, check_checkpoint=True):
+        """The committed state of ``output``, every steering value checked; UserError (exit 2)
+        for a foreign, truncated, corrupted or tampered file."""
+        from .reader import open_output
+
+        output = Path(output)
+        f = open_output(output)
+        try:
+            return cls._load(output, f, check_checkpoint)
+        except Corrupt as exc:
+            raise UserError(f"{exc}; cannot resume") from None
+        finally:
+            f.close()
+
+    @classmethod
+    def _load(cls, output, f, check_checkpoint):
+        at = lambda name: f"{output}: /{name}"  # noqa: E731
+        version = integrity.attr(f, "format_version", f"{output}")
+        if version != FORMAT_VERSION:
+            raise UserError(f"{output}: written with output format {version}; it can be read but "
+                            f"not resumed by this simengine (format {FORMAT_VERSION}); run again "
+                            f"with --overwrite")
+        if "fields" not in f:
+            raise Corrupt(at("fields"), "missing")
+        g = f["fields"]
+        shape = tuple(int(n) for n in integrity.attr(g, "grid_shape", at("fields")))
+        spacing = integrity.attr(g, "spacing", at("fields"), float)
+        dt = integrity.attr(g, "dt", at("fields"), float)
+        if "phi" not in g or not g["phi"].is_virtual:
+            raise Corrupt(at("fields/phi"), "missing or not a virtual dataset")
+        dtype = g["phi"].dtype
+        attrs = {k: v for k, v in f.attrs.items()
+                 if k not in ("format_version", "kind", "steps_total", "complete", "parts")}
+        self = cls(output, shape, spacing, dt, dtype, attrs,
+                   integrity.attr(f, "steps_total", str(output), int))
+        self.complete = bool(integrity.attr(f, "complete", str(output)))
+        steps = integrity.read(f, "fields/step", at("fields/step"), 1, "iu").astype(np.int64)
+        times = integrity.read(f, "fields/time", at("fields/time"), 1, "f")
+        self.obs = {k: integrity.read(f, f"observables/{k}", at(f"observables/{k}"), 1,
+                                      "iu" if k == "step" else "f").tolist() for k in SERIES}
+        self.steps = steps.tolist()
+        snap_maps = self._mappings(g["phi"], at("fields/phi"), (len(self.steps), *shape), 1)
+        self.snap_blocks = [tuple(sorted((lo, hi) for j, lo, hi, _ in snap_maps if j == i))
+                            for i in range(len(self.steps))]
+        if "checkpoint" not in f or "phi" not in f["checkpoint"]:
+            raise Corrupt(at("checkpoint/phi"), "missing")
+        ck = f["checkpoint/phi"]
+        self.ckpt_step = integrity.attr(ck, "step", at("checkpoint/phi"), int)
+        ck_time = integrity.attr(ck, "time", at("checkpoint/phi"), float)
+        ck_maps = self._mappings(ck, at("checkpoint/phi"), shape, 0)
+        self.ckpt_blocks = tuple(sorted((lo, hi) for _, lo, hi, _ in ck_maps))
+        stored = integrity.attr(f["checkpoint"], "digest", at("checkpoint"))
+        record = self.record(self.steps, self.snap_blocks, self.obs, self.ckpt_step,
+                             self.ckpt_blocks, self.complete)
+        if not checksum.matches(record, stored):
+            raise Corrupt(at("checkpoint"), "the checkpoint's step, the series or the parts list "
+                                            "do not match their digest (the file was modified)")
+        self._check(times, ck_time, at)
+        self.snap_blocks = [_blocks(b, shape[0], at("fields/phi")) for b in self.snap_blocks]
+        self.ckpt_blocks = _blocks(self.ckpt_blocks, shape[0], at("checkpoint/phi"))
+        ref = parts_ref(output) + "/"
+        for kind, maps, name in (("phi", snap_maps, "fields/phi"),
+                                 ("checkpoint", ck_maps, "checkpoint/phi")):
+            for i, lo, hi, file in maps:
+                step = self.steps[i] if kind == "phi" else self.ckpt_step
+                if file != ref + block_name(kind, step, lo, hi):
+                    raise Corrupt(at(name), f"maps an unexpected part {file!r}")
+        if check_checkpoint:
+            parts = FieldParts(output, self.grid_shape, self.dtype)
+            for lo, hi in self.ckpt_blocks:
+                parts.read("checkpoint", self.ckpt_step, lo, hi, rows=(lo, lo), check_all=True)
+        return self
+
+    def _check(self, times, ck_time, at):
+        """Values that contradict each other (even with a recomputed digest) are rejected."""
+        s = self.ckpt_step
+        if not 0 <= s <= self.steps_total:
+            raise Corrupt(at("checkpoint/phi"), f"step {s} is outside 0..{self.steps_total}")
+        if ck_time != self.time_of(s):
+            raise Corrupt(at("checkpoint/phi"), f"time {ck_time!r} is not step·dt = "
+                                                f"{self.time_of(s)!r}")
+        if self.complete and s != self.steps_total:
+            raise Corrupt(str(self.output), f"marked complete but the checkpoint is at step {s} "
+                                            f"of {self.steps_total}")
+        for name, steps in (("fields/step", self.steps), ("observables/step", self.obs["step"])):
+            a = np.asarray(steps, dtype=np.int64)
+            if len(a) and (a[0] < 0 or np.any(np.diff(a) <= 0) or a[-1] > self.steps_total):
+                raise Corrupt(at(name), "steps are not increasing within 0..steps_total")
+        if len(times) != len(self.steps) or any(t != self.time_of(st)
+                                                for t, st in zip(times, self.steps)):
+            raise Corrupt(at("fields/time"), "does not match /fields/step·dt")
+        lengths = {len(v) for v in self.obs.values()}
+        if len(lengths) != 1:
+            raise Corrupt(at("observables"), "columns have different lengths")
+
+    @staticmethod
+    def _mappings(ds, where, shape, axis):
+        """[(index along the leading axis or 0, lo, hi, file)] of a virtual dataset's parts."""
+        if tuple(ds.shape) != tuple(shape):
+            raise Corrupt(where, f"shape {ds.shape} does not match {tuple(shape)}")
+        out = []
+        for start, stop, file, _ in virtual_mappings(ds):
+            out.append((start[0] if axis else 0, start[axis], stop[axis], file))
+            if axis and not 0 <= start[0] < shape[0]:
+                raise Corrupt(where, f"maps a part outside the dataset: {file!r}")
+        return out
+
+    def read_checkpoint(self, lo=0, hi=None):
+        """Rows ``lo:hi`` of the committed checkpoint, from whichever blocks hold them."""
+        hi = self.grid_shape[0] if hi is None else int(hi)
+        parts = FieldParts(self.output, self.grid_shape, self.dtype)
+        pieces = []
+        try:
+            for blo, bhi in self.ckpt_blocks:
+                a, b = max(lo, blo), min(hi, bhi)
+                if a < b:
+                    pieces.append(parts.read("checkpoint", self.ckpt_step, blo, bhi, rows=(a, b)))
+        except Corrupt as exc:
+            raise UserError(f"{exc}; cannot resume") from None
+        return np.concatenate(pieces) if pieces else np.empty((0, *self.grid_shape[1:]),
+                                                              self.dtype)
+
+    def wall_time_at(self, step):
+        steps = np.asarray(self.obs["step"], dtype=np.int64)
+        i = int(np.searchsorted(steps, step, side="right")) - 1
+        return float(self.obs["wall_time"][i]) if i >= 0 else 0.0
+
+
+def load_checkpoint(output, lo=0, hi=None):
+    """``(step, rows lo:hi of the checkpoint)`` of a committed field output (any block split)."""
+    index = FieldIndex.load(output, check_checkpoint=False)
+    return index.ckpt_step, index.read_checkpoint(lo, hi)
+
+
+def clean_parts(index: FieldIndex):
+    """Delete parts the committed index does not refer to (uncommitted or superseded writes)."""
+    keep = index.referenced()
+    root = parts_dir(index.output)
+    for name in list_parts(index.output) - keep:
+        remove(root / name)
+

@@ -1,0 +1,91 @@
+"""Reading outputs defensively: every failure becomes a :class:`Corrupt` naming the dataset.
+
+Used on ``--resume`` (where a problem is a one-line error, exit 2) and by ``simengine info
+--verify`` (a line per bad dataset).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+from .h5image import read_chunks
+
+
+class Corrupt(Exception):
+    """``where``: the file and dataset concerned; ``why``: what is wrong."""
+
+    def __init__(self, where, why):
+        super().__init__(f"{where}: {why}")
+        self.where = where
+        self.why = why
+
+
+def reason(exc: Exception) -> str:
+    text = str(exc)
+    if "filter returned failure" in text or "checksum" in text.lower():
+        return "checksum mismatch (the stored bytes were changed or damaged)"
+    first = text.split("(")[0].strip().rstrip(":") or type(exc).__name__
+    return f"unreadable ({first})"
+
+
+def read(f, name, where=None, ndim=None, dtype_kind=None):
+    """The whole dataset ``name`` of open file ``f`` as a NumPy array, or :class:`Corrupt`."""
+    where = where or f"{f.filename}: /{name.lstrip('/')}"
+    try:
+        obj = f.get(name)
+        if obj is None:
+            raise Corrupt(where, "missing")
+        if not isinstance(obj, h5py.Dataset):
+            raise Corrupt(where, "not a dataset")
+        data = obj[()]
+    except Corrupt:
+        raise
+    except (OSError, RuntimeError, ValueError, KeyError, TypeError) as exc:
+        raise Corrupt(where, reason(exc)) from None
+    data = np.asarray(data)
+    if ndim is not None and data.ndim != ndim:
+        raise Corrupt(where, f"has {data.ndim} dimensions, expected {ndim}")
+    if dtype_kind is not None and data.dtype.kind not in dtype_kind:
+        raise Corrupt(where, f"has type {data.dtype}, expected a number")
+    return data
+
+
+def attr(obj, key, where, kind=None):
+    """Attribute ``key`` of ``obj`` (a Python scalar), or :class:`Corrupt`."""
+    try:
+        value = obj.attrs[key]
+    except (KeyError, OSError, RuntimeError) as exc:
+        raise Corrupt(where, f"attribute {key!r} is missing ({reason(exc)})") from None
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if kind is int and not (isinstance(value, int) and not isinstance(value, bool)):
+        raise Corrupt(where, f"attribute {key!r} is {value!r}, expected an integer")
+    if kind is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
+            raise Corrupt(where, f"attribute {key!r} is {value!r}, expected a finite number")
+        value = float(value)
+    return value
+
+
+def check_dataset(ds, where):
+    """Read every chunk of ``ds`` (fletcher32 checked by HDF5), or :class:`Corrupt`."""
+    try:
+        read_chunks(ds)
+    except (OSError, RuntimeError, ValueError) as exc:
+        raise Corrupt(where, reason(exc)) from None
+
+
+def open_part(path, where=None):
+    """An open part file (read-only), or :class:`Corrupt` when it is missing or unreadable."""
+    path = Path(path)
+    where = where or str(path)
+    if not path.is_file():
+        raise Corrupt(where, "missing (the .parts directory must stay beside the output file)")
+    try:
+        return h5py.File(path, "r", locking=False)
+    except OSError as exc:
+        raise Corrupt(where, reason(exc)) from None

@@ -1,0 +1,136 @@
+"""Where the pieces of one output live, and the checks made before a run writes anything.
+
+An output ``run.h5`` is:
+
+* ``run.h5`` — the index: a small HDF5 file holding metadata, the series (steps, times,
+  observables), results and virtual datasets (``/fields/phi``, ``/checkpoint/phi``,
+  ``/distances``, ...) that join the parts. It is rewritten whole, atomically, at every commit.
+* ``run.h5.parts/`` — the parts, each an HDF5 file written once, atomically, and never changed:
+  ``phi/s<step>.r<lo>-<hi>.h5`` (rows lo:hi of axis 0 of the snapshot at ``step``),
+  ``checkpoint/s<step>.r<lo>-<hi>.h5`` (the same for a checkpoint), ``sources.h5``,
+  ``distances/r<first>-<end>.h5`` (rows of ``/distances``), ``checkpoint/d<done>.h5`` (network
+  accumulators).
+* ``run.xdmf`` — the snapshot series for ParaView/VisIt (field runs).
+* ``run.h5.lock`` — the lock of the run writing the output (:mod:`simengine.io.lock`).
+
+Virtual datasets name their parts relative to the index's directory, so ``run.h5`` and
+``run.h5.parts`` can be moved or copied together anywhere.
+"""
+from __future__ import annotations
+
+import errno
+import os
+import re
+from pathlib import Path
+
+from ..errors import UserError
+from .durable import TMP_SUFFIX, describe_oserror, remove, remove_tree
+
+FORMAT_VERSION = 2
+
+
+def parts_dir(output) -> Path:
+    output = Path(output)
+    return output.with_name(output.name + ".parts")
+
+
+def parts_ref(output) -> str:
+    """The parts directory as virtual datasets name it (relative to the index's directory)."""
+    return Path(output).name + ".parts"
+
+
+def xdmf_path(output) -> Path:
+    return Path(output).with_suffix(".xdmf")
+
+
+def block_name(kind, step, lo, hi) -> str:
+    """``phi/s000000000100.r0-96.h5`` — a snapshot (kind ``phi``) or ``checkpoint`` block."""
+    return f"{kind}/s{int(step):012d}.r{int(lo)}-{int(hi)}.h5"
+
+
+BLOCK_RE = re.compile(r"^(phi|checkpoint)/s(\d{12})\.r(\d+)-(\d+)\.h5$")
+
+
+def parse_block_name(name):
+    """(kind, step, lo, hi) of a block part name, or None."""
+    m = BLOCK_RE.match(name)
+    return None if m is None else (m.group(1), int(m.group(2)), int(m.group(3)), int(m.group(4)))
+
+
+def rows_name(first, end) -> str:
+    return f"distances/r{int(first):012d}-{int(end):012d}.h5"
+
+
+def network_checkpoint_name(done) -> str:
+    return f"checkpoint/d{int(done):012d}.h5"
+
+
+SOURCES_NAME = "sources.h5"
+
+
+def relative_parts(output, refs):
+    """Part names (relative to the parts directory) of virtual-dataset file names ``refs``."""
+    prefix = parts_ref(output) + "/"
+    return {r[len(prefix):] for r in refs if r.startswith(prefix)}
+
+
+def list_parts(output):
+    """All part files under the parts directory, as names relative to it."""
+    root = parts_dir(output)
+    out = set()
+    if not root.is_dir():
+        return out
+    for dirpath, _, files in os.walk(root):
+        for name in files:
+            out.add(str(Path(dirpath, name).relative_to(root)))
+    return out
+
+
+def remove_unreferenced(output, keep):
+    """Delete parts (and leftover temporary files) not named in ``keep``."""
+    root = parts_dir(output)
+    for name in list_parts(output) - set(keep):
+        remove(root / name)
+
+
+def remove_output(output):
+    """Delete an output and everything that belongs to it (not its lock)."""
+    output = Path(output)
+    for p in (output, output.with_name(output.name + TMP_SUFFIX), xdmf_path(output),
+              xdmf_path(output).with_name(xdmf_path(output).name + TMP_SUFFIX)):
+        remove(p)
+    remove_tree(parts_dir(output))
+
+
+def check_output_path(output):
+    """One-line errors (exit 2) for an output path that cannot work, before anything is written."""
+    output = Path(output)
+    if output.is_dir():
+        raise UserError(f"{output}: the output is a directory; give a file name such as "
+                        f"{output / 'run.h5'}")
+    parent = output.parent
+    for p in [parent, *parent.parents]:
+        if p.exists() and not p.is_dir():
+            raise UserError(f"{output}: cannot create the output: {p} is a file, not a directory")
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"{output}: cannot create the directory {parent}: "
+                        f"{describe_oserror(exc)}") from None
+    if parts_dir(output).exists() and not parts_dir(output).is_dir():
+        raise UserError(f"{output}: {parts_dir(output)} exists and is not a directory")
+
+
+def probe_writable(output):
+    """Create and remove a file beside ``output`` (exit 2 when the directory is not writable)."""
+    output = Path(output)
+    probe = output.with_name(f".{output.name}.probe-{os.getpid()}")
+    try:
+        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            return  # a full disk is reported by the first write (exit 1), not as a bad path
+        raise UserError(f"{output}: cannot write in {output.parent or Path('.')}: "
+                        f"{describe_oserror(exc)}") from None
