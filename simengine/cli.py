@@ -36,10 +36,14 @@ def build_parser():
                    help="continue from the output file's last checkpoint")
     r.add_argument("--overwrite", action="store_true", help="replace an existing output file")
     r.add_argument("--quiet", "-q", action="store_true", help="no progress output")
+    r.add_argument("--force", action="store_true",
+                   help="run even when the memory estimate exceeds what the machine has")
 
     v = sub.add_parser("validate", help="check a scenario without running it")
     v.add_argument("scenario")
     v.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY.PATH=VALUE")
+    v.add_argument("--force", action="store_true",
+                   help="report memory estimates above the limits without failing")
 
     i = sub.add_parser("info", help="summarise an output file")
     i.add_argument("file")
@@ -71,7 +75,7 @@ def _cmd_run(args):
     try:
         return run_scenario(sc, args.output, resume=args.resume, overwrite=args.overwrite,
                             progress=not args.quiet,
-                            log=(lambda m: None) if args.quiet else None)
+                            log=(lambda m: None) if args.quiet else None, force=args.force)
     except Interrupted as exc:
         return _fail(exc, 130, str(exc))
 
@@ -85,7 +89,11 @@ def _before_mpi(args) -> bool:
 def _cmd_validate(args):
     from .config import load_scenario
 
+    from .resources import check, describe
+
     sc = load_scenario(args.scenario, args.overrides)
+    plan = check(sc, force=args.force)
+    print(f"{args.scenario}: estimates (simengine.resources)\n" + "\n".join(describe(plan)))
     if "sweep" in sc.data:
         from .sweep import load_sweep
 

@@ -41,7 +41,7 @@ from .signals import checkpointable
 #: keys that may differ between the stored scenario and the one used with --resume
 RESUME_FREE_KEYS = {("output",), ("description",), ("time", "steps"), ("solver", "backend"),
                     ("solver", "kernel"), ("solver", "block"), ("solver", "tile"),
-                    ("solver", "layout"), ("solver", "batch")}
+                    ("solver", "layout"), ("solver", "batch"), ("resources",)}
 
 
 def default_output(sc: Scenario) -> Path:
@@ -109,10 +109,11 @@ class Runner:
     """Runs one scenario to completion (or to an interrupt), writing ``output``."""
 
     def __init__(self, sc: Scenario, output=None, resume=False, overwrite=False, progress=True,
-                 log=None, comm=None):
+                 log=None, comm=None, force=False):
         from .parallel import world
 
         self.sc = sc
+        self.force = force
         self.comm = comm or world()
         self.output = Path(output) if output else default_output(sc)
         self.resume = resume
@@ -176,8 +177,12 @@ class Runner:
     def _run(self) -> int:
         from .parallel import bind_gpu, on_root
 
+        from .resources import check
+
         comm = self.comm
         device = bind_gpu(comm) if self.sc.spec.solver.backend in ("auto", "cuda") else None
+        # memory estimates against the machine, before any large allocation or output file
+        on_root(comm, check, self.sc, comm.size, self.force)
         job = make_job(self.sc, self.log, comm)
         fresh, ck = on_root(comm, self._open, job)
         done, elapsed0 = job.start(fresh, ck)
@@ -220,5 +225,5 @@ class Runner:
 
 
 def run_scenario(sc: Scenario, output=None, resume=False, overwrite=False, progress=True,
-                 log=None, comm=None) -> int:
-    return Runner(sc, output, resume, overwrite, progress, log, comm).run()
+                 log=None, comm=None, force=False) -> int:
+    return Runner(sc, output, resume, overwrite, progress, log, comm, force).run()

@@ -215,6 +215,9 @@ def check_network(sc, located):
         if problem is not None:
             raise UserError(f"{located.where(('graph', 'file', 'path'))}: graph.file.path: "
                             f"file {brief(g.file.path, 200)} {problem}")
+    from ..network.weights_setting import check_setting
+
+    check_setting(g.weights, g.generator, f"{located.where(('graph', 'weights'))}: graph.weights")
     if g.generator is not None:
         from ..network import generators
 

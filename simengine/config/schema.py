@@ -54,6 +54,11 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=False, validate_default=True)
 
 
+class ResourcesSpec(Strict):
+    #: refuse a run whose memory estimate exceeds what the machine has (simengine.resources)
+    check: bool = True
+
+
 # ----------------------------------------------------------------------------- field scenarios
 class GridSpec(Strict):
     shape: Annotated[list[Extent], Field(min_length=1, max_length=3)]
@@ -163,6 +168,7 @@ class FieldScenario(Strict):
     time: TimeSpec
     solver: FieldSolverSpec = FieldSolverSpec()
     output: FieldOutputSpec = FieldOutputSpec()
+    resources: ResourcesSpec = ResourcesSpec()
     sweep: Optional[dict] = None   # expanded and validated by simengine.sweep
 
 
@@ -191,7 +197,8 @@ class GraphSpec(Strict):
     file: Optional[GraphFileSpec] = None
     #: None: what the file describes (DIMACS, general Matrix Market: directed) or the generator makes
     directed: Optional[Bool] = None
-    weights: Union[Literal["none", "file"], WeightSpec, None] = "none"
+    #: None (absent) = the graph's own weights (a weighted generator's, a file's weight column)
+    weights: Union[Literal["none", "file"], WeightSpec, None] = None
 
     @model_validator(mode="after")
     def _one_source(self):
@@ -199,8 +206,6 @@ class GraphSpec(Strict):
             raise ValueError("give exactly one of 'generator' or 'file'")
         if self.generator is not None and "type" not in self.generator:
             raise ValueError("generator needs a 'type' (e.g. barabasi_albert)")
-        if self.weights == "file" and self.file is None:
-            raise ValueError("weights: file needs a graph 'file' with a weight column")
         return self
 
 
@@ -244,6 +249,7 @@ class NetworkScenario(Strict):
     metrics: MetricsSpec = MetricsSpec()
     solver: NetworkSolverSpec = NetworkSolverSpec()
     output: NetworkOutputSpec = NetworkOutputSpec()
+    resources: ResourcesSpec = ResourcesSpec()
     sweep: Optional[dict] = None   # expanded and validated by simengine.sweep
 
 

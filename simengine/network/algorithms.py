@@ -14,6 +14,7 @@ from .weights import dial_applicable
 ALGORITHMS: dict[str, tuple[bool, str]] = {
     "msbfs": (True, "multi-source BFS, many sources per sweep in bitsets"),
     "bfs": (True, "level-synchronous BFS, one source at a time"),
+    "dobfs": (True, "direction-optimising BFS, every core (or the GPU) on one source at a time"),
     "dijkstra": (False, "Dijkstra with a binary heap"),
     "dial": (False, "Dijkstra with Dial's bucket queue (integer weights 0..4096)"),
     "frontier": (False, "label-correcting frontier SSSP with atomic minimum (GPU)"),

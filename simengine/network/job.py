@@ -71,7 +71,7 @@ class NetworkJob:
 
     # ---- graph
     def _build_graph(self):
-        from . import generators, readers
+        from . import generators, readers, weights_setting
 
         g = self.spec.graph
         sc = self.sc
@@ -91,11 +91,10 @@ class NetworkJob:
         except (ValueError, TypeError, KeyError) as exc:
             what = "graph.generator" if g.generator is not None else "graph.file"
             raise UserError(f"{sc.path}: {what}: {exc}") from None
-        if isinstance(g.weights, dict) or hasattr(g.weights, "type"):
-            w = g.weights
-            graph = generators.random_weights(graph, w.low, w.high, w.seed)
-        elif g.weights == "none" and graph.weighted:
-            graph.weights = None
+        source = (f"generator {g.generator['type']!r}" if g.generator is not None
+                  else str(g.file.path))
+        graph = weights_setting.apply_setting(graph, g.weights, source, self.log)
+        weights_setting.check_weight_values(graph, f"{sc.path}: graph.weights ({source})")
         return graph
 
     def _warm_up(self) -> float:

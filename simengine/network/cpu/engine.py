@@ -11,7 +11,7 @@ import numpy as np
 from ..weights import dial_applicable
 
 #: the concrete algorithms this engine runs (names from :mod:`simengine.network.algorithms`)
-RUNS = ("msbfs", "bfs", "dijkstra", "dial", "fw")
+RUNS = ("msbfs", "bfs", "dobfs", "dijkstra", "dial", "fw")
 
 #: ``auto`` uses Floyd–Warshall for weighted graphs with n ≤ FW_MAX_N and density ≥ FW_MIN_DENSITY
 FW_MAX_N = 1500
@@ -28,10 +28,18 @@ def auto_algorithm(graph, num_sources: int | None = None) -> tuple[str, str]:
 
     Unweighted → ``msbfs``; weighted with n ≤ FW_MAX_N and arc density m / (n(n-1)) ≥
     FW_MIN_DENSITY → ``fw``; otherwise ``dial`` when every weight is an integer in [0, 4096], else
-    ``dijkstra``.  ``num_sources`` (default n) is how many sources the whole run has: a rule for
-    few sources (e.g. per-source traversal instead of 512-wide bitset sweeps) goes here and
-    decides on it.
+    ``dijkstra``.  ``num_sources`` (default n) is how many sources the whole run has: with few
+    (:func:`simengine.network.per_source.choose_per_source`) every core works on one source at a
+    time — ``dobfs`` (unweighted) or ``dial``/``dijkstra`` with the sources spread over the
+    threads (weighted; never ``fw``, which computes all n rows).
     """
+    from ..per_source import CPU_MAX_SOURCES, choose_per_source
+
+    if num_sources is not None:
+        per = choose_per_source(graph, num_sources, "cpu")
+        if per is not None:
+            return per, (f"{num_sources} sources (<= {CPU_MAX_SOURCES}): one source at a time "
+                         f"on every core")
     if not graph.weighted:
         return "msbfs", "unweighted graph"
     n = graph.n
@@ -53,6 +61,15 @@ def substitute(graph, algorithm: str) -> tuple[str, str] | None:
     return None
 
 
+def sssp_batch(num_sources, threads=None) -> int:
+    """Sources per Dijkstra/Dial batch: 32, or fewer so that a few sources still occupy every
+    thread (one batch runs on one thread)."""
+    import numba
+
+    P = int(threads or numba.get_num_threads())
+    return int(max(1, min(32, -(-int(num_sources) // P))))
+
+
 def iter_partials(graph, sources, algorithm: str, store=None, batch=None, bin_width=1.0,
                   threads=None):
     """Generator of ChunkPartials, one per batch of sources, in source order.
@@ -62,6 +79,10 @@ def iter_partials(graph, sources, algorithm: str, store=None, batch=None, bin_wi
     algorithm); ``threads`` numba threads (default all).
     """
     sources = np.ascontiguousarray(sources, dtype=np.int64)
+    if algorithm == "dobfs":
+        from .dobfs import dobfs_partials
+
+        return dobfs_partials(graph, sources, batch=batch or 8, store=store)
     if algorithm == "msbfs":
         from .msbfs import msbfs_partials
 
@@ -74,13 +95,15 @@ def iter_partials(graph, sources, algorithm: str, store=None, batch=None, bin_wi
     if algorithm == "dial":
         from .sssp import dial_partials
 
-        return dial_partials(graph, sources, bin_width=bin_width, batch=batch or 32,
-                             store=store, threads=threads)
+        return dial_partials(graph, sources, bin_width=bin_width,
+                             batch=batch or sssp_batch(len(sources), threads), store=store,
+                             threads=threads)
     if algorithm == "dijkstra":
         from .sssp import dijkstra_partials
 
-        return dijkstra_partials(graph, sources, bin_width=bin_width, batch=batch or 32,
-                                 store=store, threads=threads)
+        return dijkstra_partials(graph, sources, bin_width=bin_width,
+                                 batch=batch or sssp_batch(len(sources), threads), store=store,
+                                 threads=threads)
     if algorithm == "fw":
         from .floyd_warshall import fw_partials
 

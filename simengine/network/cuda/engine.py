@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 #: the concrete algorithms this engine runs (names from :mod:`simengine.network.algorithms`)
-RUNS = ("msbfs", "bfs", "frontier", "nearfar", "fw")
+RUNS = ("msbfs", "bfs", "dobfs", "frontier", "nearfar", "fw")
 
 #: auto → Floyd–Warshall for every weighted graph up to this size (all-sources runs)
 FW_MAX_N = 8192
@@ -42,13 +42,19 @@ def auto_algorithm(graph, num_sources: int | None = None) -> tuple[str, str]:
     """What ``auto`` runs on ``graph`` on the GPU, and why.
 
     ``num_sources`` (default n) is how many sources the whole run has (not one batch's share):
-    Floyd–Warshall is chosen only when it is at least n/4.  A rule for few sources (per-source
-    traversal instead of bitset sweeps) goes here and decides on it.
+    Floyd–Warshall is chosen only when it is at least n/4.  With few sources
+    (:func:`simengine.network.per_source.choose_per_source`) the GPU works on one source at a
+    time: ``dobfs`` (unweighted) or ``nearfar`` (weighted).
     """
-    if not graph.weighted:
-        return "msbfs", "unweighted graph"
+    from ..per_source import GPU_MAX_SOURCES, choose_per_source
+
     n = graph.n
     k = n if num_sources is None else int(num_sources)
+    per = choose_per_source(graph, k, "cuda")
+    if per is not None:
+        return per, f"{k} sources (<= {GPU_MAX_SOURCES}): one source at a time on the GPU"
+    if not graph.weighted:
+        return "msbfs", "unweighted graph"
     dens = graph.num_arcs / (n * (n - 1)) if n > 1 else 1.0
     if 4 * k >= n and 8 * n * n <= FW_MAX_BYTES and (
             n <= FW_MAX_N or (n <= FW_DENSE_MAX_N and dens >= FW_MIN_DENSITY)):
@@ -111,6 +117,10 @@ def _partials(graph, sources, alg, store, batch, bin_width, sort_by_degree, delt
         from .msbfs import msbfs_partials
         yield from msbfs_partials(graph, sources, words=max(1, B // 32), store=store,
                                   persistent=persistent)
+        return
+    if alg == "dobfs":
+        from .dobfs import dobfs_partials
+        yield from dobfs_partials(graph, sources, batch=int(batch) if batch else 8, store=store)
         return
     dg = device_graph(graph)           # on_device made ``device`` current: caches are keyed by it
     if alg == "fw":
