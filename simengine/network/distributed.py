@@ -21,14 +21,17 @@ import numpy as np
 
 from .statistics import PathStatistics
 
-#: a rank claims about this many batches' worth per rank and round, for balance
+#: a rank claims about this many batches' worth per rank and round, for balance (CPU); a GPU
+#: call has a fixed cost (buffers, reductions, transfers), so GPU ranks take fewer, larger claims
 CLAIMS_PER_RANK = 8
+CLAIMS_PER_RANK_GPU = 3
 
 
-def claim_size(num_sources: int, ranks: int, batch: int, align: int = 1) -> int:
+def claim_size(num_sources: int, ranks: int, batch: int, align: int = 1,
+               claims_per_rank: int = CLAIMS_PER_RANK) -> int:
     """Sources per claim: small enough that ≈CLAIMS_PER_RANK claims fall to each rank, at most
     ``batch``, rounded down to a multiple of ``align`` (64 for bit-parallel multi-source BFS)."""
-    k = max(1, num_sources // max(1, ranks * CLAIMS_PER_RANK))
+    k = max(1, num_sources // max(1, ranks * claims_per_rank))
     k = min(k, max(1, batch))
     if align > 1:
         k = max(align, k - k % align)
@@ -52,7 +55,8 @@ def run_sources_ranks(graph, sources, stats: PathStatistics, comm, algorithm="au
     stop_requested = stop_requested or (lambda: False)
     local = PathStatistics(stats.n, stats.directed, stats.weighted, stats.bin_width,
                            stats.sampled, stats.planned_sources)
-    k = claim_size(len(sources), comm.size, batch, align)
+    k = claim_size(len(sources), comm.size, batch, align,
+                   CLAIMS_PER_RANK_GPU if backend == "cuda" else CLAIMS_PER_RANK)
     counter = comm.counter(0)
     rows, positions = [], []
     try:
