@@ -189,6 +189,7 @@ class NetworkIndex:
             if k in small:
                 put_array(c, k, np.asarray(small[k]))
             else:
+                shape = tuple(int(x) for x in shape)
                 put_virtual(c, k, shape, dtype,
                             [((0,) * len(shape), shape, f"{ref}/{network_checkpoint_name(done)}",
                               f"checkpoint/{k}")])
