@@ -50,7 +50,7 @@ def run_one(tool, spec, weighted, K):
     src = np.arange(n) if (K is None or K >= n) else np.linspace(0, n - 1, K).astype(np.int64)
     info = {}
     if tool == "simengine":
-        from simengine.network.apsp import run_sources, resolve_algorithm
+        from simengine.network.apsp import run_sources
         from simengine.network.generators import barabasi_albert, random_weights
         from simengine.network.statistics import PathStatistics
 

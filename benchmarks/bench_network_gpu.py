@@ -3,7 +3,10 @@
 Seed families (Leist et al.): Watts α-model with ring substrate (k=10), without substrate (k=10),
 Barabási–Albert k=100 (m=50), at --sizes; every vertex is a source on the GPU.  Weighted random
 graphs (Harish & Narayanan: G(n,m), mean degree 6, integer weights 1–10) at --weighted-sizes with
---weighted-sources sampled sources.  Dense weighted graphs for Floyd–Warshall at --fw-sizes.
+--weighted-sources sampled sources.  Dense weighted graphs for Floyd–Warshall at --fw-sizes.  Few sources on big graphs
+(--per-source-sizes, --per-source-sources): the per-source paths ``auto`` picks there
+(direction-optimising BFS, near–far SSSP) next to the MS-BFS / frontier batch paths on the same
+sources, G(n, m) with mean degree 6 and weights 1–10 (the unweighted rows drop the weights).
 
 The CPU engine (simengine.network, numba, all cores) runs on --cpu-sources sampled sources and
 its time is extrapolated linearly to the GPU's source count (marked "extrapolated").  Every GPU
@@ -31,12 +34,12 @@ def _now():
 
 
 def run_gpu(g, sources, alg, bin_width=1.0, **kw):
-    from simengine.network.cuda.apsp import run_sources_cuda
+    from simengine.network.apsp import run_sources
     from simengine.network.statistics import PathStatistics
 
     st = PathStatistics.for_graph(g, bin_width=bin_width, planned_sources=len(sources))
     t0 = _now()
-    run_sources_cuda(g, sources, st, alg, **kw)
+    run_sources(g, sources, st, alg, backend="cuda", **kw)
     return st, _now() - t0
 
 
@@ -72,9 +75,12 @@ def warm_up():
     for alg in ("msbfs", "bfs"):
         run_gpu(g, np.arange(1024), alg)
         run_cpu(g, np.arange(1024), alg)
-    for alg in ("dijkstra", "nearfar", "fw"):
+    for alg in ("frontier", "nearfar", "fw"):
         run_gpu(gw, src, alg)
     run_cpu(gw, src, "dijkstra")
+    run_gpu(g, src[:2], "dobfs")
+    run_cpu(g, src[:2], "dobfs")
+    run_cpu(gw, src[:2], "dial")
 
 
 def sample(n, k, seed=0):
@@ -111,6 +117,16 @@ def to_markdown(rows) -> str:
                        f"({r['cpu_sources']} src) | {r['speedup']:.3g}× | {r['matches_cpu']} | "
                        f"{r['distances_match_scipy']} |")
         out.append("")
+    ps = [r for r in rows if r["family"] == "per_source"]
+    if ps:
+        out += ["| n | arcs | weights | path | auto picks | sources | ms per source | "
+                "= scipy (2 sources) | = batch path |",
+                "|---|---|---|---|---|---|---|---|---|"]
+        for r in ps:
+            out.append(f"| {r['n']} | {r['arcs']} | {r['weights']} | {r['path']} | "
+                       f"{r['auto']} | {r['sources']} | {r['ms_per_source']:.3g} | "
+                       f"{r['distances_match_scipy']} | {r['matches_batch']} |")
+        out.append("")
     fw = [r for r in rows if r["family"].startswith("fw_")]
     if fw:
         out += ["| graph | n | edges | FW s | min-plus Gop/s | frontier SSSP s (extrap.) | "
@@ -122,6 +138,70 @@ def to_markdown(rows) -> str:
                        f"{r['fw_vs_frontier']:.2g}× | {r['cpu_dijkstra_full_s']:.3g} | "
                        f"{r['speedup']:.3g}× | {r['matches_cpu']} |")
     return "\n".join(out)
+
+
+def run_gpu_store(g, sources, alg, **kw):
+    """GPU run that also keeps the distance rows (for the scipy check)."""
+    from simengine.network.apsp import run_sources, store_dtype
+    from simengine.network.statistics import PathStatistics
+
+    store = np.empty((len(sources), g.n), store_dtype(g))
+    st = PathStatistics.for_graph(g, planned_sources=len(sources))
+    run_sources(g, sources, st, alg, backend="cuda", store=store, **kw)
+    return store
+
+
+def per_source_rows(n, k, seed):
+    """Few sources on a big graph: per-source paths against the batch paths, per source."""
+    import scipy.sparse.csgraph as csg
+
+    from simengine.network import generators as gen
+    from simengine.network.backends import plan
+    from simengine.network.graph import CSRGraph
+
+    t = time.perf_counter()
+    g = gen.random_weighted(n, 6.0, 1, 10, seed=seed)
+    print(f"# per-source: random_weighted n={n} generated in {time.perf_counter() - t:.1f} s",
+          flush=True)
+    gu = CSRGraph(g.n, g.indptr, g.indices, None, False)
+    src = sample(n, k, seed)
+    A = g.to_scipy()
+    rows = []
+    for graph, label, paths, batch_path in ((gu, "none", ("dobfs", "msbfs"), "msbfs"),
+                                            (g, "1–10", ("nearfar", "frontier"), "frontier")):
+        if graph.weighted:
+            ref = csg.dijkstra(A, directed=False, indices=src[:2])
+        else:
+            ref = csg.shortest_path(A, method="D", unweighted=True, directed=False,
+                                    indices=src[:2])
+        stats = {}
+        for alg in paths:
+            kw = {"batch": k} if alg in ("nearfar", "frontier") else {}
+            st, secs = run_gpu(graph, src, alg, **kw)
+            stats[alg] = st
+            D = run_gpu_store(graph, src[:2], alg, **kw).astype(np.float64)
+            if not graph.weighted:
+                D[D == np.iinfo(store_dtype_of(graph)).max] = np.inf
+            rows.append({"family": "per_source", "n": n, "arcs": graph.num_arcs, "weights": label,
+                         "path": alg, "auto": plan(graph, "auto", "cuda", num_sources=k).algorithm,
+                         "sources": k, "seconds": secs, "ms_per_source": 1e3 * secs / k,
+                         "distances_match_scipy": bool(np.array_equal(D, ref)),
+                         "matches_batch": "(batch path)"})
+        rows[-2]["matches_batch"] = same(stats[paths[0]], stats[batch_path])
+        cpu_alg = "dial" if graph.weighted else "dobfs"
+        kc = min(k, 4)
+        _, secs = run_cpu(graph, src[:kc], cpu_alg)
+        rows.append({"family": "per_source", "n": n, "arcs": graph.num_arcs, "weights": label,
+                     "path": f"CPU {cpu_alg}", "auto": "", "sources": kc, "seconds": secs,
+                     "ms_per_source": 1e3 * secs / kc, "distances_match_scipy": "",
+                     "matches_batch": ""})
+    return rows
+
+
+def store_dtype_of(g):
+    from simengine.network.apsp import store_dtype
+
+    return store_dtype(g)
 
 
 def main(argv=None):
@@ -136,10 +216,12 @@ def main(argv=None):
     ap.add_argument("--cpu-sources", type=int, default=2048)
     ap.add_argument("--weighted-sizes", default="100000,1000000")
     ap.add_argument("--weighted-sources", type=int, default=1024)
-    ap.add_argument("--weighted-algorithms", default="dijkstra,nearfar")
+    ap.add_argument("--weighted-algorithms", default="frontier,nearfar")
     ap.add_argument("--cpu-weighted-sources", type=int, default=64)
     ap.add_argument("--fw-sizes", default="2048,4096")
     ap.add_argument("--fw-kinds", default="0.1,sparse", help="density p, or 'sparse' (degree 6)")
+    ap.add_argument("--per-source-sizes", default="10000000")
+    ap.add_argument("--per-source-sources", type=int, default=8)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", default=None)
     ap.add_argument("--no-warmup", action="store_true")
@@ -234,7 +316,7 @@ def main(argv=None):
         clear_cache(g)
         st_fw, t_fw = run_gpu(g, src, "fw")
         fs = sample(n, 1024, a.seed)          # frontier SSSP on a sample, extrapolated
-        st_fr, t_fr = run_gpu(g, fs, "dijkstra")
+        st_fr, t_fr = run_gpu(g, fs, "frontier")
         t_fr *= n / len(fs)
         cs = sample(n, 64, a.seed)
         cpu_st, t_cpu = run_cpu(g, cs, "dijkstra")
@@ -244,7 +326,10 @@ def main(argv=None):
               "frontier_s": t_fr, "fw_vs_frontier": t_fr / t_fw,
               "cpu_dijkstra_full_s": t_cpu * n / len(cs), "cpu_extrapolated": True,
               "speedup": t_cpu * n / len(cs) / t_fw, "matches_cpu": same(chk, cpu_st),
-              "frontier_extrapolated_from": len(fs), "fw_matches_frontier": same(chk, run_gpu(g, cs, "dijkstra")[0])})
+              "frontier_extrapolated_from": len(fs), "fw_matches_frontier": same(chk, run_gpu(g, cs, "frontier")[0])})
+    for n in [int(x) for x in a.per_source_sizes.split(",") if x]:
+        for r in per_source_rows(n, a.per_source_sources, a.seed):
+            emit(r)
     if a.json:
         with open(a.json, "w") as f:
             json.dump(rows, f, indent=1)

@@ -115,7 +115,7 @@ def main(argv=None):
     try:
         import numba
         from numba import cuda
-        dev = cuda.get_current_device().name.decode() if a.backend == "cuda" else "cpu"
+        dev = (lambda n: n.decode() if isinstance(n, bytes) else n)(cuda.get_current_device().name) if a.backend == "cuda" else "cpu"
     except Exception:
         dev = "?"
     print(f"# bench_network_mpi {time.strftime('%Y-%m-%d')} backend={a.backend} device={dev} "

@@ -1,5 +1,13 @@
-"""simengine: Cahn–Hilliard field and shortest-path network simulations from YAML scenarios."""
+"""simengine: Cahn–Hilliard field and shortest-path network simulations from YAML scenarios.
+
+Python API (docs/python.md): ``simengine.run(scenario)`` runs a scenario given as a dict, a YAML
+path or YAML text and returns its output path; ``simengine.open(path)`` reads an output;
+``simengine.path_statistics(graph)`` computes shortest-path statistics of a networkx graph or a
+scipy sparse matrix and returns a ``PathResults`` keyed by the graph's own vertex labels.
+"""
 __version__ = "0.1.0"
+
+_API = ("run", "load", "path_statistics", "PathResults")
 
 
 def open(path):  # noqa: A001 - deliberate: simengine.open(path) for analysis scripts
@@ -7,3 +15,15 @@ def open(path):  # noqa: A001 - deliberate: simengine.open(path) for analysis sc
     from .io.reader import Result
 
     return Result(path)
+
+
+def __getattr__(name):  # the API imports numba lazily: `import simengine` stays light
+    if name in _API:
+        from . import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'simengine' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted([*globals(), *_API])

@@ -1,7 +1,8 @@
 """Command line: ``simengine run|validate|info|plot|sweep``.
 
 Exit codes: 0 success, 2 user error (one line on stderr, no traceback), 1 internal or simulation
-error, 130 interrupted (a checkpoint was written first).
+error, 130 interrupted (SIGINT/SIGTERM: in the run loop after writing a checkpoint, in start-up at
+once; see :mod:`simengine.signals`).
 """
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import sys
 
 from . import __version__
 from .errors import OutputError, SimulationError, UserError
+from .signals import Stopped, stop_on_signals
 
 
 class _Parser(argparse.ArgumentParser):
@@ -34,10 +36,14 @@ def build_parser():
                    help="continue from the output file's last checkpoint")
     r.add_argument("--overwrite", action="store_true", help="replace an existing output file")
     r.add_argument("--quiet", "-q", action="store_true", help="no progress output")
+    r.add_argument("--force", action="store_true",
+                   help="run even when the memory estimate exceeds what the machine has")
 
     v = sub.add_parser("validate", help="check a scenario without running it")
     v.add_argument("scenario")
     v.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY.PATH=VALUE")
+    v.add_argument("--force", action="store_true",
+                   help="report memory estimates above the limits without failing")
 
     i = sub.add_parser("info", help="summarise an output file")
     i.add_argument("file")
@@ -47,6 +53,7 @@ def build_parser():
     pl = sub.add_parser("plot", help="write PNG figures of an output file or a sweep summary CSV")
     pl.add_argument("file")
     pl.add_argument("--out", help="folder for the PNGs (default: beside the file, <name>_plots/)")
+    pl.add_argument("--no-gif", action="store_true", help="skip the animated GIF of the snapshots")
 
     from .sweep import add_parser as add_sweep_parser
 
@@ -68,7 +75,7 @@ def _cmd_run(args):
     try:
         return run_scenario(sc, args.output, resume=args.resume, overwrite=args.overwrite,
                             progress=not args.quiet,
-                            log=(lambda m: None) if args.quiet else None)
+                            log=(lambda m: None) if args.quiet else None, force=args.force)
     except Interrupted as exc:
         return _fail(exc, 130, str(exc))
 
@@ -82,7 +89,11 @@ def _before_mpi(args) -> bool:
 def _cmd_validate(args):
     from .config import load_scenario
 
+    from .resources import check, describe
+
     sc = load_scenario(args.scenario, args.overrides)
+    plan = check(sc, force=args.force)
+    print(f"{args.scenario}: estimates (simengine.resources)\n" + "\n".join(describe(plan)))
     if "sweep" in sc.data:
         from .sweep import load_sweep
 
@@ -137,7 +148,8 @@ def _cmd_info(args):
 def _cmd_plot(args):
     from .plot import plot_file
 
-    for path in plot_file(args.file, args.out):
+    for path in plot_file(args.file, args.out, gif=not args.no_gif,
+                          log=lambda msg: print(f"simengine: {msg}", file=sys.stderr)):
         print(path)
     return 0
 
@@ -187,6 +199,14 @@ def _fail(exc, code, text):
 
 
 def main(argv=None):
+    with stop_on_signals():  # before any start-up work: files, graph generation, compilation
+        try:
+            return _dispatch(argv)
+        except Stopped as exc:  # SIGINT/SIGTERM outside a checkpointing loop
+            return _fail(exc, 130, str(exc))
+
+
+def _dispatch(argv):
     args = build_parser().parse_args(argv)
     try:
         return COMMANDS[args.command](args)
@@ -198,6 +218,8 @@ def main(argv=None):
         return _fail(exc, 1, f"simulation failed: {exc}")
     except OutputError as exc:
         return _fail(exc, 1, f"error: {exc}")
+    except Stopped:
+        raise  # main() names the signal
     except KeyboardInterrupt as exc:
         return _fail(exc, 130, "interrupted")
     except BrokenPipeError:  # output piped into head & co.

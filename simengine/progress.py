@@ -1,4 +1,11 @@
-"""Progress reporting: a tqdm bar on a terminal, plain periodic log lines otherwise."""
+"""Progress reporting: a tqdm bar on a terminal, plain periodic log lines otherwise.
+
+Field runs also report their physics: the runner passes each observables row to
+:meth:`Progress.observe`, and the bar's postfix / every log line then shows the latest t, F, L and
+the mass drift since the first row this process observed, e.g.::
+
+    step 4000/10000 (40%), 812 steps/s, ETA 7 s | t = 80, F = -5.312e+04, L = 17.4, Δmass = 3.1e-16
+"""
 from __future__ import annotations
 
 import sys
@@ -18,6 +25,9 @@ class Progress:
         self.last_log = self.t0
         self.log_every = log_every
         self.bar = None
+        self.physics = ""
+        self.printed = (self.n, "")
+        self.mass0 = None
         if enabled and hasattr(self.stream, "isatty") and self.stream.isatty():
             from tqdm import tqdm
 
@@ -36,15 +46,45 @@ class Progress:
         if self.bar is not None:
             self.bar.update(delta)
             return
+        if self.n >= self.total and self.physics:
+            return  # close() prints the last line, with the observables of the last step
         now = time.perf_counter()
         if now - self.last_log >= self.log_every or self.n >= self.total:
             self.last_log = now
-            r = self.rate()
-            eta = (self.total - self.n) / r if r > 0 else float("nan")
-            pct = 100.0 * self.n / self.total if self.total else 100.0
-            print(f"{self.unit} {self.n}/{self.total} ({pct:.0f}%), {r:.3g} {self.unit}s/s, "
-                  f"ETA {eta:.0f} s", file=self.stream, flush=True)
+            self._line()
+
+    def _line(self):
+        self.printed = (self.n, self.physics)
+        r = self.rate()
+        eta = (self.total - self.n) / r if r > 0 else float("nan")
+        pct = 100.0 * self.n / self.total if self.total else 100.0
+        print(f"{self.unit} {self.n}/{self.total} ({pct:.0f}%), {r:.3g} {self.unit}s/s, "
+              f"ETA {eta:.0f} s" + (f" | {self.physics}" if self.physics else ""),
+              file=self.stream, flush=True)
+
+    def observe(self, row):
+        """Remember the latest observables row (keys time, free_energy, length, mass; None: no-op)."""
+        if not row:
+            return
+        if self.mass0 is None and "mass" in row:
+            self.mass0 = float(row["mass"])
+        parts = []
+        if "time" in row:
+            parts.append(f"t = {row['time']:.6g}")
+        if "free_energy" in row:
+            parts.append(f"F = {row['free_energy']:.6g}")
+        if "length" in row:
+            parts.append(f"L = {row['length']:.4g}")
+        if "mass" in row:
+            parts.append(f"Δmass = {float(row['mass']) - self.mass0:.2g}")
+        self.physics = ", ".join(parts)
+        if self.bar is not None:
+            self.bar.set_postfix_str(self.physics, refresh=False)
 
     def close(self):
+        """Close the bar; in log mode, print a last line unless the last one is still current."""
         if self.bar is not None:
+            self.bar.refresh()
             self.bar.close()
+        elif self.enabled and (self.n, self.physics) != self.printed:
+            self._line()

@@ -25,7 +25,6 @@ write a checkpoint and exit with code 130.
 """
 from __future__ import annotations
 
-import signal
 import sys
 import time
 from pathlib import Path
@@ -37,11 +36,12 @@ from .errors import SimulationError, UserError
 from .io import output_files
 from .io.reader import open_output
 from .progress import Progress
+from .signals import checkpointable
 
 #: keys that may differ between the stored scenario and the one used with --resume
 RESUME_FREE_KEYS = {("output",), ("description",), ("time", "steps"), ("solver", "backend"),
                     ("solver", "kernel"), ("solver", "block"), ("solver", "tile"),
-                    ("solver", "layout"), ("solver", "batch")}
+                    ("solver", "layout"), ("solver", "batch"), ("resources",)}
 
 
 def default_output(sc: Scenario) -> Path:
@@ -50,31 +50,6 @@ def default_output(sc: Scenario) -> Path:
 
 class Interrupted(Exception):
     """Raised after a checkpoint was written in response to SIGINT/SIGTERM."""
-
-
-class _Signals:
-    """Turn SIGINT/SIGTERM into a flag checked between pieces of work."""
-
-    def __init__(self):
-        self.caught = None
-        self._old = {}
-
-    def __enter__(self):
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            try:
-                self._old[sig] = signal.signal(sig, self._handler)
-            except ValueError:  # not the main thread
-                pass
-        return self
-
-    def _handler(self, signum, frame):
-        if self.caught is not None and signum == signal.SIGINT:
-            raise KeyboardInterrupt  # a second Ctrl-C: give up at once
-        self.caught = signum
-
-    def __exit__(self, *exc):
-        for sig, old in self._old.items():
-            signal.signal(sig, old)
 
 
 def _flatten(d, prefix=()):
@@ -134,10 +109,11 @@ class Runner:
     """Runs one scenario to completion (or to an interrupt), writing ``output``."""
 
     def __init__(self, sc: Scenario, output=None, resume=False, overwrite=False, progress=True,
-                 log=None, comm=None):
+                 log=None, comm=None, force=False):
         from .parallel import world
 
         self.sc = sc
+        self.force = force
         self.comm = comm or world()
         self.output = Path(output) if output else default_output(sc)
         self.resume = resume
@@ -201,8 +177,12 @@ class Runner:
     def _run(self) -> int:
         from .parallel import bind_gpu, on_root
 
+        from .resources import check
+
         comm = self.comm
         device = bind_gpu(comm) if self.sc.spec.solver.backend in ("auto", "cuda") else None
+        # memory estimates against the machine, before any large allocation or output file
+        on_root(comm, check, self.sc, comm.size, self.force)
         job = make_job(self.sc, self.log, comm)
         fresh, ck = on_root(comm, self._open, job)
         done, elapsed0 = job.start(fresh, ck)
@@ -219,15 +199,17 @@ class Runner:
         t0 = time.perf_counter() - elapsed0
         bar = Progress(job.total, done, unit=job.unit, desc=self.sc.name, enabled=self.progress)
         try:
-            with _Signals() as sig:
+            with checkpointable() as sig:
                 stop_requested = lambda: sig.caught is not None  # noqa: E731
                 if fresh:
                     job.at_stop(0, out, 0.0)
+                    bar.observe(getattr(job, "last_observation", None))
                 while done < job.total:
                     stop = job.next_stop(done)
                     done = job.advance(done, stop, stop_requested, bar.update)
                     if done == stop:
                         job.at_stop(done, out, time.perf_counter() - t0)
+                        bar.observe(getattr(job, "last_observation", None))
                     if comm.allreduce(bool(stop_requested()), "or") and done < job.total:
                         job.checkpoint(done, out, time.perf_counter() - t0)
                         exc = Interrupted(f"interrupted after {done} {job.unit}s: checkpoint "
@@ -243,5 +225,5 @@ class Runner:
 
 
 def run_scenario(sc: Scenario, output=None, resume=False, overwrite=False, progress=True,
-                 log=None, comm=None) -> int:
-    return Runner(sc, output, resume, overwrite, progress, log, comm).run()
+                 log=None, comm=None, force=False) -> int:
+    return Runner(sc, output, resume, overwrite, progress, log, comm, force).run()

@@ -188,12 +188,15 @@ def _task_sets(values):
     return [f"{k}={render_value(values[k])}" for k in order]
 
 
+def _where_prefix(path):
+    """A validation message's location: ``FILE[:LINE]: `` or ``--set 'K=V' (over FILE): ``."""
+    p = re.escape(str(path))
+    return r"^(?:--set .*? \(over " + p + r"\)|" + p + r"(?::\d+)?): "
+
+
 def _error_key(msg, path):
     """The dotted key named by a validation message ``FILE[:LINE]: key.path: ...`` (or None)."""
-    prefix = str(path)
-    if not msg.startswith(prefix):
-        return None
-    m = re.match(r"(?::\d+)?: ([A-Za-z0-9_.]+):", msg[len(prefix):])
+    m = re.match(_where_prefix(path) + r"([A-Za-z0-9_.]+):", msg)
     return m.group(1) if m else None
 
 
@@ -235,7 +238,7 @@ def load_sweep(path, overrides=None) -> Sweep:
             culprits = [k for k in keys if bad is not None and _related(k, bad)]
             if culprits:
                 k = culprits[-1]
-                inner = re.sub(r"^" + re.escape(str(located.path)) + r"(:\d+)?: ", "", msg)
+                inner = re.sub(_where_prefix(located.path), "", msg)
                 raise UserError(f"{located.where((SWEEP_KEY, k))}: sweep: {k}={labels[k]} "
                                 f"(task {i}): {inner}") from None
             raise

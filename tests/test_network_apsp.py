@@ -8,12 +8,13 @@ from scipy.sparse.csgraph import shortest_path
 
 from simengine.errors import UserError
 from simengine.network import generators as gen
-from simengine.network.apsp import (apsp_statistics, choose_sources, iter_partials,
-                                    resolve_algorithm, run_sources, store_dtype)
+from simengine.network.apsp import apsp_statistics, run_sources, store_dtype
+from simengine.network.backends import plan
+from simengine.network.cpu.bfs import bfs
+from simengine.network.cpu.msbfs import msbfs_partials
+from simengine.network.cpu.sssp import dijkstra
 from simengine.network.graph import CSRGraph
-from simengine.network.msbfs import msbfs_partials
-from simengine.network.sssp import dijkstra
-from simengine.network.bfs import bfs
+from simengine.network.sources import choose_sources
 from simengine.network.statistics import ChunkPartial, PathStatistics, reduce_block
 
 SETTINGS = dict(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
@@ -177,6 +178,10 @@ def test_torus_closed_form(L):
     assert r["diameter"] == L and r["radius"] == L
 
 
+def resolve_algorithm(g, algorithm="auto"):
+    return plan(g, algorithm, "cpu").algorithm
+
+
 def test_weighted_auto_and_negative_weights():
     g = gen.random_weighted(200, 6, seed=1)
     assert resolve_algorithm(g) == "dial"
@@ -210,7 +215,8 @@ def test_weighted_histogram_bin_width():
 
 
 def test_martin_counterexample_dijkstra_parallel():
-    """Digest §4.5: c[n-1] must be 2 on every run (no write-after-write race)."""
+    """Martín et al.'s counterexample: 0 → i (weight 1) and i → n-1 (weight i) for i = 1..n-2;
+    d(0, n-1) = 2 (through vertex 1) on every run — the smallest candidate is never lost."""
     n = 1024
     s = np.r_[np.zeros(n - 2, int), np.arange(1, n - 1)]
     d = np.r_[np.arange(1, n - 1), np.full(n - 2, n - 1)]
@@ -278,5 +284,6 @@ def test_store_dtype_and_sentinel():
     run_sources(g, [0, 2], PathStatistics.for_graph(g), store=store)
     assert store.tolist() == [[0, 1, 255, 255], [255, 255, 0, 255]]
     assert store_dtype(gen.ring_lattice(300, 2)) == np.uint16
+    ring = gen.ring_lattice(300, 2)
     with pytest.raises(ValueError):
-        list(iter_partials(gen.ring_lattice(300, 2), [0], store=np.zeros((1, 300), np.uint8)))
+        run_sources(ring, [0], PathStatistics.for_graph(ring), store=np.zeros((1, 300), np.uint8))

@@ -192,10 +192,10 @@ def test_run_sources_cuda_matches_cpu(case):
         g, algs = _random_graph(n, 2 * n, True, False, 9, components=4), ["msbfs", "bfs"]
     elif case == "weighted":
         g, algs = _random_graph(n, 3 * n, False, True, 10, components=2), \
-            ["dijkstra", "nearfar", "fw"]
+            ["frontier", "nearfar", "fw"]
     else:
         g, algs = _random_graph(n, 3 * n, True, True, 11, float_weights=True), \
-            ["dijkstra", "fw"]
+            ["frontier", "fw"]
     src = _sources(n, 12 if SIM else n, 5)
     cpu = PathStatistics.for_graph(g, bin_width=0.5)
     run_sources(g, src, cpu, "dijkstra" if g.weighted else "msbfs", backend="cpu")
@@ -234,7 +234,7 @@ def test_results_match_cpu_on_seed_family():
 def test_negative_weights_rejected():
     g = CSRGraph.from_edges(3, [0, 1], [1, 2], [1.0, -2.0], directed=True)
     st = PathStatistics.for_graph(g)
-    for alg in ("auto", "dijkstra", "nearfar", "fw"):
+    for alg in ("auto", "frontier", "nearfar", "fw"):
         with pytest.raises(UserError):
             run_sources(g, [0], st, alg, backend="cuda")
 

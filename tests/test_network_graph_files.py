@@ -18,7 +18,8 @@ def dimacs_text(arcs=ARCS, n=5):
 
 def scenario(tmp_path, graph, metrics="", name="s"):
     p = tmp_path / f"{name}.yaml"
-    p.write_text(f"kind: network\nname: {name}\ngraph:\n{graph}\nmetrics:\n  sources: all\n"
+    sources = "" if "sources:" in metrics else "  sources: all\n"  # a duplicate key is an error
+    p.write_text(f"kind: network\nname: {name}\ngraph:\n{graph}\nmetrics:\n{sources}"
                  f"{metrics}solver: {{backend: cpu}}\n")
     return p
 

@@ -325,20 +325,23 @@ def test_collect_field_results_and_missing_tasks(tmp_path, capsys):
 
 
 def test_failed_task_is_recorded_and_listed(tmp_path, capsys):
+    # valid for `simengine validate`, refused when the job starts (a BFS on a weighted graph)
     bad = """\
-  graph.generator:
-    ok: {type: barabasi_albert, m: 2, n: 20}
-    tiny: {type: barabasi_albert, m: 2, n: 2}
+  graph.weights:
+    ok: none
+    w: {type: uniform_int, low: 1, high: 9, seed: 1}
 """
-    p = net(tmp_path, bad)
+    p = tmp_path / "net.yaml"
+    p.write_text(NET.replace("  sources: all\n", "  sources: all\n  algorithm: bfs\n")
+                 .replace("SWEEP", bad))
     d = tmp_path / "out"
     rc, _, err = sweep(capsys, p, "-d", d)
     assert rc == 1 and "FAILED" in err
-    assert "n >= m + 1" in (d / "generator=tiny.failed").read_text()
+    assert "ignores weights" in (d / "weights=w.failed").read_text()
     rc, out, _ = sweep(capsys, p, "-d", d, "--list", "--failed", "--indices")
     assert out.strip() == "1"
     rc, out, _ = sweep(capsys, p, "-d", d, "--collect")
-    assert "task 1 generator=tiny: failed" in out and "n >= m + 1" in out
+    assert "task 1 weights=w: failed" in out and "ignores weights" in out
     rows = read_csv(d / "net-sweep-summary.csv")
     assert [r["status"] for r in rows] == ["done", "failed"]
 

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Optional
 
 import yaml
 from pydantic import BaseModel, ValidationError
 
 from ..errors import UserError
+from .brief import brief, clip
 from .loader import Located, apply_overrides, load_scenario_file, load_scenario_text
 from .schema import KINDS, FieldScenario, NetworkScenario
 
@@ -35,6 +37,8 @@ class Scenario:
     data: dict
     path: Path
     overrides: list = field(default_factory=list)
+    #: the validated ``graph.generator`` (a :mod:`simengine.config.generators` model) or None
+    generator: Optional[BaseModel] = None
 
     @property
     def kind(self) -> str:
@@ -50,11 +54,18 @@ class Scenario:
 
     def resolve(self, relpath) -> Path:
         """A path from the scenario: relative to the scenario file's folder, else to the cwd."""
-        p = Path(relpath).expanduser()
+        p = Path(relpath)
+        try:
+            p = p.expanduser()
+        except RuntimeError:  # ~user without such a user: keep the name as written
+            pass
         if p.is_absolute():
             return p
         beside = self.path.parent / p
-        return beside if beside.exists() or not p.exists() else p
+        try:
+            return beside if beside.exists() or not p.exists() else p
+        except (OSError, ValueError):  # a name too long, a NUL byte: the file checks report it
+            return beside
 
 
 def _model_at(model_cls, keys):
@@ -69,11 +80,26 @@ def _model_at(model_cls, keys):
     return cls if isinstance(cls, type) and issubclass(cls, BaseModel) else None
 
 
-def _clean_loc(loc):
+def _is_tag(part):
+    """A union member tag in a pydantic location, such as "literal['all']" or "list[int]"."""
+    return isinstance(part, str) and (not part.isidentifier()
+                                      or part.startswith(("literal", "function")))
+
+
+def _clean_loc(loc, data):
+    """The part of a pydantic error location that names keys of ``data`` (union tags dropped)."""
     out = []
-    for part in loc:
-        if isinstance(part, str) and (not part.isidentifier() or part.startswith(("literal", "function"))):
-            break  # a union member tag such as "literal['all']" or "list[int]"
+    node = data
+    for i, part in enumerate(loc):
+        if isinstance(node, dict) and not isinstance(part, int) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            node = node[part]
+        elif i == len(loc) - 1 and not _is_tag(part):
+            out.append(part)  # a missing key, or a key that is not a string
+            break
+        else:
+            break
         out.append(part)
     return tuple(out)
 
@@ -83,52 +109,78 @@ def _describe(err, model_cls, keys):
     ctx = err.get("ctx") or {}
     got = err.get("input")
     if kind == "missing":
-        return f"missing key '{keys[-1]}'" if keys else "missing key"
+        return f"missing key '{clip(keys[-1])}'" if keys else "missing key"
     if kind == "extra_forbidden":
         parent = _model_at(model_cls, [k for k in keys[:-1] if isinstance(k, str)])
         allowed = ", ".join(parent.model_fields) if parent is not None else ""
-        return f"unknown key '{keys[-1]}'" + (f" (expected one of: {allowed})" if allowed else "")
+        return f"unknown key {brief(keys[-1], 40)}" + (f" (expected one of: {allowed})" if allowed else "")
+    if kind == "invalid_key":
+        return f"keys must be strings, got {brief(got)}"
     if kind == "literal_error":
-        return f"expected {ctx.get('expected')}, got {got!r}"
+        return f"expected {clip(ctx.get('expected'), 200)}, got {brief(got)}"
     if kind == "value_error":
-        return str(ctx.get("error", err["msg"]))
+        return clip(ctx.get("error", err["msg"]), 300)
     msg = err["msg"]
     msg = msg[0].lower() + msg[1:]
     if msg.startswith("input should be"):
         msg = "expected" + msg[len("input should be"):]
-    if isinstance(got, (dict, list)) and len(repr(got)) > 60:
-        return msg
-    return f"{msg}, got {got!r}"
+    if isinstance(got, (dict, list)) and len(got) > 4:
+        return clip(msg, 200)
+    return f"{clip(msg, 200)}, got {brief(got)}"
 
 
-def _raise_validation(exc: ValidationError, located: Located, model_cls):
+def _raise_validation(exc: ValidationError, located: Located, model_cls, prefix=()):
+    """One line for the first error of ``exc``; ``prefix`` is where ``model_cls`` sits."""
     errors = exc.errors()
     err = errors[0]
-    keys = _clean_loc(err["loc"])
-    key = ".".join(str(k) for k in keys)
+    data = located
+    for k in prefix:
+        data = data[k]
+    own = _clean_loc(err["loc"], data)
+    keys = tuple(prefix) + own
+    key = clip(".".join(str(k) for k in keys), 80)
     where = located.where(keys)
-    if keys in _UNION_HELP and any(_clean_loc(e["loc"]) == keys for e in errors[1:]) or (
-            keys in _UNION_HELP and len(keys) < len(err["loc"])):
+    if keys in _UNION_HELP and any(_clean_loc(e["loc"], data) == own for e in errors[1:]) or (
+            keys in _UNION_HELP and len(own) < len(err["loc"])):
         raw = located
         for k in keys:
             raw = raw.get(k) if isinstance(raw, dict) else None
-        raise UserError(f"{where}: {key}: {_UNION_HELP[keys]}, got {raw!r}") from None
-    desc = _describe(err, model_cls, keys)
+        raise UserError(f"{where}: {key}: {_UNION_HELP[keys]}, got {brief(raw)}") from None
+    desc = _describe(err, model_cls, own)
     raise UserError(f"{where}: {key}: {desc}" if key else f"{where}: {desc}") from None
+
+
+def _validate_generator(located: Located):
+    """Types and ranges of ``graph.generator`` (one model per generator type)."""
+    from .generators import BY_TYPE, generator_model
+
+    gen = located["graph"]["generator"]
+    model_cls = generator_model(gen.get("type"))
+    if model_cls is None:
+        where = located.where(("graph", "generator", "type"))
+        raise UserError(f"{where}: graph.generator.type: expected one of "
+                        f"{', '.join(sorted(BY_TYPE))}, got {brief(gen.get('type'))}")
+    try:
+        return model_cls.model_validate(gen)
+    except ValidationError as exc:
+        _raise_validation(exc, located, model_cls, prefix=("graph", "generator"))
 
 
 def validate_located(located: Located) -> Scenario:
     kind = located.get("kind")
     if kind is None:
         raise UserError(f"{located.path}: missing key 'kind' (expected 'field' or 'network')")
-    if kind not in KINDS:
-        raise UserError(f"{located.where(('kind',))}: kind: expected 'field' or 'network', got {kind!r}")
+    if not isinstance(kind, str) or kind not in KINDS:
+        raise UserError(f"{located.where(('kind',))}: kind: expected 'field' or 'network', "
+                        f"got {brief(kind)}")
     model_cls = KINDS[kind]
     try:
         spec = model_cls.model_validate(dict(located))
     except ValidationError as exc:
         _raise_validation(exc, located, model_cls)
     sc = Scenario(spec, dict(located), located.path, list(getattr(located, "overrides", [])))
+    if kind == "network" and spec.graph.generator is not None:
+        sc.generator = _validate_generator(located)
     from .checks import check_scenario
 
     check_scenario(sc, located)

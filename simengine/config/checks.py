@@ -1,9 +1,54 @@
-"""Checks that need more than the schema: files that must exist, shapes, the stability limit."""
+"""Checks that need more than the schema: files that must exist, shapes, value scales that the
+kernels can represent, memory, the stability limit."""
 from __future__ import annotations
+
+import math
+import os
+import stat
 
 import numpy as np
 
 from ..errors import UserError
+from .brief import brief, clip
+
+#: |φ| beyond this is a blow-up for the engine, so no initial or wall value may exceed it
+PHI_LIMIT = 1e6
+#: headroom kept below the largest float of the solver's precision for intermediate values
+HEADROOM = 1e3
+#: rough bytes per arc while a generator builds its CSR graph (edge arrays, sort, indices)
+BYTES_PER_ARC = 40
+
+
+def physical_memory():
+    """Bytes of RAM of this machine, or None where unknown."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _gib(nbytes) -> str:
+    return f"{nbytes / 2**30:.3g} GiB"
+
+
+def file_problem(path):
+    """Why ``path`` cannot be read as a data file (None when it is a regular file).
+
+    Uses ``stat`` only, so a FIFO or a device is never opened (opening a FIFO blocks)."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return "does not exist"
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc})"
+    except ValueError:  # an embedded NUL byte
+        return "is not a valid file name"
+    if stat.S_ISDIR(st.st_mode):
+        return "is a directory, not a file"
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a device or special file"
+        return f"is {kind}, not a regular file"
+    return None
 
 
 def field_problem(spec):
@@ -23,22 +68,33 @@ def _read_initial_file(sc, located):
     init = sc.spec.initial
     path = sc.resolve(init.path)
     where = located.where(("initial", "path"))
-    if not path.exists():
-        raise UserError(f"{where}: initial.path: file {init.path!r} does not exist")
+    problem = file_problem(path)
+    if problem is not None:
+        raise UserError(f"{where}: initial.path: file {brief(init.path, 200)} {problem}")
+    grid_shape = tuple(sc.spec.grid.shape)
     try:
         with h5py.File(path, "r") as f:
             if init.dataset not in f or not isinstance(f[init.dataset], h5py.Dataset):
-                raise UserError(f"{where}: initial.dataset: {path} has no dataset {init.dataset!r}")
-            data = f[init.dataset][()]
-    except OSError as exc:
-        raise UserError(f"{where}: initial.path: {path} is not a readable HDF5 file ({exc})") from None
-    if data.ndim == len(sc.spec.grid.shape) + 1:   # a snapshot series: take the last one
-        data = data[-1]
-    if tuple(data.shape) != tuple(sc.spec.grid.shape):
-        raise UserError(f"{where}: initial.dataset: {init.dataset!r} has shape {list(data.shape)}, "
-                        f"expected grid.shape {list(sc.spec.grid.shape)}")
+                raise UserError(f"{where}: initial.dataset: {brief(str(path))} has no dataset "
+                                f"{brief(init.dataset)}")
+            ds = f[init.dataset]
+            series = ds.ndim == len(grid_shape) + 1 and ds.shape[0] > 0  # snapshots: the last
+            shape = tuple(ds.shape[1:] if series else ds.shape)
+            if shape != grid_shape:
+                raise UserError(f"{where}: initial.dataset: {brief(init.dataset)} has shape "
+                                f"{list(shape)}, expected grid.shape {list(grid_shape)}")
+            if ds.dtype.kind not in "iuf":
+                raise UserError(f"{where}: initial.dataset: {brief(init.dataset)} holds "
+                                f"{ds.dtype} values, expected numbers")
+            data = ds[-1] if series else ds[()]
+    except (OSError, ValueError, TypeError, KeyError, RuntimeError) as exc:
+        raise UserError(f"{where}: initial.path: {brief(str(path))} is not a readable HDF5 file "
+                        f"({brief(str(exc), 120)})") from None
     if not np.all(np.isfinite(data)):
-        raise UserError(f"{where}: initial.dataset: {init.dataset!r} holds NaN or inf values")
+        raise UserError(f"{where}: initial.dataset: {brief(init.dataset)} holds NaN or inf values")
+    if data.size and np.abs(data).max() > PHI_LIMIT:
+        raise UserError(f"{where}: initial.dataset: {brief(init.dataset)} holds values beyond "
+                        f"±{PHI_LIMIT:g}, which the engine treats as a blow-up")
     return data
 
 
@@ -50,6 +106,81 @@ def initial_range(sc, located):
     return init.mean - init.amplitude, init.mean + init.amplitude
 
 
+def _cells(shape) -> int:
+    n = 1
+    for extent in shape:
+        n *= int(extent)
+    return n
+
+
+def check_field_memory(spec, located):
+    """The solver's three fields, the float64 initial field and the FFT of the observables must
+    fit in this machine's memory (checked before anything is allocated)."""
+    cells = _cells(spec.grid.shape)
+    need = cells * (3 * np.dtype(spec.solver.precision).itemsize + 8 + 48)
+    mem = physical_memory()
+    if mem is not None and need > mem:
+        raise UserError(f"{located.where(('grid', 'shape'))}: grid.shape: {cells:.4g} cells need "
+                        f"about {_gib(need)}, more than this machine's {_gib(mem)} of memory")
+
+
+def check_phi_range(spec, located):
+    """Initial and wall values inside ±PHI_LIMIT (beyond it the engine reports a blow-up)."""
+    init = spec.initial
+    if init.type == "noise" and abs(init.mean) + init.amplitude > PHI_LIMIT:
+        key = ("initial", "mean") if abs(init.mean) > init.amplitude else ("initial", "amplitude")
+        raise UserError(f"{located.where(key)}: {'.'.join(key)}: |mean| + amplitude = "
+                        f"{abs(init.mean) + init.amplitude:.4g} exceeds {PHI_LIMIT:g}; φ beyond "
+                        f"that is treated as a blow-up")
+    if spec.boundary.value is not None and abs(spec.boundary.value) > PHI_LIMIT:
+        raise UserError(f"{located.where(('boundary', 'value'))}: boundary.value: "
+                        f"{spec.boundary.value:.4g} exceeds ±{PHI_LIMIT:g}; φ beyond that is "
+                        f"treated as a blow-up")
+
+
+def _log10(x) -> float:
+    return math.log10(abs(x)) if x else -math.inf
+
+
+def check_field_scales(spec, located, lo, hi):
+    """Every value the kernels form must be a finite number of the run's precision.
+
+    With Λ = 4d/h² (the largest Laplacian eigenvalue) and P = max(1, |φ|) the kernels form
+    1/h², κΛP, f'(P) and MΛ(|f'(P)| + κΛP); the free energy uses h^d (in float64). Each must stay
+    below the precision's largest float (with HEADROOM). Computed in log10 so nothing overflows
+    here; the first quantity out of range names its key."""
+    fmax = float(np.finfo(spec.solver.precision).max) / HEADROOM
+    ftiny = float(np.finfo(spec.solver.precision).tiny)
+    lim, tiny = math.log10(fmax), math.log10(ftiny)
+    prec = spec.solver.precision
+    h = float(spec.grid.spacing)
+    d = len(spec.grid.shape)
+    log_ih2 = -2 * math.log10(h)
+    log_vol = d * math.log10(h)
+    if not tiny < log_ih2 < lim or abs(log_vol) > math.log10(np.finfo(np.float64).max / HEADROOM):
+        raise UserError(f"{located.where(('grid', 'spacing'))}: grid.spacing: {h:g} is out of "
+                        f"range for {prec}: 1/h² = 1e{log_ih2:.0f} and h^{d} = 1e{log_vol:.0f} "
+                        f"must be representable")
+    wall = abs(spec.boundary.value or 0.0)
+    log_p = math.log10(max(1.0, abs(lo), abs(hi), wall))
+    log_lam = math.log10(4 * d) + log_ih2
+    m = spec.model
+    log_kterm = _log10(m.kappa) + log_lam + log_p
+    if log_kterm > lim:
+        raise UserError(f"{located.where(('model', 'kappa'))}: model.kappa: κ·4d/h²·|φ| = "
+                        f"1e{log_kterm:.0f} overflows {prec}")
+    a = m.potential.as_coefficients()
+    log_fp = max(_log10(c) + k * log_p for k, c in enumerate(a))
+    if log_fp > lim:
+        raise UserError(f"{located.where(('model', 'potential'))}: model.potential: f'(φ) "
+                        f"reaches 1e{log_fp:.0f} at |φ| = 1e{log_p:.0f} and overflows {prec}")
+    log_mu = max(log_fp, log_kterm) + math.log10(len(a) + 1)
+    log_rate = _log10(m.mobility) + log_lam + log_mu
+    if log_rate > lim:
+        raise UserError(f"{located.where(('model', 'mobility'))}: model.mobility: M·4d/h²·|μ| = "
+                        f"1e{log_rate:.0f} overflows {prec}")
+
+
 def check_field(sc, located):
     from ..field.stability import max_stable_dt
 
@@ -59,9 +190,15 @@ def check_field(sc, located):
                         f"{len(spec.grid.shape)} extents (one per grid axis), got {spec.solver.tile}")
     if isinstance(spec.solver.block, list) and len(spec.solver.block) not in (1, 2, 3):
         raise UserError(f"{located.where(('solver', 'block'))}: solver.block: expected 1 to 3 extents")
+    check_field_memory(spec, located)
+    check_phi_range(spec, located)
     lo, hi = initial_range(sc, located)
+    check_field_scales(spec, located, lo, hi)
     model, grid, boundary = field_problem(spec)
     dt_max = max_stable_dt(model, grid, boundary, phi_range=(lo, hi))
+    if not dt_max > 0:  # NaN or 0: parameters the limit cannot be computed for
+        raise UserError(f"{located.where(('model',))}: model: no stable time step exists for "
+                        f"these parameters on this grid (limit {dt_max:g})")
     if spec.time.dt > dt_max and not spec.time.allow_unstable:
         raise UserError(
             f"{located.where(('time', 'dt'))}: time.dt: {spec.time.dt:g} is above the explicit "
@@ -74,29 +211,41 @@ def check_network(sc, located):
     g = spec.graph
     if g.file is not None:
         path = sc.resolve(g.file.path)
-        if not path.exists():
+        problem = file_problem(path)
+        if problem is not None:
             raise UserError(f"{located.where(('graph', 'file', 'path'))}: graph.file.path: "
-                            f"file {g.file.path!r} does not exist")
+                            f"file {brief(g.file.path, 200)} {problem}")
+    from ..network.weights_setting import check_setting
+
+    check_setting(g.weights, g.generator, f"{located.where(('graph', 'weights'))}: graph.weights")
     if g.generator is not None:
         from ..network import generators
 
-        check = getattr(generators, "check_spec", None)
-        if check is not None:
-            try:
-                check(dict(g.generator))
-            except (ValueError, TypeError) as exc:
-                raise UserError(f"{located.where(('graph', 'generator'))}: graph.generator: {exc}") from None
-    src = spec.metrics.sources
-    if isinstance(src, list) and g.generator is not None and "n" in g.generator:
         try:
-            n = int(g.generator["n"])
-        except (TypeError, ValueError):
-            n = None
-        bad = [s for s in src if not isinstance(s, int) or (n is not None and not 0 <= s < n)]
+            generators.check_spec(dict(g.generator))
+        except (ValueError, TypeError) as exc:
+            raise UserError(f"{located.where(('graph', 'generator'))}: graph.generator: "
+                            f"{clip(str(exc), 200)}") from None
+    gen = getattr(sc, "generator", None)
+    if gen is not None:
+        need = gen.arcs() * BYTES_PER_ARC
+        mem = physical_memory()
+        if mem is not None and need > mem:
+            raise UserError(f"{located.where(('graph', 'generator'))}: graph.generator: about "
+                            f"{gen.arcs():.3g} arcs need about {_gib(need)}, more than this "
+                            f"machine's {_gib(mem)} of memory")
+    src = spec.metrics.sources
+    n = getattr(gen, "n", None) if gen is not None else None
+    if gen is not None and hasattr(gen, "shape"):
+        n = _cells(gen.shape)
+    if gen is not None and hasattr(gen, "scale"):
+        n = 1 << gen.scale
+    if isinstance(src, list) and n is not None:
+        bad = [s for s in src if not isinstance(s, int) or not 0 <= s < n]
         if bad:
             raise UserError(f"{located.where(('metrics', 'sources'))}: metrics.sources: vertex "
-                            f"{bad[0]!r} is not in the generated graph (its vertices are "
-                            f"0..{g.generator['n']}-1)")
+                            f"{brief(bad[0])} is not in the generated graph (its vertices are "
+                            f"0..{n}-1)")
 
 
 #: ``simengine validate`` parses at most this many lines of a graph file (and says so)

@@ -4,23 +4,64 @@ The key names are the user-facing contract; see docs/scenarios.md.
 """
 from __future__ import annotations
 
+import math
 from typing import Annotated, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
+from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, StrictInt, field_validator,
+                      model_validator)
 
-PosFloat = Annotated[float, Field(gt=0)]
-NonNegInt = Annotated[int, Field(ge=0)]
-PosInt = Annotated[int, Field(ge=1)]
+from ..network import algorithms as network_algorithms
+
+INT64_MAX = 2**63 - 1
+#: vertex ids and grid extents are stored in int32 arrays
+INT32_MAX = 2**31 - 1
+#: integer edge weights must be exact in float64
+WEIGHT_MAX = 2**53
+
+
+def _plain_number(value):
+    """YAML's true/false are Python ints: a boolean where a number is meant is an error, and so
+    is a non-finite float (checked before any range, so that the message says what is wrong)."""
+    if isinstance(value, bool):
+        raise ValueError(f"expected a number, got {str(value).lower()} (a boolean)")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"expected a finite number, got {value}")
+    return value
+
+
+def _number(py_type, **bounds):
+    return Annotated[py_type, BeforeValidator(_plain_number), Field(**bounds)]
+
+
+# every float is finite (no .nan, .inf, 1e999), every int bounded, no booleans for numbers
+Float = _number(float, allow_inf_nan=False)
+PosFloat = _number(float, gt=0, allow_inf_nan=False)
+NonNegFloat = _number(float, ge=0, allow_inf_nan=False)
+Probability = _number(float, ge=0, le=1, allow_inf_nan=False)
+Int = _number(int, ge=-INT64_MAX, le=INT64_MAX)
+NonNegInt = _number(int, ge=0, le=INT64_MAX)
+PosInt = _number(int, ge=1, le=INT64_MAX)
+Extent = _number(int, ge=1, le=INT32_MAX)
+VertexId = _number(int, ge=0, le=INT32_MAX)
+Weight = _number(int, ge=0, le=WEIGHT_MAX)
+Bool = Annotated[bool, Field(strict=True)]
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$"
+#: the default output is outputs/<name>.h5 (+ ".tmp", "_plots"): well below NAME_MAX = 255
+NAME_MAX = 200
 
 
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=False, validate_default=True)
 
 
+class ResourcesSpec(Strict):
+    #: refuse a run whose memory estimate exceeds what the machine has (simengine.resources)
+    check: bool = True
+
+
 # ----------------------------------------------------------------------------- field scenarios
 class GridSpec(Strict):
-    shape: Annotated[list[Annotated[int, Field(ge=1)]], Field(min_length=1, max_length=3)]
+    shape: Annotated[list[Extent], Field(min_length=1, max_length=3)]
     spacing: PosFloat = 1.0
 
     @field_validator("shape")
@@ -33,7 +74,7 @@ class GridSpec(Strict):
 
 class BoundarySpec(Strict):
     type: Literal["periodic", "mirror", "fixed"] = "periodic"
-    value: Optional[float] = None
+    value: Optional[Float] = None
 
     @model_validator(mode="after")
     def _value_only_for_fixed(self):
@@ -43,9 +84,9 @@ class BoundarySpec(Strict):
 
 
 class PotentialSpec(Strict):
-    b: Optional[float] = None
-    u: Optional[float] = None
-    coefficients: Optional[Annotated[list[float], Field(min_length=4, max_length=4)]] = None
+    b: Optional[Float] = None
+    u: Optional[Float] = None
+    coefficients: Optional[Annotated[list[Float], Field(min_length=4, max_length=4)]] = None
 
     @model_validator(mode="after")
     def _one_form(self):
@@ -56,6 +97,12 @@ class PotentialSpec(Strict):
             raise ValueError("expected {b, u} or {coefficients: [a0, a1, a2, a3]}")
         if classic and (self.b is None or self.u is None):
             raise ValueError("the classic potential needs both b and u")
+        _, a1, a2, a3 = self.as_coefficients()
+        if not (a3 > 0 or (a3 == 0 and a2 == 0 and a1 >= 0)):
+            form = ("u must be > 0 (or u = 0 with b <= 0)" if classic else
+                    "a3 must be > 0 (or a3 = a2 = 0 with a1 >= 0)")
+            raise ValueError(f"{form}: otherwise the free energy f(φ) is unbounded below and φ "
+                             f"runs away")
         return self
 
     def as_coefficients(self):
@@ -72,8 +119,8 @@ class ModelSpec(Strict):
 
 class InitialSpec(Strict):
     type: Literal["noise", "file"] = "noise"
-    mean: float = 0.0
-    amplitude: Annotated[float, Field(ge=0)] = 0.05
+    mean: Float = 0.0
+    amplitude: NonNegFloat = 0.05
     seed: NonNegInt = 1
     path: Optional[str] = None
     dataset: str = "phi"
@@ -90,7 +137,7 @@ class InitialSpec(Strict):
 class TimeSpec(Strict):
     dt: PosFloat
     steps: NonNegInt
-    allow_unstable: bool = False
+    allow_unstable: Bool = False
 
 
 class FieldSolverSpec(Strict):
@@ -98,8 +145,8 @@ class FieldSolverSpec(Strict):
     kernel: Literal["global", "shared", "texture", "combined"] = "texture"
     backend: Literal["auto", "cpu", "cuda"] = "auto"
     precision: Literal["float32", "float64"] = "float64"
-    tile: Optional[list[PosInt]] = None
-    block: Optional[Union[Literal["auto"], list[PosInt]]] = None
+    tile: Optional[list[Extent]] = None
+    block: Optional[Union[Literal["auto"], list[Extent]]] = None
     layout: Optional[Literal["seed", "modern"]] = None
 
 
@@ -112,7 +159,7 @@ class FieldOutputSpec(Strict):
 
 class FieldScenario(Strict):
     kind: Literal["field"]
-    name: Annotated[str, Field(pattern=NAME_PATTERN)]
+    name: Annotated[str, Field(max_length=NAME_MAX, pattern=NAME_PATTERN)]
     description: Optional[str] = None
     grid: GridSpec
     boundary: BoundarySpec = BoundarySpec()
@@ -121,6 +168,7 @@ class FieldScenario(Strict):
     time: TimeSpec
     solver: FieldSolverSpec = FieldSolverSpec()
     output: FieldOutputSpec = FieldOutputSpec()
+    resources: ResourcesSpec = ResourcesSpec()
     sweep: Optional[dict] = None   # expanded and validated by simengine.sweep
 
 
@@ -133,8 +181,8 @@ class GraphFileSpec(Strict):
 
 class WeightSpec(Strict):
     type: Literal["uniform_int"]
-    low: int = 1
-    high: int = 10
+    low: Weight = 1
+    high: Weight = 10
     seed: NonNegInt = 1
 
     @model_validator(mode="after")
@@ -148,8 +196,9 @@ class GraphSpec(Strict):
     generator: Optional[dict] = None
     file: Optional[GraphFileSpec] = None
     #: None: what the file describes (DIMACS, general Matrix Market: directed) or the generator makes
-    directed: Optional[bool] = None
-    weights: Union[Literal["none", "file"], WeightSpec, None] = "none"
+    directed: Optional[Bool] = None
+    #: None (absent) = the graph's own weights (a weighted generator's, a file's weight column)
+    weights: Union[Literal["none", "file"], WeightSpec, None] = None
 
     @model_validator(mode="after")
     def _one_source(self):
@@ -157,8 +206,6 @@ class GraphSpec(Strict):
             raise ValueError("give exactly one of 'generator' or 'file'")
         if self.generator is not None and "type" not in self.generator:
             raise ValueError("generator needs a 'type' (e.g. barabasi_albert)")
-        if self.weights == "file" and self.file is None:
-            raise ValueError("weights: file needs a graph 'file' with a weight column")
         return self
 
 
@@ -166,6 +213,8 @@ class SampleSpec(Strict):
     sample: PosInt
     seed: NonNegInt = 1
 
+
+ALGORITHM_NAMES = network_algorithms.NAMES
 
 STATISTICS = ("mean_distance", "diameter", "radius", "eccentricity", "distance_histogram",
               "closeness", "harmonic", "efficiency", "components", "mst_weight")
@@ -176,10 +225,9 @@ class MetricsSpec(Strict):
     sources: Union[Literal["all"], SampleSpec,
                    Annotated[list[Union[StrictInt, Annotated[str, Field(min_length=1)]]],
                              Field(min_length=1)]] = "all"
-    algorithm: Literal["auto", "bfs", "msbfs", "dijkstra", "dial", "fw", "floyd_warshall",
-                       "frontier_sssp", "near_far"] = "auto"
+    algorithm: Literal[ALGORITHM_NAMES] = "auto"
     statistics: list[Literal[STATISTICS]] = list(STATISTICS[:8])
-    store_distances: bool = False
+    store_distances: Bool = False
     histogram_bin_width: Optional[PosFloat] = None
 
 
@@ -195,12 +243,13 @@ class NetworkOutputSpec(Strict):
 
 class NetworkScenario(Strict):
     kind: Literal["network"]
-    name: Annotated[str, Field(pattern=NAME_PATTERN)]
+    name: Annotated[str, Field(max_length=NAME_MAX, pattern=NAME_PATTERN)]
     description: Optional[str] = None
     graph: GraphSpec
     metrics: MetricsSpec = MetricsSpec()
     solver: NetworkSolverSpec = NetworkSolverSpec()
     output: NetworkOutputSpec = NetworkOutputSpec()
+    resources: ResourcesSpec = ResourcesSpec()
     sweep: Optional[dict] = None   # expanded and validated by simengine.sweep
 
 

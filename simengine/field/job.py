@@ -139,6 +139,7 @@ class FieldJob:
         phi = None
         if due:
             row, phi = self.observe(done, elapsed)
+            self.last_observation = row         # shown by the controller's progress lines
             if "obs" in due:
                 out.obs.append(row)
         if "snap" in due:

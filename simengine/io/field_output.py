@@ -17,6 +17,7 @@ from .. import __version__
 from ..errors import OutputError
 from .durable import ignore_file_size_signal, remove
 from .field_store import FieldIndex, FieldParts, clean_parts
+from .metadata import annotate_field
 
 
 def root_attributes(sc, solver_name) -> dict:
@@ -53,8 +54,10 @@ class FieldOutput:
                 self.index = FieldIndex(self.path, grid.shape, grid.spacing,
                                         float(sc.spec.time.dt), job.dtype,
                                         root_attributes(sc, job.solver.name), job.total)
+                self.index.hook = annotate_field
             else:
                 self.index = FieldIndex.load(self.path, check_checkpoint=False)
+                self.index.hook = annotate_field
                 if truncate_to is not None:
                     self.index.truncate(truncate_to)
                 self.index.steps_total = job.total

@@ -14,6 +14,7 @@ from .. import __version__
 from ..errors import OutputError
 from .durable import remove
 from .network_store import NetworkIndex, NetworkParts, clean_parts
+from .metadata import annotate_network
 
 
 def _attributes(job, sc):
@@ -38,6 +39,7 @@ class NetworkOutput:
                 unreachable = unreachable_sentinel(job.store_dtype)
             self.index = NetworkIndex(self.path, _attributes(job, sc), job.graph.n, job.total,
                                       job.store_dtype, unreachable, compression)
+            self.index.hook = annotate_network
             if job.graph.ids is not None:   # the input's name of vertex i
                 self.index.vertex_id = job.graph.output_ids()
             self.rows_done = 0
@@ -47,6 +49,7 @@ class NetworkOutput:
                 raise OutputError(f"{exc}; nothing was committed to {self.path}") from None
         else:
             self.index, _ = NetworkIndex.load(self.path, check_checkpoint=False)
+            self.index.hook = annotate_network
             self.index.compression = compression
             self.rows_done = self.index.rows[-1][1] if self.index.rows else 0
             clean_parts(self.index)

@@ -14,6 +14,7 @@ import yaml
 
 from ..errors import UserError
 from .layout import FORMAT_VERSION  # noqa: F401 (the layout this simengine writes)
+from .metadata import is_dimension_only
 
 
 def open_output(path, mode="r"):
@@ -99,7 +100,8 @@ class Result:
     def _group(self, name):
         if name not in self.file:
             return {}
-        return {k: v[()] for k, v in self.file[name].items() if isinstance(v, h5py.Dataset)}
+        return {k: v[()] for k, v in self.file[name].items()
+                if isinstance(v, h5py.Dataset) and not is_dimension_only(v)}
 
     # -- field runs
     @property

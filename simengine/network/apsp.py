@@ -1,53 +1,20 @@
-"""APSP statistics driver: runs a slice of sources through an engine and accumulates partials.
+"""APSP statistics driver: runs any set of sources through a backend and accumulates the partials.
 
-``run_sources`` takes an explicit array of sources (so MPI ranks / GPUs can each take a range) and
-adds one :class:`~simengine.network.statistics.ChunkPartial` per batch to a
-:class:`~simengine.network.statistics.PathStatistics`, in source order.
+``run_sources`` takes an explicit array of sources (a rank's or a GPU's share, in any order, not
+necessarily a range), a backend and a device, and adds one
+:class:`~simengine.network.statistics.ChunkPartial` per batch to a
+:class:`~simengine.network.statistics.PathStatistics`.  Which algorithm runs where is decided by
+the registry (:mod:`simengine.network.backends`).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..errors import UserError
+from .backends import get_backend, report_substitution
+from .sources import check_sources, choose_sources
 from .statistics import PathStatistics, unreachable_sentinel
 
-ALGORITHMS = ("auto", "msbfs", "bfs", "dial", "dijkstra", "fw", "floyd_warshall")
-
-#: ``auto`` uses Floyd–Warshall for weighted graphs with n ≤ FW_MAX_N and density ≥ FW_MIN_DENSITY
-FW_MAX_N = 1500
-FW_MIN_DENSITY = 0.1
-
-
-def resolve_algorithm(graph, algorithm: str = "auto") -> str:
-    """Concrete algorithm for ``algorithm`` on ``graph``: ``msbfs``, ``bfs``, ``dijkstra`` or ``fw``.
-
-    ``auto``: unweighted → ``msbfs``; weighted with n ≤ FW_MAX_N and arc density
-    m / (n(n-1)) ≥ FW_MIN_DENSITY → ``fw``; otherwise ``dial`` (bucket-queue Dijkstra) when every
-    weight is an integer in [0, 4096], else ``dijkstra`` (binary heap).  ``msbfs``/``bfs`` on a
-    weighted graph is an error (they ignore weights).
-    """
-    a = str(algorithm).lower()
-    if a == "floyd_warshall":
-        a = "fw"
-    if a not in ("auto", "msbfs", "bfs", "dial", "dijkstra", "fw"):
-        raise UserError(f"unknown APSP algorithm {algorithm!r}; expected one of "
-                        "auto, msbfs, bfs, dial, dijkstra, fw")
-    from .sssp import dial_applicable
-
-    if a == "dial" and not dial_applicable(graph):
-        raise UserError("algorithm 'dial' needs integer weights in [0, 4096]")
-    if a == "auto":
-        if not graph.weighted:
-            return "msbfs"
-        n = graph.n
-        dens = graph.num_arcs / (n * (n - 1)) if n > 1 else 1.0
-        if n <= FW_MAX_N and dens >= FW_MIN_DENSITY:
-            return "fw"
-        return "dial" if dial_applicable(graph) else "dijkstra"
-    if a in ("msbfs", "bfs") and graph.weighted:
-        raise UserError(f"algorithm {a!r} ignores weights; use dijkstra, fw or auto for a "
-                        "weighted graph")
-    return a
+__all__ = ["run_sources", "apsp_statistics", "store_dtype", "check_store", "choose_sources"]
 
 
 def store_dtype(graph):
@@ -61,119 +28,65 @@ def store_dtype(graph):
     return np.dtype(np.uint64)
 
 
-def choose_sources(n: int, spec="all", seed=None) -> tuple[np.ndarray, bool]:
-    """Sources for a run and whether they are a sample.
-
-    ``spec``: ``"all"`` (every vertex), ``{"sample": K, "seed": s}`` (K distinct vertices drawn
-    uniformly without replacement with ``numpy.random.default_rng(s)``, returned sorted), or an
-    explicit list of vertex ids (kept in the given order; duplicates are an error).
-    """
-    if spec is None or (isinstance(spec, str) and spec == "all"):
-        return np.arange(n, dtype=np.int64), False
-    if isinstance(spec, dict):
-        if set(spec) - {"sample", "seed"} or "sample" not in spec:
-            raise UserError(f"sources: expected {{sample: K, seed: S}}, got {spec!r}")
-        K = spec["sample"]
-        if not isinstance(K, (int, np.integer)) or isinstance(K, bool) or K < 1:
-            raise UserError(f"sources.sample must be a positive integer, got {K!r}")
-        K = int(K)
-        if K >= n:
-            return np.arange(n, dtype=np.int64), False
-        rng = np.random.default_rng(spec.get("seed", seed))
-        return np.sort(rng.choice(n, size=K, replace=False)).astype(np.int64), True
-    if isinstance(spec, str):
-        raise UserError(f"sources: expected 'all', {{sample: K, seed: S}} or a list, got {spec!r}")
-    arr = np.asarray(spec)
-    if arr.ndim != 1 or (len(arr) and arr.dtype.kind not in "iu"):
-        raise UserError("sources: an explicit list must be a flat list of vertex ids")
-    arr = arr.astype(np.int64)
-    if len(arr) and (arr.min() < 0 or arr.max() >= n):
-        raise UserError(f"sources: vertex id out of range 0..{n - 1}")
-    if len(np.unique(arr)) != len(arr):
-        raise UserError("sources: duplicate vertex ids")
-    return arr, False
-
-
-def check_weights(graph, algorithm):
-    if graph.weighted and algorithm in ("dial", "dijkstra", "fw") and len(graph.weights):
-        if not np.all(np.isfinite(graph.weights)):
-            raise UserError("graph has non-finite edge weights")
-        if graph.weights.min() < 0:
-            raise UserError(f"graph has negative edge weights (min {graph.weights.min():g}); "
-                            "shortest paths here need weights >= 0")
-
-
-def iter_partials(graph, sources, algorithm="auto", store=None, batch=None, bin_width=1.0,
-                  threads=None):
-    """Generator of ChunkPartials (CPU), one per batch, in source order."""
-    alg = resolve_algorithm(graph, algorithm)
-    check_weights(graph, alg)
-    sources = np.ascontiguousarray(sources, dtype=np.int64)
-    if store is not None:
-        if store.shape != (len(sources), graph.n):
-            raise ValueError(f"store must have shape {(len(sources), graph.n)}")
-        if store.dtype.kind in "iu" and graph.n - 1 >= unreachable_sentinel(store.dtype):
-            raise ValueError(f"store dtype {store.dtype} cannot hold hop counts up to {graph.n-1}")
-    if alg == "msbfs":
-        words = None if batch is None else max(1, int(batch) // 64)
-        from .msbfs import msbfs_partials
-        return msbfs_partials(graph, sources, words=words, store=store, threads=threads)
-    if alg == "bfs":
-        from .bfs import bfs_partials
-        return bfs_partials(graph, sources, batch=batch or 64, store=store, threads=threads)
-    if alg == "dial":
-        from .sssp import dial_partials
-        return dial_partials(graph, sources, bin_width=bin_width, batch=batch or 32,
-                             store=store, threads=threads)
-    if alg == "dijkstra":
-        from .sssp import dijkstra_partials
-        return dijkstra_partials(graph, sources, bin_width=bin_width, batch=batch or 32,
-                                 store=store, threads=threads)
-    from .floyd_warshall import fw_partials
-    return fw_partials(graph, sources, bin_width=bin_width, batch=batch or 256, store=store)
+def check_store(graph, store, num_sources: int) -> None:
+    """ValueError unless ``store`` is a (num_sources, n) array whose dtype holds every distance."""
+    if store is None:
+        return
+    if store.shape != (num_sources, graph.n):
+        raise ValueError(f"store must have shape {(num_sources, graph.n)}")
+    if store.dtype.kind in "iu" and graph.n - 1 >= unreachable_sentinel(store.dtype):
+        raise ValueError(f"store dtype {store.dtype} cannot hold hop counts up to {graph.n - 1}")
 
 
 def run_sources(graph, sources, stats: PathStatistics, algorithm: str = "auto",
-                backend: str = "cpu", store=None, batch=None, progress=None):
-    """Process ``sources`` (a slice of the run) and add their partials to ``stats`` in order.
+                backend: str = "cpu", store=None, batch=None, progress=None, *,
+                device: int | None = None, log=None, **options) -> str:
+    """Process ``sources`` and add their partials to ``stats``.
 
     Parameters
     ----------
     graph : CSRGraph
-    sources : int array of source vertex ids (this slice's share of the work).
+    sources : int array of source vertex ids (any subset of the vertices, in any order; none of
+        them may be in ``stats`` already).
     stats : PathStatistics for this graph (its ``bin_width`` bins weighted distances).
-    algorithm : ``auto`` | ``msbfs`` | ``bfs`` | ``dial`` | ``dijkstra`` | ``fw`` (see :func:`resolve_algorithm`).
-    backend : ``cpu`` or ``cuda`` (lazily dispatches to
-        ``simengine.network.cuda.apsp.run_sources_cuda`` with the same signature).
+    algorithm : any name of :mod:`simengine.network.algorithms` (``auto`` included).  A run split
+        into many calls should resolve ``auto`` once with
+        :func:`simengine.network.backends.plan` (``num_sources`` = the whole run) and pass
+        ``plan.algorithm`` here.
+    backend : ``cpu`` | ``cuda`` | ``auto``.
     store : optional preallocated (len(sources), n) array receiving the distances; dtype from
         :func:`store_dtype` (unreachable = :func:`unreachable_sentinel`).
-    batch : sources per batch (msbfs: rounded down to a multiple of 64; default chosen per engine).
-    progress : optional callable(done_sources:int) called after each batch.
+    batch : sources per batch (msbfs: a multiple of 64 on the CPU, of 32 on the GPU; default chosen
+        per engine).
+    progress : optional callable(done_sources: int) called after each batch with the number of
+        this call's sources done so far.
+    device : GPU ordinal for ``cuda`` (None: the current device); must be None for ``cpu``.
+    log : optional callable(str) told when the backend substitutes the algorithm (without it,
+        an :class:`~simengine.network.backends.AlgorithmSubstitution` warning).
+    options : engine options (cpu: ``threads``; cuda: ``sort_by_degree``, ``delta``,
+        ``persistent``).
 
     Returns the concrete algorithm name used.
     """
-    if backend == "cuda":
-        from .cuda.apsp import run_sources_cuda
-
-        return run_sources_cuda(graph, sources, stats, algorithm=algorithm, backend=backend,
-                                store=store, batch=batch)
-    if backend != "cpu":
-        raise UserError(f"unknown backend {backend!r}; expected cpu or cuda")
     if stats.n != graph.n:
         raise ValueError("stats is for a graph of another size")
-    alg = resolve_algorithm(graph, algorithm)
+    b = get_backend(backend)
+    sources = check_sources(graph.n, sources)
+    p = b.plan(graph, algorithm, len(sources))
+    report_substitution(p, log)
+    check_store(graph, store, len(sources))
     done = 0
-    for p in iter_partials(graph, sources, alg, store=store, batch=batch,
-                           bin_width=stats.bin_width):
-        stats.add(p)
-        done += len(p.sources)
+    for part in b.iter_partials(graph, sources, p.algorithm, store=store, batch=batch,
+                                bin_width=stats.bin_width, device=device, **options):
+        stats.add(part)
+        done += len(part.sources)
         if progress is not None:
             progress(done)
-    return alg
+    return p.algorithm
 
 
 def apsp_statistics(graph, sources="all", algorithm="auto", seed=None, bin_width=1.0,
-                    elapsed=False) -> dict:
+                    elapsed=False, backend="cpu") -> dict:
     """Convenience: choose sources, run them all, return ``PathStatistics.results()``."""
     import time
 
@@ -181,6 +94,6 @@ def apsp_statistics(graph, sources="all", algorithm="auto", seed=None, bin_width
     stats = PathStatistics.for_graph(graph, bin_width=bin_width, sampled=sampled,
                                      planned_sources=len(src))
     t0 = time.perf_counter()
-    run_sources(graph, src, stats, algorithm)
+    run_sources(graph, src, stats, algorithm, backend=backend)
     t = time.perf_counter() - t0
     return stats.results(elapsed=t if elapsed else None, graph=graph)

@@ -11,14 +11,15 @@ the end, so the other ranks stop claiming after their current batch.
 
 Merging: each rank accumulates its batches in its own :class:`PathStatistics`; the per-source
 arrays are disjoint between ranks (a source is claimed once), so summing them across ranks is
-exact, and per-target column sums are summed in float64 (integer counts exactly). The merged
-partial is added to ``stats`` on every rank, so every rank knows which sources are done.
+exact, and per-target column sums are summed in float64 with their compensation terms (integer
+counts exactly). The union is merged into ``stats`` on every rank
+(:meth:`PathStatistics.merge`), so every rank knows which sources are done.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .statistics import ChunkPartial, PathStatistics
+from .statistics import PathStatistics
 
 #: a rank claims about this many batches' worth per rank and round, for balance
 CLAIMS_PER_RANK = 8
@@ -92,16 +93,16 @@ def merge_into(stats: PathStatistics, local: PathStatistics, comm) -> None:
     done = comm.allreduce_array(local.done.astype(np.int32), "sum")
     if done.max(initial=0) > 1:
         raise RuntimeError("a source was processed on two ranks")
-    idx = np.flatnonzero(done)
-    red = {name: comm.allreduce_array(getattr(local, name), "sum")
-           for name in ("row_sum", "row_reach", "row_max", "row_harm",
-                        "col_sum", "col_reach", "col_harm")}
+    union = PathStatistics(stats.n, stats.directed, stats.weighted, stats.bin_width,
+                           stats.sampled, stats.planned_sources)
+    union.done = done.astype(bool)
+    # per-source arrays are zero outside each rank's own sources: their sum is exact; the column
+    # sums travel with their compensation terms
+    for name in ("row_sum", "row_reach", "row_max", "row_harm", "col_sum", "col_sum_lo",
+                 "col_reach", "col_harm", "col_harm_lo"):
+        setattr(union, name, comm.allreduce_array(getattr(local, name), "sum"))
     nb = comm.allreduce(len(local.hist), "max")
     h = np.zeros(nb, np.int64)
     h[:len(local.hist)] = local.hist
-    hist = comm.allreduce_array(h, "sum")
-    if len(idx) == 0:
-        return
-    stats.add(ChunkPartial(idx.astype(np.int64), red["row_sum"][idx], red["row_reach"][idx],
-                           red["row_max"][idx], red["row_harm"][idx], red["col_sum"],
-                           red["col_reach"], red["col_harm"], hist))
+    union.hist = comm.allreduce_array(h, "sum")
+    stats.merge(union)

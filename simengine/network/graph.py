@@ -108,6 +108,11 @@ class CSRGraph:
             self._transpose = CSRGraph.from_edges(self.n, d, s, self.weights, directed=True)
         return self._transpose
 
+    def __getstate__(self):
+        """Pickle without the engines' per-graph caches (``_simengine_*``: a Floyd–Warshall matrix,
+        device copies), which belong to one process and one device."""
+        return {k: v for k, v in self.__dict__.items() if not k.startswith("_simengine_")}
+
     def content_hash(self) -> str:
         """SHA-256 over n, directedness, the CSR arrays and the vertex ids (when the input named its
         vertices): identifies the graph a result is for."""

@@ -17,7 +17,8 @@ class NetworkJob:
     unit = "source"
 
     def __init__(self, sc, log=None, comm=None):
-        from .apsp import choose_sources, resolve_algorithm
+        from .backends import plan
+        from .sources import choose_sources
         from .statistics import PathStatistics
 
         from ..parallel import SerialComm
@@ -42,28 +43,19 @@ class NetworkJob:
             src_spec = "all"
         else:
             src_spec = {"sample": m.sources.sample, "seed": m.sources.seed}
-        self.backend = self._backend(spec.solver.backend)
         try:
             sources, self.sampled = choose_sources(self.graph.n, src_spec)
             self.sources = np.asarray(sources, dtype=np.int64)
-            if self.backend == "cuda":
-                from .cuda.apsp import resolve_algorithm_cuda
-
-                self.algorithm = resolve_algorithm_cuda(self.graph, m.algorithm,
-                                                        num_sources=len(self.sources))
-            else:
-                if m.algorithm in ("frontier_sssp", "near_far"):
-                    raise UserError(f"metrics.algorithm: {m.algorithm} runs on the GPU only "
-                                    f"(solver.backend: cuda)")
-                self.algorithm = resolve_algorithm(self.graph, m.algorithm)
+            # backend and algorithm resolved once for the whole run (every rank gets the same plan)
+            self.plan = plan(self.graph, m.algorithm, spec.solver.backend,
+                             num_sources=len(self.sources))
         except UserError as exc:
             raise UserError(f"{sc.path}: {exc}") from None
         except ValueError as exc:
             raise UserError(f"{sc.path}: metrics: {exc}") from None
-        if self.graph.weighted and self.graph.num_arcs and self.graph.weights.min() < 0:
-            raise UserError(f"{sc.path}: graph.weights: negative edge weights are not supported "
-                            f"by the shortest-path algorithms (min weight "
-                            f"{self.graph.weights.min():g})")
+        self.backend, self.algorithm = self.plan.backend, self.plan.algorithm
+        if self.plan.substituted:
+            self.log(f"metrics.algorithm: {self.plan.note}")
         self.total = len(self.sources)
         self.bin_width = float(m.histogram_bin_width or 1.0)
         self.stats = PathStatistics.for_graph(self.graph, bin_width=self.bin_width,
@@ -79,7 +71,7 @@ class NetworkJob:
 
     # ---- graph
     def _build_graph(self):
-        from . import generators, readers
+        from . import generators, readers, weights_setting
 
         g = self.spec.graph
         sc = self.sc
@@ -99,19 +91,11 @@ class NetworkJob:
         except (ValueError, TypeError, KeyError) as exc:
             what = "graph.generator" if g.generator is not None else "graph.file"
             raise UserError(f"{sc.path}: {what}: {exc}") from None
-        if isinstance(g.weights, dict) or hasattr(g.weights, "type"):
-            w = g.weights
-            graph = generators.random_weights(graph, w.low, w.high, w.seed)
-        elif g.weights == "none" and graph.weighted:
-            graph.weights = None
+        source = (f"generator {g.generator['type']!r}" if g.generator is not None
+                  else str(g.file.path))
+        graph = weights_setting.apply_setting(graph, g.weights, source, self.log)
+        weights_setting.check_weight_values(graph, f"{sc.path}: graph.weights ({source})")
         return graph
-
-    def _backend(self, backend):
-        if backend == "auto":
-            from numba import config, cuda
-
-            return "cuda" if (not config.ENABLE_CUDASIM and cuda.is_available()) else "cpu"
-        return backend
 
     def _warm_up(self) -> float:
         """Compile the GPU kernels on a 3-vertex graph of the same types, so that the work timer
@@ -196,7 +180,7 @@ class NetworkJob:
 
     def remaining(self) -> np.ndarray:
         """Planned sources not processed yet, in plan order."""
-        return self.sources[~self.stats.done[self.sources]]
+        return self.stats.pending(self.sources)
 
     def next_stop(self, done):
         return min(self.total, (done // self.every + 1) * self.every)

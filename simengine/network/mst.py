@@ -6,7 +6,7 @@ import numpy as np
 from numba import njit
 
 from .components import _find
-from .heap import heap_pop, heap_push
+from .cpu.heap import heap_pop, heap_push
 
 
 @njit(cache=True)

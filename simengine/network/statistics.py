@@ -6,10 +6,12 @@ into a :class:`ChunkPartial`; :class:`PathStatistics` accumulates them and deriv
 fused reductions are tested against.  Definitions of every statistic: ``docs/network.md``.
 
 Determinism: per-source quantities (row sums, counts, maxima, harmonic sums) are stored per source
-id and summed at the end in vertex order, so totals do not depend on batching or resume; column
-sums and histogram counts are integers (exact) for unweighted and integer-weighted graphs; only the
-floating column harmonic sums (closeness is exact, harmonic centrality is not) can differ in the
-last bits when the same sources are batched differently.
+id and summed at the end in vertex order, so totals do not depend on batching, resume or on how
+the sources were split between accumulators; counts and histograms are integers.  The floating
+column sums (distance and harmonic sums per target) are accumulated with a compensation term
+(:func:`two_sum`), so adding or merging the same partials in any order gives the same result up
+to ~1e-32 relative — in practice bitwise; partials of *differently composed* batches differ only by
+their own rounding (~1e-16 relative).
 """
 from __future__ import annotations
 
@@ -18,7 +20,16 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["ChunkPartial", "reduce_block", "PathStatistics", "unreachable_sentinel",
-           "graph_connected", "select_statistics"]
+           "graph_connected", "select_statistics", "two_sum"]
+
+
+def two_sum(a, b):
+    """Error-free sum of float arrays: ``s = fl(a + b)`` and ``e`` with ``a + b = s + e`` exactly
+    (Knuth's TwoSum, no branches, any magnitudes)."""
+    s = a + b
+    bb = s - a
+    e = (a - (s - bb)) + (b - bb)
+    return s, e
 
 
 def unreachable_sentinel(dtype) -> float | int:
@@ -133,9 +144,13 @@ class PathStatistics:
     planned_sources : how many sources the run will process; default n.  Fewer than n without
         ``sampled`` means an explicit source list (see :meth:`results`).
 
-    Per-source values are kept per vertex id, so totals do not depend on batching or order;
-    adding the same source twice raises ``ValueError``.  :meth:`state` / :meth:`from_state`
-    round-trip the accumulator through a ``dict[str, np.ndarray]`` (HDF5 checkpoint).
+    The work done is a *set* of sources (``done``, a boolean mask over the vertices), not a prefix
+    of a list: partials may arrive in any order and accumulators of disjoint source sets (other
+    ranks, other devices, an earlier run) combine with :meth:`merge`.  Per-source values are kept
+    per vertex id; the floating column sums carry a compensation term (``col_sum_lo``,
+    ``col_harm_lo``), so the totals do not depend on the order of :meth:`add` / :meth:`merge`.
+    Adding the same source twice raises ``ValueError``.  :meth:`state` / :meth:`from_state`
+    round-trip the accumulator through a ``dict[str, np.ndarray]`` (HDF5 checkpoint, MPI message).
     """
 
     def __init__(self, n: int, directed: bool = False, weighted: bool = False,
@@ -155,8 +170,10 @@ class PathStatistics:
         self.row_max = np.zeros(n)
         self.row_harm = np.zeros(n)
         self.col_sum = np.zeros(n)
+        self.col_sum_lo = np.zeros(n)
         self.col_reach = np.zeros(n, dtype=np.int64)
         self.col_harm = np.zeros(n)
+        self.col_harm_lo = np.zeros(n)
         self.hist = np.zeros(1, dtype=np.int64)
 
     @classmethod
@@ -164,13 +181,35 @@ class PathStatistics:
                   planned_sources: int | None = None) -> "PathStatistics":
         return cls(graph.n, graph.directed, graph.weighted, bin_width, sampled, planned_sources)
 
-    # ------------------------------------------------------------------ accumulation
+    # ------------------------------------------------------------------ the set of done sources
     @property
     def sources_done(self) -> int:
         return int(self.done.sum())
 
+    def done_sources(self) -> np.ndarray:
+        """The ids of the sources already accumulated (sorted int64)."""
+        return np.flatnonzero(self.done).astype(np.int64)
+
+    def pending(self, sources) -> np.ndarray:
+        """The entries of ``sources`` not accumulated yet, in the given order (what a resumed or
+        redistributed run still has to do, whatever split produced the done set)."""
+        s = np.asarray(sources, dtype=np.int64).ravel()
+        return s[~self.done[s]]
+
+    # ------------------------------------------------------------------ accumulation
+    def _add_columns(self, col_sum, col_sum_lo, col_reach, col_harm, col_harm_lo, hist):
+        self.col_sum, e = two_sum(self.col_sum, np.asarray(col_sum, dtype=np.float64))
+        self.col_sum_lo += e + col_sum_lo
+        self.col_harm, e = two_sum(self.col_harm, np.asarray(col_harm, dtype=np.float64))
+        self.col_harm_lo += e + col_harm_lo
+        self.col_reach += col_reach
+        h = np.asarray(hist, dtype=np.int64)
+        if len(h) > len(self.hist):
+            self.hist = np.concatenate([self.hist, np.zeros(len(h) - len(self.hist), np.int64)])
+        self.hist[:len(h)] += h
+
     def add(self, p: ChunkPartial) -> None:
-        """Add one batch's partial (call in source order for bitwise-reproducible column sums)."""
+        """Add one batch's partial (any order)."""
         s = np.asarray(p.sources, dtype=np.int64)
         if len(s) and (s.min() < 0 or s.max() >= self.n):
             raise ValueError("source id out of range")
@@ -183,28 +222,38 @@ class PathStatistics:
         self.row_reach[s] = p.row_reach
         self.row_max[s] = p.row_max
         self.row_harm[s] = p.row_harm
-        self.col_sum += p.col_sum
-        self.col_reach += p.col_reach
-        self.col_harm += p.col_harm
-        h = np.asarray(p.hist, dtype=np.int64)
-        if len(h) > len(self.hist):
-            self.hist = np.concatenate([self.hist, np.zeros(len(h) - len(self.hist), np.int64)])
-        self.hist[:len(h)] += h
+        self._add_columns(p.col_sum, 0.0, p.col_reach, p.col_harm, 0.0, p.hist)
 
     def merge(self, other: "PathStatistics") -> None:
-        """Merge an accumulator that processed a disjoint set of sources (e.g. another rank)."""
-        st = other.state()
-        idx = np.flatnonzero(st["done"])
-        self.add(ChunkPartial(idx, st["row_sum"][idx], st["row_reach"][idx], st["row_max"][idx],
-                              st["row_harm"][idx], st["col_sum"], st["col_reach"], st["col_harm"],
-                              st["hist"]))
+        """Add the accumulator ``other`` of a disjoint set of sources (another rank, another device,
+        an earlier part of the run).  ValueError if the graphs or settings differ or a source is in
+        both."""
+        if (other.n, other.directed, other.weighted, other.bin_width, other.sampled) != \
+                (self.n, self.directed, self.weighted, self.bin_width, self.sampled):
+            raise ValueError("merge: the accumulators are for different graphs or settings")
+        if (self.done & other.done).any():
+            raise ValueError("merge: a source was accumulated by both")
+        m = other.done
+        self.done |= m
+        for k in ("row_sum", "row_reach", "row_max", "row_harm"):
+            getattr(self, k)[m] = getattr(other, k)[m]
+        self._add_columns(other.col_sum, other.col_sum_lo, other.col_reach, other.col_harm,
+                          other.col_harm_lo, other.hist)
+
+    @property
+    def column_sums(self) -> tuple[np.ndarray, np.ndarray]:
+        """(Σ_s d(s,u), Σ_s 1/d(s,u)) per target u, compensation included."""
+        return self.col_sum + self.col_sum_lo, self.col_harm + self.col_harm_lo
 
     # ------------------------------------------------------------------ checkpoint
     _ARRAYS = ("done", "row_sum", "row_reach", "row_max", "row_harm",
-               "col_sum", "col_reach", "col_harm", "hist")
+               "col_sum", "col_sum_lo", "col_reach", "col_harm", "col_harm_lo", "hist")
+    #: arrays that checkpoints written before they existed lack (restored as zeros)
+    _OPTIONAL = ("col_sum_lo", "col_harm_lo")
 
     def state(self) -> dict:
-        """All accumulator state as ``dict[str, np.ndarray]`` (copies), for an HDF5 checkpoint."""
+        """All accumulator state as ``dict[str, np.ndarray]`` (copies), for an HDF5 checkpoint.
+        ``done`` is the boolean mask of the sources accumulated."""
         st = {k: getattr(self, k).copy() for k in self._ARRAYS}
         st["meta"] = np.array([self.n, int(self.directed), int(self.weighted), int(self.sampled),
                                self.planned_sources], dtype=np.int64)
@@ -217,6 +266,8 @@ class PathStatistics:
         self = cls(int(meta[0]), bool(meta[1]), bool(meta[2]), float(np.asarray(state["bin_width"])),
                    bool(meta[3]), int(meta[4]))
         for k in cls._ARRAYS:
+            if k not in state and k in cls._OPTIONAL:
+                continue
             a = np.asarray(state[k])
             setattr(self, k, a.astype(getattr(self, k).dtype, copy=True))
         return self
@@ -278,14 +329,15 @@ class PathStatistics:
         out["histogram_bin_width"] = self.bin_width if self.weighted else 1.0
         out["eccentricity"] = ecc
         # column-based centralities (inward distances, networkx definitions)
+        col_sum, col_harm = self.column_sums
         if self.estimate_scale_needed(K):
             m_u = np.full(n, float(K))
             m_u[idx] -= 1.0                      # sampled sources other than u
             with np.errstate(divide="ignore", invalid="ignore"):
                 frac = np.where(m_u > 0, self.col_reach / np.maximum(m_u, 1), 0.0)
-                clo = np.where(self.col_sum > 0, self.col_reach / np.where(self.col_sum > 0,
-                               self.col_sum, 1.0) * frac, 0.0)
-                harm = np.where(m_u > 0, self.col_harm * (n - 1) / np.maximum(m_u, 1), 0.0)
+                clo = np.where(col_sum > 0, self.col_reach / np.where(col_sum > 0,
+                               col_sum, 1.0) * frac, 0.0)
+                harm = np.where(m_u > 0, col_harm * (n - 1) / np.maximum(m_u, 1), 0.0)
             out["closeness"] = clo
             out["harmonic"] = harm
         elif listed:
@@ -300,10 +352,10 @@ class PathStatistics:
                 out["harmonic"] = harm
         else:
             with np.errstate(divide="ignore", invalid="ignore"):
-                clo = np.where(self.col_sum > 0, self.col_reach.astype(np.float64) ** 2 /
-                               np.where(self.col_sum > 0, self.col_sum, 1.0) / max(n - 1, 1), 0.0)
+                clo = np.where(col_sum > 0, self.col_reach.astype(np.float64) ** 2 /
+                               np.where(col_sum > 0, col_sum, 1.0) / max(n - 1, 1), 0.0)
             out["closeness"] = clo
-            out["harmonic"] = self.col_harm.copy()
+            out["harmonic"] = col_harm
         if not self.sampled or K == n:
             out["mean_distance"] = mean
             out["reachable_pairs"] = tot_reach

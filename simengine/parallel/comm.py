@@ -206,12 +206,10 @@ def world():
     if n <= 1:
         return SerialComm()
     try:
-        import mpi4py  # noqa: F401
+        import mpi4py
     except ImportError:
         raise UserError(f"this process was started as one of {n} MPI ranks but mpi4py is not "
                         f"installed; pip install 'simengine[mpi]' (or run without mpiexec)") from None
-    import mpi4py
-
     mpi4py.rc.threads = False  # the engines call MPI from the main thread only
     return MPIComm()
 

@@ -18,6 +18,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--backend", default="cpu")
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--precision", default="both", choices=["both", "float64", "float32"])
     a = ap.parse_args()
 
     from simengine.field import observables as obs
@@ -34,7 +35,7 @@ def main():
         shapes = {1: (16,), 2: (12, 8), 3: (7, 4, 4)}
     kernels = ("global", "shared", "texture", "combined")
     bounds = ("periodic", "mirror", "fixed")
-    precisions = ("float64", "float32")
+    precisions = ("float64", "float32") if a.precision == "both" else (a.precision,)
     cases = list(itertools.product((1, 2, 3), bounds, kernels, precisions))
     if a.quick or a.backend == "cuda":
         cases = [c for i, c in enumerate(cases) if c[3] == "float64" or i % 4 == 0]
@@ -46,7 +47,7 @@ def main():
         boundary = Boundary(bkind, 0.2 if bkind == "fixed" else 0.0)
         kw = dict(kernel=kernel, precision=prec, integrator="rk2", dt=0.01)
         if a.backend == "cuda":
-            kw["block"] = [8, 8] if ndim > 1 else [8]
+            kw["block"] = {1: [32], 2: [8, 8], 3: [8, 4, 4]}[ndim]
         solver, slab, slabs = make_rank_solver(comm, model, grid, boundary, backend=a.backend,
                                                **kw)
         solver.load(noise_rows(shape, slab.start, slab.stop, 0.1, 0.3, 7, np.dtype(prec)))

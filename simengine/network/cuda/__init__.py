@@ -1,16 +1,23 @@
 """CUDA backend of the network engine (numba.cuda): BFS, frontier SSSP (label-correcting with
 ``atomic.min``; near–far variant), bitset multi-source BFS with on-device statistics, blocked
-Floyd–Warshall, and the driver :func:`simengine.network.cuda.apsp.run_sources_cuda`.
+Floyd–Warshall, and :mod:`.engine`, which picks one of them and yields the per-batch partials.
+
+Devices: every entry point takes a device ordinal (``None`` = the current device); the graph's
+device copies (:func:`device_graph`, :func:`graph_cache`) are cached per graph *and per device*.
 
 Importing this package does not touch numba.cuda; the submodules do.  Works under the CUDA
-simulator (``NUMBA_ENABLE_CUDASIM=1``) with the same code paths except where noted (warp votes are
-replaced by shared-memory atomics, block sizes are small).  Design notes: ``docs/network-gpu.md``.
+simulator (``NUMBA_ENABLE_CUDASIM=1``, one device) with the same code paths except where noted
+(warp votes are replaced by shared-memory atomics, block sizes are small).  Design notes:
+``docs/network-gpu.md``.
 """
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
-__all__ = ["simulator", "device_graph", "DeviceGraph", "clear_cache"]
+__all__ = ["simulator", "device_count", "current_device", "device_context", "on_device",
+           "device_graph", "DeviceGraph", "graph_cache", "clear_cache"]
 
 
 def simulator() -> bool:
@@ -26,12 +33,14 @@ class DeviceGraph:
     ``indptr`` int64, ``indices`` int32, ``weights`` float64 (ones for unweighted graphs, made on
     first use), ``degree`` int32 (out-degree), and for directed graphs the transpose's
     ``t_indptr``/``t_indices`` (in-arcs, for pull steps); undirected graphs share the arrays.
-    Uploaded once and cached on the graph object (:func:`device_graph`).
+    Uploaded to the current device (``device``) once and cached on the graph object per device
+    (:func:`device_graph`).
     """
 
     def __init__(self, graph):
         from numba import cuda
 
+        self.device = current_device()
         self.n = int(graph.n)
         self.num_arcs = int(graph.num_arcs)
         self.directed = bool(graph.directed)
@@ -60,7 +69,8 @@ class DeviceGraph:
             w = self._graph_weights
             if w is None:
                 w = np.ones(self.num_arcs)
-            self._weights = cuda.to_device(np.ascontiguousarray(w, dtype=np.float64))
+            with device_context(self.device):
+                self._weights = cuda.to_device(np.ascontiguousarray(w, dtype=np.float64))
         return self._weights
 
     @property
@@ -70,32 +80,81 @@ class DeviceGraph:
 
         if self._order is None:
             o = np.argsort(self.degree_host, kind="stable").astype(np.int32)
-            self._order = cuda.to_device(o)
+            with device_context(self.device):
+                self._order = cuda.to_device(o)
         return self._order
+
+
+def device_count() -> int:
+    """Number of CUDA devices numba sees (0 when CUDA is unavailable; 1 under the simulator)."""
+    from numba import cuda
+
+    if not cuda.is_available():
+        return 0
+    return len(cuda.gpus)
+
+
+def current_device() -> int:
+    """Ordinal of the device whose context is current (the simulator has only device 0)."""
+    from numba import cuda
+
+    return int(getattr(cuda.get_current_device(), "id", 0))
+
+
+def device_context(device: int | None):
+    """Context manager making GPU ``device`` current (``None``: leave the current one)."""
+    if device is None:
+        return contextlib.nullcontext()
+    from numba import cuda
+
+    d = int(device)
+    if not 0 <= d < device_count():
+        raise ValueError(f"CUDA device {device} does not exist (this process sees "
+                         f"{device_count()} device(s))")
+    return cuda.gpus[d]
+
+
+def on_device(partials, device: int | None):
+    """Iterate ``partials`` (a generator) with GPU ``device`` current during each step.
+
+    The context is pushed for each step and popped before the partial is handed on, so two such
+    iterators on different devices can be interleaved by one thread."""
+    it = iter(partials)
+    while True:
+        with device_context(device):
+            try:
+                p = next(it)
+            except StopIteration:
+                return
+        yield p
 
 
 _ATTR = "_simengine_cuda_cache"
 
 
-def device_graph(graph) -> DeviceGraph:
-    """The cached :class:`DeviceGraph` of ``graph`` (uploaded on first use)."""
-    cache = graph.__dict__.get(_ATTR)
-    if cache is None:
-        cache = {}
-        graph.__dict__[_ATTR] = cache
+def graph_cache(graph, device: int | None = None) -> dict:
+    """Per-graph, per-device dict of cached device data: ``"graph"`` (the :class:`DeviceGraph`),
+    ``"fw"`` (the Floyd–Warshall matrix).  ``device`` None: the current device."""
+    key = current_device() if device is None else int(device)
+    per_device = graph.__dict__.setdefault(_ATTR, {})
+    return per_device.setdefault(key, {})
+
+
+def device_graph(graph, device: int | None = None) -> DeviceGraph:
+    """The :class:`DeviceGraph` of ``graph`` on ``device`` (None: the current device), uploaded on
+    first use."""
+    cache = graph_cache(graph, device)
     dg = cache.get("graph")
     if dg is None:
-        dg = DeviceGraph(graph)
+        with device_context(device):
+            dg = DeviceGraph(graph)
         cache["graph"] = dg
     return dg
 
 
-def graph_cache(graph) -> dict:
-    """Per-graph dict for other cached device data (e.g. the Floyd–Warshall matrix)."""
-    device_graph(graph)
-    return graph.__dict__[_ATTR]
-
-
-def clear_cache(graph) -> None:
-    """Drop the device copies cached on ``graph`` (frees GPU memory)."""
-    graph.__dict__.pop(_ATTR, None)
+def clear_cache(graph, device: int | None = None) -> None:
+    """Drop the device copies cached on ``graph``: on every device (``device`` None) or on one."""
+    if device is None:
+        graph.__dict__.pop(_ATTR, None)
+    else:
+        graph.__dict__.get(_ATTR, {}).pop(int(device), None)

@@ -12,7 +12,7 @@ semiring formulation):
 In-place updates are safe because the diagonal is 0 and weights are non-negative (row kk and
 column kk of a tile do not change in step kk).  "No path" is ``inf`` in float64 (inf + x = inf,
 no overflow).  Padded vertices are isolated.  O(n³) work and O(n²) memory: the ``auto`` rule of
-:mod:`simengine.network.cuda.apsp` uses it only for small or dense weighted graphs.
+:mod:`simengine.network.cuda.engine` uses it only for small or dense weighted graphs.
 """
 from __future__ import annotations
 
@@ -171,7 +171,7 @@ def floyd_warshall_device(graph, tile: int = TILE, rows: int = ROWS):
 
 def floyd_warshall(graph, tile: int = TILE, rows: int = ROWS) -> np.ndarray:
     """All-pairs distances (n × n float64, inf = unreachable) computed on the GPU."""
-    from .apsp import check_weights
+    from ..weights import check_weights
 
     check_weights(graph)
     D = floyd_warshall_device(graph, tile, rows)

@@ -102,8 +102,6 @@ def sssp_batch(dg, sources, buf: SSSPBuffers, method: str = "frontier", delta=No
     """
     n = dg.n
     B = len(sources)
-    method = {"dijkstra": "frontier", "sssp": "frontier", "near_far": "nearfar",
-              "delta": "nearfar"}.get(method, method)
     if method == "frontier":
         delta = INF
     elif method == "nearfar":
@@ -148,7 +146,7 @@ def sssp(graph, source: int, method: str = "frontier", delta=None) -> np.ndarray
 
 def sssp_many(graph, sources, method: str = "frontier", delta=None, batch: int = 64) -> np.ndarray:
     """(len(sources), n) float64 distances, batches of ``batch`` sources."""
-    from .apsp import check_weights
+    from ..weights import check_weights
 
     check_weights(graph)
     dg = device_graph(graph)

@@ -1,7 +1,8 @@
 """Dijkstra's single-source shortest paths with a binary heap (lazy deletion), and APSP batches.
 
-Weights must be non-negative (checked by the APSP driver).  Each worker owns its heap and distance
-buffer; APSP parallelises over batches of sources (race-free, pitfall P1 avoided).
+Weights must be non-negative (checked by :func:`simengine.network.weights.check_weights` before a
+run).  Each worker owns its heap and distance buffer and APSP parallelises over batches of sources,
+so no two threads ever write the same distance entry.
 """
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from numba import njit, prange
 
 from .bfs import _reduce_row, group_partials
 from .heap import heap_pop, heap_push
+from ..weights import DIAL_MAX_WEIGHT, dial_applicable
 
 
 @njit(cache=True)
@@ -85,18 +87,6 @@ def dijkstra_partials(graph, sources, bin_width: float = 1.0, batch: int = 32, s
 
 
 # ---------------------------------------------------------------------------- Dial (bucket queue)
-#: ``auto`` uses Dial's algorithm when every weight is an integer in [0, DIAL_MAX_WEIGHT]
-DIAL_MAX_WEIGHT = 1 << 12
-
-
-def dial_applicable(graph) -> bool:
-    """True if every weight is a non-negative integer ≤ DIAL_MAX_WEIGHT (Dial's algorithm)."""
-    w = graph.weights
-    if w is None or len(w) == 0:
-        return True
-    return bool(w.min() >= 0 and w.max() <= DIAL_MAX_WEIGHT and np.all(w == np.floor(w)))
-
-
 @njit(cache=True)
 def _dial_into(indptr, indices, iw, C, s, dist, head, ev, enext, done, stamp):
     """Dial's algorithm: circular array of C+1 buckets (linked lists with lazy deletion).
@@ -161,7 +151,7 @@ def _dial_group(indptr, indices, iw, C, bin_width, sources, starts, row_sum, row
 def dial(graph, source: int) -> np.ndarray:
     """Single-source distances by Dial's algorithm (integer weights; see dial_applicable)."""
     if not dial_applicable(graph):
-        raise ValueError("dial needs integer weights in [0, DIAL_MAX_WEIGHT]")
+        raise ValueError(f"dial needs integer weights in [0, {DIAL_MAX_WEIGHT}]")
     n, m = graph.n, graph.num_arcs
     iw = (graph.weights if graph.weights is not None else np.ones(m)).astype(np.int64)
     C = int(iw.max()) if m else 1

@@ -18,7 +18,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from .statistics import ChunkPartial
+from ..statistics import ChunkPartial
 
 _M1 = np.uint64(0x5555555555555555)
 _M2 = np.uint64(0x3333333333333333)
@@ -222,7 +222,7 @@ def msbfs_partials(graph, sources, words: int | None = None, store=None, threads
     ``store`` (optional, shape (len(sources), n), integer or float dtype) receives the hop
     distances, unreachable = :func:`~simengine.network.statistics.unreachable_sentinel`.
     """
-    from .statistics import unreachable_sentinel
+    from ..statistics import unreachable_sentinel
 
     sources = np.ascontiguousarray(sources, dtype=np.int64)
     n = graph.n

@@ -2,15 +2,19 @@
 
 Three phases per diagonal block k (Venkataraman et al.): the diagonal block, then its block row and
 column (parallel), then every other block (parallel, independent).  The k loop is outside the
-i/j loops in every block and the diagonal is 0, so the in-place update is safe (pitfall P3);
-``inf`` is never added to (pitfall P4).
+i/j loops in every block and the diagonal is 0 with weights >= 0, so row k and column k do not
+change during step k and the in-place update is safe; a row whose ``D[i, k]`` is ``inf`` is
+skipped, so ``inf`` is never added to.
+
+The closure is computed once per graph and kept on the graph object (:func:`closure`), so a run
+that hands out its sources in many batches pays for Floyd–Warshall once.
 """
 from __future__ import annotations
 
 import numpy as np
 from numba import njit, prange
 
-from .statistics import reduce_block, unreachable_sentinel
+from ..statistics import reduce_block, unreachable_sentinel
 
 BLOCK = 64
 
@@ -73,10 +77,31 @@ def floyd_warshall(graph, block: int = BLOCK) -> np.ndarray:
     return D
 
 
-def fw_partials(graph, sources, bin_width: float = 1.0, batch: int = 256, store=None):
-    """APSP by Floyd–Warshall, reduced per batch of sources (rows of the full matrix)."""
-    sources = np.asarray(sources, dtype=np.int64)
+_CACHE = "_simengine_fw_closure"
+
+
+def closure(graph) -> np.ndarray:
+    """The all-pairs distance matrix of ``graph``, computed on first use and cached on the graph
+    (recomputed if its ``indptr``, ``indices`` or ``weights`` array is replaced)."""
+    key = (graph.indptr, graph.indices, graph.weights)
+    hit = graph.__dict__.get(_CACHE)
+    if hit is not None and all(a is b for a, b in zip(hit[0], key)):
+        return hit[1]
     D = floyd_warshall(graph)
+    D.setflags(write=False)
+    graph.__dict__[_CACHE] = (key, D)
+    return D
+
+
+def clear_closure(graph) -> None:
+    """Drop the cached Floyd–Warshall matrix of ``graph``."""
+    graph.__dict__.pop(_CACHE, None)
+
+
+def fw_partials(graph, sources, bin_width: float = 1.0, batch: int = 256, store=None):
+    """APSP by Floyd–Warshall, reduced per batch of sources (rows of the cached closure)."""
+    sources = np.asarray(sources, dtype=np.int64)
+    D = closure(graph)
     for lo in range(0, len(sources), batch):
         s = sources[lo:lo + batch]
         block = D[s]

@@ -1,8 +1,9 @@
 """Single-source BFS (level-synchronous, double-buffered frontier) and per-source APSP batches.
 
-A BFS is run by one thread on its own buffers, so it is race-free (pitfall P2 does not arise: the
-frontier being expanded and the next frontier are separate arrays).  APSP parallelises over
-batches of sources (``prange``), each worker owning its distance buffer and column accumulators.
+A BFS is run by one thread on its own buffers, so it is race-free, and the frontier being expanded
+and the next frontier are separate arrays, so a vertex found at level L+1 is never expanded at
+level L.  APSP parallelises over batches of sources (``prange``), each worker owning its distance
+buffer and column accumulators.
 """
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from .statistics import ChunkPartial, unreachable_sentinel
+from ..statistics import ChunkPartial, unreachable_sentinel
 
 
 @njit(cache=True)

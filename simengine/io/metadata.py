@@ -1,0 +1,357 @@
+"""Self-describing outputs: ``units`` and ``description`` attributes and netCDF-style dimensions.
+
+:func:`annotate` is called at the end of every write of an output file. It works on whatever
+datasets exist (it never creates data the writer did not write, except small coordinate arrays) and
+is idempotent, so calling it after every write costs little and leaves the same result.
+
+What it adds
+------------
+* ``units`` and ``description`` on every dataset (observables, snapshots, checkpoints, statistics,
+  per-vertex arrays, histograms, coordinates). The field model is non-dimensional: lengths are in
+  the unit of ``grid.spacing``, times in the unit of ``time.dt``; network distances are hops for
+  unweighted graphs and edge-weight units for weighted ones.
+* HDF5 dimension scales in the layout netCDF-4 uses, so ``xarray.open_dataset(path,
+  engine="h5netcdf", group=...)`` shows named dimensions with coordinates:
+
+  ==================  ========================================================================
+  group               dimensions (coordinate)
+  ==================  ========================================================================
+  ``/`` (field)       ``x`` / ``y`` / ``z`` cell positions i·h (grid axes ordered z, y, x; the
+                      last axis is x, contiguous in memory)
+  ``/fields``         ``time`` (``fields/time``; ``step`` as a further coordinate), then space
+  ``/observables``    ``time`` (``observables/time``; ``step`` as a further coordinate)
+  ``/checkpoint``     space (field runs)
+  ``/`` (network)     ``sources`` (``/sources``, the source ids), ``distance`` (lower bin edges
+                      of ``/distance_histogram``), ``target`` (columns of ``/distances``)
+  ``/vertex``         ``vertex`` (0..n−1; ``id`` as a further coordinate when the file has one)
+  ``/checkpoint``     ``checkpoint_vertex``, ``checkpoint_<name>_index`` (network runs: internal
+                      accumulators; the dimensions are in the root group)
+  ==================  ========================================================================
+
+The ``vertex``, ``target`` and ``checkpoint_*`` dimensions are netCDF "dimensions without a
+variable" (a dataset whose ``NAME`` attribute says so); :func:`is_dimension_only` tells readers to
+skip them.
+"""
+from __future__ import annotations
+
+import h5py
+import numpy as np
+import yaml
+
+#: the NAME attribute netCDF-4 gives a dimension that has no coordinate variable
+NOT_A_VARIABLE = "This is a netCDF dimension but not a netCDF variable."
+
+SPACE_DIMS = {1: ("x",), 2: ("y", "x"), 3: ("z", "y", "x")}
+
+T, L, E = "model time unit", "model length unit", "model energy unit"
+
+#: field datasets: path -> (units, description)
+FIELD = {
+    "observables/step": ("1", "time step n of the row; t = n·dt"),
+    "observables/time": (T, "simulated time t = step·dt (in the unit of time.dt)"),
+    "observables/mass": ("1", "mass: mean of φ over the grid (conserved by Cahn–Hilliard)"),
+    "observables/free_energy": (E, "Ginzburg–Landau free energy F = h^d Σ_cells [f(φ) + κ/2 |∇φ|²] "
+                                   "(forward differences, boundary terms per docs/field.md)"),
+    "observables/phi_min": ("1", "minimum of φ over the grid"),
+    "observables/phi_max": ("1", "maximum of φ over the grid"),
+    "observables/length": (L, "characteristic domain size L = 2π/k₁, k₁ the S(k)-weighted mean "
+                              "wavenumber |k| (k ≠ 0) of the structure factor S(k) = |FFT(φ − φ̄)|²"),
+    "observables/wall_time": ("s", "wall-clock seconds of computation since the run started "
+                                   "(summed over resumes)"),
+    "fields/phi": ("1", "snapshots of the order parameter φ (composition; equilibrium phases "
+                        "φ = ±√(b/u)); axes (time, [z,] [y,] x)"),
+    "fields/step": ("1", "time step n of each snapshot"),
+    "fields/time": (T, "simulated time t = step·dt of each snapshot"),
+    "checkpoint/phi": ("1", "order parameter φ at the checkpoint (attributes step, time); "
+                            "the state --resume continues from"),
+    "x": (L, "cell position x = i·h along the last grid axis"),
+    "y": (L, "cell position y = j·h along the second-to-last grid axis"),
+    "z": (L, "cell position z = k·h along the first grid axis (3D)"),
+}
+
+D = "{dist}"          # replaced by "hops" or "edge-weight units"
+_DIST_STATS = {"mean_distance", "diameter", "radius", "mst_weight"}
+
+#: network datasets: path -> (units, description)
+NETWORK = {
+    "sources": ("1", "source vertices in the order they were processed (row i of /distances)"),
+    "distances": (D, "d(sources[i], t) for every target t; unreachable targets hold the value of "
+                     "the attribute 'unreachable'"),
+    "distance_histogram": ("ordered pairs", "number of ordered pairs (s, t), s ≠ t, s a source, "
+                                            "with d(s, t) in [i·w, (i+1)·w) (w = bin_width; hops "
+                                            "d = i for unweighted graphs)"),
+    "distance": (D, "lower edge i·w of each distance-histogram bin (the hop count for unweighted "
+                    "graphs)"),
+    "vertex/eccentricity": (D, "eccentricity: largest finite distance from the vertex (NaN for "
+                               "vertices that were not sources)"),
+    "vertex/closeness": (f"1/{D}", "closeness centrality (networkx closeness_centrality, inward "
+                                   "distances, Wasserman–Faust scaling (r/S)·(r/(n−1)))"),
+    "vertex/harmonic": (f"1/{D}", "harmonic centrality Σ_{s ≠ v} 1/d(s, v) (networkx "
+                                  "harmonic_centrality; sampled runs scale to all sources)"),
+    "vertex/id": ("1", "the vertex's id in the input (file id or networkx label)"),
+    "vertex/degree": ("1", "out-degree of the vertex"),
+    "statistics/n": ("1", "number of vertices"),
+    "statistics/mean_distance": (D, "mean of d(s, t) over reachable ordered pairs s ≠ t"),
+    "statistics/diameter": (D, "largest finite distance (a lower bound when sources are sampled)"),
+    "statistics/radius": (D, "smallest eccentricity of a vertex that reaches another vertex (an "
+                             "upper bound when sources are sampled)"),
+    "statistics/efficiency": (f"1/{D}", "global efficiency Σ_{s≠t} 1/d(s, t) / (n(n−1))"),
+    "statistics/reachable_pairs": ("ordered pairs", "ordered pairs (s, t), s ≠ t, with t reachable "
+                                                    "from s"),
+    "statistics/unreachable_pairs": ("ordered pairs", "ordered pairs (s, t), s ≠ t, with t not "
+                                                      "reachable from s"),
+    "statistics/connected": ("1", "true when every ordered pair is reachable (strongly connected)"),
+    "statistics/sources_done": ("1", "number of sources processed"),
+    "statistics/planned_sources": ("1", "number of sources the run planned"),
+    "statistics/complete": ("1", "true when every vertex was a source"),
+    "statistics/all_sources": ("1", "true when every vertex was a source"),
+    "statistics/listed": ("1", "true when the sources are an explicit list (statistics over the "
+                               "pairs (s, t) with s in the list)"),
+    "statistics/sampled": ("1", "true when the sources are a uniform random sample"),
+    "statistics/estimate": ("1", "true when the statistics are estimates from sampled sources"),
+    "statistics/directed": ("1", "true for a directed graph"),
+    "statistics/weighted": ("1", "true for a weighted graph"),
+    "statistics/elapsed": ("s", "wall-clock seconds of the shortest-path computation"),
+    "statistics/normalized_time": (f"s/{D}", "elapsed / mean_distance (Leist's normalised time)"),
+    "statistics/components": ("1", "number of weakly connected components"),
+    "statistics/weak_components": ("1", "number of weakly connected components"),
+    "statistics/strong_components": ("1", "number of strongly connected components"),
+    "statistics/largest_weak": ("1", "vertices in the largest weakly connected component"),
+    "statistics/largest_strong": ("1", "vertices in the largest strongly connected component"),
+    "statistics/mst_weight": (D, "total weight of a minimum spanning forest (hops = edges for "
+                                 "unweighted graphs)"),
+    "statistics/diameter_is_lower_bound": ("1", "true: diameter is the maximum over sampled "
+                                                "sources only"),
+    "statistics/radius_is_upper_bound": ("1", "true: radius is the minimum over sampled sources "
+                                              "only"),
+    "statistics/histogram_bin_width": (D, "width of the distance-histogram bins"),
+}
+
+CHECKPOINT_NETWORK = ("1", "accumulator state of the shortest-path statistics (internal; what "
+                           "--resume continues from)")
+
+
+def is_dimension_only(ds) -> bool:
+    """True for a netCDF dimension that is not a variable (holds no data; readers skip it)."""
+    name = ds.attrs.get("NAME", b"")
+    name = name.decode() if isinstance(name, bytes) else str(name)
+    return name.startswith(NOT_A_VARIABLE)
+
+
+def describe(path: str, kind: str, weighted: bool = False):
+    """``(units, description)`` for dataset ``path`` of a ``kind`` output, or ``None`` if unknown.
+
+    ``*_se`` statistics are standard errors of the statistic without the suffix (same units).
+    """
+    path = path.strip("/")
+    table = FIELD if kind == "field" else NETWORK
+    entry = table.get(path)
+    if entry is None and path.startswith("statistics/") and path.endswith("_se"):
+        base = table.get(path[:-3])
+        if base is not None:
+            entry = (base[0], f"standard error of {path[len('statistics/'):-3]} (estimate from "
+                              f"sampled sources, finite-population corrected)")
+    if entry is None and kind == "network" and path.startswith("checkpoint/"):
+        entry = CHECKPOINT_NETWORK
+    if entry is None:
+        return None
+    dist = "edge-weight units" if weighted else "hops"
+    return entry[0].replace(D, dist), entry[1].replace(D, dist)
+
+
+def annotate(f: h5py.File, kind: str | None = None) -> None:
+    """Add units, descriptions and dimension scales to the open, writable output ``f``.
+
+    Idempotent; works on whatever datasets exist. ``kind`` defaults to the file's ``kind``
+    attribute.
+    """
+    kind = kind or _str(f.attrs.get("kind", ""))
+    weighted = bool(f.attrs.get("graph_weighted", False))
+    if kind == "field":
+        _field_coordinates(f)
+        _field_dimensions(f)
+    elif kind == "network":
+        _network_dimensions(f)
+    else:
+        return
+
+    def visit(name, obj):
+        if isinstance(obj, h5py.Dataset) and not is_dimension_only(obj):
+            entry = describe(name, kind, weighted)
+            if entry is not None:
+                _set_attr(obj, "units", entry[0])
+                _set_attr(obj, "description", entry[1])
+
+    f.visititems(visit)
+
+
+def annotate_field(f: h5py.File) -> None:
+    """:func:`annotate` for a field output (the hook the field index runs before sealing)."""
+    annotate(f, "field")
+
+
+def annotate_network(f: h5py.File) -> None:
+    """:func:`annotate` for a network output (the hook the network index runs before sealing)."""
+    annotate(f, "network")
+
+
+# ------------------------------------------------------------------------------ helpers
+def _str(v) -> str:
+    return v.decode() if isinstance(v, bytes) else str(v)
+
+
+def _set_attr(obj, key, value):
+    old = obj.attrs.get(key)
+    if old is None or _str(old) != value:
+        obj.attrs[key] = value
+
+
+def _scale(ds, name=None):
+    """Make ``ds`` a dimension scale (once)."""
+    if ds.attrs.get("CLASS") != b"DIMENSION_SCALE":
+        ds.make_scale(name if name is not None else ds.name.rsplit("/", 1)[-1])
+    return ds
+
+
+def _attached(ds, axis):
+    """The scale datasets attached to ``ds`` axis ``axis`` (empty when none or unreadable)."""
+    try:
+        return list(ds.dims[axis].values())
+    except (KeyError, ValueError, RuntimeError):  # a reference to a deleted scale
+        return None
+
+
+def _attach(ds, dims):
+    """Attach the scale datasets ``dims`` (one per axis) to ``ds`` unless already attached."""
+    if ds.ndim != len(dims) or any(s is None or s.shape[0] != n for s, n in zip(dims, ds.shape)):
+        return
+    current = [_attached(ds, a) for a in range(ds.ndim)]
+    if all(c is not None and len(c) == 1 and c[0] == s for c, s in zip(current, dims)):
+        return
+    if "DIMENSION_LIST" in ds.attrs and any(c is None or len(c) for c in current):
+        # stale or different attachments (a scale was replaced): start from a clean slate
+        del ds.attrs["DIMENSION_LIST"]
+    for axis, s in enumerate(dims):
+        ds.dims[axis].attach_scale(s)
+
+
+def _coordinates(ds, names):
+    _set_attr(ds, "coordinates", " ".join(names))
+
+
+def _coordinate(f, name, values):
+    """A root-level coordinate dataset ``name`` holding ``values`` (replaced if it differs)."""
+    values = np.asarray(values)
+    if name in f:
+        ds = f[name]
+        if ds.shape == values.shape and ds.dtype == values.dtype and np.array_equal(ds[()], values):
+            return _scale(ds)
+        del f[name]
+    from .h5image import chunk_shape
+
+    return _scale(f.create_dataset(name, data=values, fletcher32=True,
+                                   chunks=chunk_shape(values.shape, values.dtype.itemsize)))
+
+
+def _dimension_only(group, name, size):
+    """A netCDF dimension without a variable: an empty dataset marked as a scale."""
+    if name in group:
+        ds = group[name]
+        if ds.shape == (size,) and is_dimension_only(ds):
+            return ds
+        del group[name]
+    ds = group.create_dataset(name, shape=(size,), dtype="f4")
+    ds.make_scale(f"{NOT_A_VARIABLE}{size:10d}")
+    return ds
+
+
+# ------------------------------------------------------------------------------ field runs
+def _grid(f):
+    """(shape, spacing) of the field grid, from /fields attributes or the stored scenario."""
+    shape = spacing = None
+    if "fields" in f:
+        a = f["fields"].attrs
+        if "grid_shape" in a:
+            shape = tuple(int(n) for n in a["grid_shape"])
+        if "spacing" in a:
+            spacing = float(a["spacing"])
+    if shape is None or spacing is None:
+        sc = yaml.safe_load(_str(f.attrs.get("scenario", "{}"))) or {}
+        grid = sc.get("grid", {})
+        shape = shape or tuple(grid.get("shape", ()))
+        spacing = spacing if spacing is not None else float(grid.get("spacing", 1.0))
+    return shape, spacing
+
+
+def _field_coordinates(f):
+    shape, h = _grid(f)
+    if not shape or len(shape) not in SPACE_DIMS:
+        return
+    for name, n in zip(SPACE_DIMS[len(shape)], shape):
+        ds = _coordinate(f, name, np.arange(n, dtype=np.float64) * h)
+        _set_attr(ds, "axis", name.upper())
+
+
+def _field_dimensions(f):
+    shape, _ = _grid(f)
+    space = [f[d] if d in f else None for d in SPACE_DIMS.get(len(shape), ())]
+    for group in ("observables", "fields"):
+        if f"{group}/time" not in f:
+            continue
+        g = f[group]
+        t = _scale(g["time"])
+        for name, ds in g.items():
+            if not isinstance(ds, h5py.Dataset) or name == "time" or not ds.ndim:
+                continue
+            if name == "phi":
+                _attach(ds, [t, *space])
+            elif ds.ndim == 1:
+                _attach(ds, [t])
+            if name != "step" and "step" in g:
+                _coordinates(ds, ["step"])
+    if "checkpoint/phi" in f and space:
+        _attach(f["checkpoint/phi"], space)
+
+
+# ------------------------------------------------------------------------------ network runs
+def _network_dimensions(f):
+    n = int(f.attrs.get("graph_n", 0)) if "graph_n" in f.attrs else None
+    if n is None and "vertex/eccentricity" in f:
+        n = f["vertex/eccentricity"].shape[0]
+    if "sources" in f:
+        _scale(f["sources"])
+    if "distance_histogram" in f:
+        hist = f["distance_histogram"]
+        w = float(hist.attrs.get("bin_width", 1.0))
+        edges = np.arange(hist.shape[0]) * w
+        dist = _coordinate(f, "distance", edges if w != 1.0 else edges.astype(np.int64))
+        _attach(hist, [dist])
+    if n is None:
+        return
+    if "vertex" in f:
+        g = f["vertex"]
+        dim = _dimension_only(g, "vertex", n)
+        has_id = "id" in g
+        for name, ds in g.items():
+            if isinstance(ds, h5py.Dataset) and name != "vertex" and ds.ndim == 1:
+                _attach(ds, [dim])
+                if has_id and name != "id":
+                    _coordinates(ds, ["id"])
+    if "checkpoint" in f:
+        _checkpoint_dimensions(f["checkpoint"], n)
+    if "distances" in f and "sources" in f:
+        # rows follow /sources; the target axis gets its own root dimension (an HDF5 group and a
+        # dataset cannot share the name "vertex")
+        _attach(f["distances"], [f["sources"], _dimension_only(f, "target", n)])
+
+
+def _checkpoint_dimensions(g, n):
+    """Internal accumulator arrays: length-n arrays along ``checkpoint_vertex``, others along
+    ``checkpoint_<name>_index``. The dimensions live in the root group: the checkpoint group holds
+    exactly the accumulator arrays (its digest covers the list)."""
+    root = g.file
+    for name, ds in list(g.items()):
+        if not isinstance(ds, h5py.Dataset) or is_dimension_only(ds) or ds.ndim != 1:
+            continue
+        dim = "checkpoint_vertex" if ds.shape[0] == n else f"checkpoint_{name}_index"
+        _attach(ds, [_dimension_only(root, dim, ds.shape[0])])

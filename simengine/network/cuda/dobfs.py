@@ -1,0 +1,194 @@
+"""Direction-optimising single-source BFS on the GPU (Beamer's push/pull switching).
+
+* top-down (push) level: one thread per frontier vertex of a queue; an unvisited out-neighbour is
+  claimed with ``atomic.cas(dist[v], UNREACHED, level)`` so exactly one thread appends it to the
+  next queue (``atomic.add`` on a counter);
+* bottom-up (pull) level: one thread per vertex; an unvisited vertex scans its in-arcs for a
+  parent in the frontier bitmap and stops at the first; it writes only its own entries, so no
+  atomics are needed except one per block for the level's totals (summed in shared memory);
+* the frontier changes representation (queue ↔ bitmap) when the direction changes.
+
+The host reads three counters per level (new vertices, their out-arcs, their in-arcs) and applies
+the same switching rule as the CPU engine (:mod:`simengine.network.cpu.dobfs`).  A batch of sources
+is traversed one after another into the rows of one (B, n) distance block, which the on-device
+reduction (:mod:`.reduce`) turns into a ``ChunkPartial``.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import cuda, int64
+
+from . import device_graph, simulator
+from .common import fill
+from ..cpu.dobfs import ALPHA, BETA
+
+#: int32 distance of a vertex not reached (yet)
+UNREACHED = np.int32(np.iinfo(np.int32).max)
+THREADS = 16 if simulator() else 256
+
+
+@cuda.jit
+def _top_down(indptr, indices, rindptr, queue, nq, nxt, dist, level, counters):
+    i = cuda.grid(1)
+    if i < nq:
+        u = queue[i]
+        for e in range(indptr[u], indptr[u + 1]):
+            v = indices[e]
+            if dist[v] == UNREACHED:
+                old = cuda.atomic.cas(dist, v, UNREACHED, level)
+                if old == UNREACHED:
+                    pos = cuda.atomic.add(counters, 0, 1)
+                    nxt[pos] = v
+                    cuda.atomic.add(counters, 1, indptr[v + 1] - indptr[v])
+                    cuda.atomic.add(counters, 2, rindptr[v + 1] - rindptr[v])
+
+
+@cuda.jit
+def _bottom_up(indptr, rindptr, rindices, front, nxt, dist, level, n, counters):
+    v = cuda.grid(1)
+    tid = cuda.threadIdx.x
+    acc = cuda.shared.array(3, int64)
+    if tid < 3:
+        acc[tid] = 0
+    cuda.syncthreads()
+    if v < n:
+        hit = 0
+        if dist[v] == UNREACHED:
+            for e in range(rindptr[v], rindptr[v + 1]):
+                if front[rindices[e]] != 0:
+                    hit = 1
+                    break
+        nxt[v] = hit
+        if hit:
+            dist[v] = level
+            cuda.atomic.add(acc, 0, 1)
+            cuda.atomic.add(acc, 1, indptr[v + 1] - indptr[v])
+            cuda.atomic.add(acc, 2, rindptr[v + 1] - rindptr[v])
+    cuda.syncthreads()
+    if tid < 3 and acc[tid] != 0:
+        cuda.atomic.add(counters, tid, acc[tid])
+
+
+@cuda.jit
+def _queue_to_bitmap(queue, nq, bitmap):
+    i = cuda.grid(1)
+    if i < nq:
+        bitmap[queue[i]] = 1
+
+
+@cuda.jit
+def _bitmap_to_queue(bitmap, n, queue, counters):
+    v = cuda.grid(1)
+    if v < n and bitmap[v] != 0:
+        queue[cuda.atomic.add(counters, 3, 1)] = v
+
+
+@cuda.jit
+def _start(dist, queue, s):
+    if cuda.grid(1) == 0:
+        dist[s] = 0
+        queue[0] = s
+
+
+def _blocks(k: int) -> int:
+    return max(1, (k + THREADS - 1) // THREADS)
+
+
+class DOBFSBuffers:
+    """Device buffers for direction-optimising BFS on an ``n``-vertex graph, ``B`` rows of
+    distances (one per source of a batch)."""
+
+    def __init__(self, n: int, B: int):
+        self.n, self.B = n, B
+        self.dist = cuda.device_array((B, n), np.int32)
+        self.queue = cuda.device_array(max(1, n), np.int32)
+        self.nxt_q = cuda.device_array(max(1, n), np.int32)
+        self.front = cuda.to_device(np.zeros(max(1, n), np.uint8))
+        self.nxt_b = cuda.to_device(np.zeros(max(1, n), np.uint8))
+        self.counters = cuda.to_device(np.zeros(4, np.int64))
+
+
+def dobfs_row(dg, source: int, buf: DOBFSBuffers, row: int = 0, alpha: int = ALPHA,
+              beta: int = BETA):
+    """BFS from ``source`` into ``buf.dist[row]``.  Returns (levels, pull levels)."""
+    n = dg.n
+    dist = buf.dist[row]
+    fill[_blocks(n), THREADS](dist, UNREACHED)
+    _start[1, 1](dist, buf.queue, int(source))
+    deg = int(dg.degree_host[source])
+    if dg.directed:
+        rdeg_s = int(dg.t_indptr_host[source + 1] - dg.t_indptr_host[source])
+    else:
+        rdeg_s = deg
+    nq, mf, mu = 1, deg, dg.num_arcs - rdeg_s
+    queue, nxt_q, front, nxt_b = buf.queue, buf.nxt_q, buf.front, buf.nxt_b
+    zeros = np.zeros(4, np.int64)
+    level = 0
+    pulls = 0
+    bottom_up = False
+    nf = prev_nf = 1
+    while nf > 0:
+        level += 1
+        buf.counters.copy_to_device(zeros)
+        if not bottom_up and mf > mu // alpha and nf >= n // beta:
+            fill[_blocks(n), THREADS](front, np.uint8(0))
+            _queue_to_bitmap[_blocks(nq), THREADS](queue, nq, front)
+            bottom_up = True
+        elif bottom_up and nf < prev_nf and nf < n // beta:
+            # the bitmap holds exactly the nf frontier vertices: the queue gets nq = nf entries
+            _bitmap_to_queue[_blocks(n), THREADS](front, n, queue, buf.counters)
+            bottom_up = False
+        prev_nf = nf
+        if bottom_up:
+            _bottom_up[_blocks(n), THREADS](dg.indptr, dg.t_indptr, dg.t_indices, front, nxt_b,
+                                            dist, np.int32(level), n, buf.counters)
+            front, nxt_b = nxt_b, front
+            pulls += 1
+        else:
+            _top_down[_blocks(nq), THREADS](dg.indptr, dg.indices, dg.t_indptr, queue, nq,
+                                            nxt_q, dist, np.int32(level), buf.counters)
+            queue, nxt_q = nxt_q, queue
+        c = buf.counters.copy_to_host()
+        nf, mf = int(c[0]), int(c[1])
+        mu -= int(c[2])
+        nq = nf
+    buf.queue, buf.nxt_q, buf.front, buf.nxt_b = queue, nxt_q, front, nxt_b
+    return level - 1, pulls
+
+
+def dobfs(graph, source: int) -> np.ndarray:
+    """Hop distances from ``source`` (int64, -1 = unreachable), computed on the GPU."""
+    dg = _prepared(graph)
+    buf = DOBFSBuffers(dg.n, 1)
+    dobfs_row(dg, int(source), buf)
+    d = buf.dist.copy_to_host()[0].astype(np.int64)
+    d[d == UNREACHED] = -1
+    return d
+
+
+def _prepared(graph):
+    """The cached device graph, with host in-degree offsets for directed graphs."""
+    dg = device_graph(graph)
+    if dg.directed and not hasattr(dg, "t_indptr_host"):
+        dg.t_indptr_host = np.ascontiguousarray(graph.transpose().indptr, dtype=np.int64)
+    return dg
+
+
+def dobfs_partials(graph, sources, batch: int = 8, store=None):
+    """Per-source direction-optimising BFS on the GPU: one ChunkPartial per batch of ``batch``
+    sources (traversed one after another, reduced together on the device), in source order."""
+    from .reduce import copy_to_store, reduce_rows
+
+    sources = np.ascontiguousarray(sources, dtype=np.int64)
+    dg = _prepared(graph)
+    n = dg.n
+    B = max(1, min(int(batch), len(sources)))
+    buf = DOBFSBuffers(n, B)
+    rows = np.arange(B, dtype=np.int64)
+    for lo in range(0, len(sources), B):
+        s = sources[lo:lo + B]
+        for b, src in enumerate(s):
+            dobfs_row(dg, int(src), buf, b)
+        if store is not None:
+            copy_to_store(buf.dist, rows[:len(s)], store, lo, float(UNREACHED))
+        yield reduce_rows(buf.dist, rows[:len(s)], s, n, float(UNREACHED), False, 1.0)

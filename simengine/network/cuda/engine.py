@@ -1,0 +1,161 @@
+"""CUDA engine: its ``auto`` rule, what it runs in place of the CPU-only algorithms, and the
+per-batch partials of each GPU algorithm — the twin of :mod:`simengine.network.cpu.engine`, called
+by the registry (:mod:`simengine.network.backends`).
+
+Algorithms:
+
+* ``msbfs`` (``auto`` for unweighted graphs) — bitset multi-source BFS, 32·W sources per sweep,
+  statistics reduced on the device (:mod:`.msbfs`);
+* ``bfs`` — level-synchronous BFS, a batch of sources per launch, reduced on the device (:mod:`.bfs`,
+  :mod:`.reduce`);
+* ``frontier`` — label-correcting frontier SSSP with ``atomic.min``, many sources per launch;
+  ``nearfar`` — its near–far variant (:mod:`.sssp`).  ``dijkstra`` and ``dial`` are replaced by
+  ``frontier`` (same distances), and the registry says so;
+* ``fw`` — blocked Floyd–Warshall on the dense matrix (:mod:`.floyd_warshall`), computed once per
+  graph and device and cached.
+
+``auto``: unweighted → ``msbfs``; weighted → ``fw`` when at least a quarter of the vertices are
+sources (Floyd–Warshall computes every row anyway), the n² matrix fits (≤ FW_MAX_BYTES) and either
+n ≤ FW_MAX_N, or n ≤ FW_DENSE_MAX_N and the arc density m / (n(n−1)) ≥ FW_MIN_DENSITY; otherwise
+``frontier``.  Cutoffs from H100 measurements (docs/network-gpu.md): FW beat the frontier SSSP
+over all sources at every size tried up to n = 8192 — by 1.0× on sparse (degree 6) graphs at
+8192, 6× at density 0.1 — and its O(n³) cost overtakes the frontier's O(n·m·iterations) beyond
+about n = 8192 for sparse graphs and later for dense ones.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+#: the concrete algorithms this engine runs (names from :mod:`simengine.network.algorithms`)
+RUNS = ("msbfs", "bfs", "dobfs", "frontier", "nearfar", "fw")
+
+#: auto → Floyd–Warshall for every weighted graph up to this size (all-sources runs)
+FW_MAX_N = 8192
+#: … and for dense weighted graphs (density ≥ FW_MIN_DENSITY) up to this size
+FW_DENSE_MAX_N = 32768
+FW_MIN_DENSITY = 0.02
+#: largest distance matrix auto will allocate (bytes)
+FW_MAX_BYTES = 16 << 30
+
+
+def auto_algorithm(graph, num_sources: int | None = None) -> tuple[str, str]:
+    """What ``auto`` runs on ``graph`` on the GPU, and why.
+
+    ``num_sources`` (default n) is how many sources the whole run has (not one batch's share):
+    Floyd–Warshall is chosen only when it is at least n/4.  With few sources
+    (:func:`simengine.network.per_source.choose_per_source`) the GPU works on one source at a
+    time: ``dobfs`` (unweighted) or ``nearfar`` (weighted).
+    """
+    from ..per_source import GPU_MAX_SOURCES, choose_per_source
+
+    n = graph.n
+    k = n if num_sources is None else int(num_sources)
+    per = choose_per_source(graph, k, "cuda")
+    if per is not None:
+        return per, f"{k} sources (<= {GPU_MAX_SOURCES}): one source at a time on the GPU"
+    if not graph.weighted:
+        return "msbfs", "unweighted graph"
+    dens = graph.num_arcs / (n * (n - 1)) if n > 1 else 1.0
+    if 4 * k >= n and 8 * n * n <= FW_MAX_BYTES and (
+            n <= FW_MAX_N or (n <= FW_DENSE_MAX_N and dens >= FW_MIN_DENSITY)):
+        return "fw", (f"weighted, {k} of {n} vertices are sources and the n x n matrix fits "
+                      f"(n <= {FW_MAX_N}, or n <= {FW_DENSE_MAX_N} with density >= "
+                      f"{FW_MIN_DENSITY})")
+    return "frontier", "weighted, too large or too few sources for Floyd-Warshall"
+
+
+def substitute(graph, algorithm: str) -> tuple[str, str] | None:
+    """The GPU algorithm that replaces ``algorithm`` (one this engine does not run), with the
+    reason, or None when there is no replacement."""
+    if algorithm in ("dijkstra", "dial"):
+        return "frontier", (f"the GPU has no priority-queue {algorithm}; it runs the frontier "
+                            f"label-correcting SSSP, which gives the same distances")
+    return None
+
+
+def _default_batch(alg: str, n: int) -> int:
+    if alg == "msbfs":
+        from .msbfs import DEFAULT_WORDS
+        return 32 * DEFAULT_WORDS
+    if alg == "fw":
+        return 1024
+    from . import simulator
+    cap = 8 if simulator() else 256
+    limit = (1 << 26) if alg == "bfs" else (1 << 25)       # elements of the distance block
+    return int(max(1, min(cap, limit // max(1, n))))
+
+
+def iter_partials(graph, sources, algorithm: str, store=None, batch=None, bin_width=1.0,
+                  device=None, sort_by_degree=False, delta=None, persistent=True):
+    """Generator of ChunkPartials computed on GPU ``device`` (None: the current one), one per batch,
+    in source order.
+
+    ``algorithm`` is one of :data:`RUNS` (already checked against the graph by the registry).
+    ``batch``: sources per batch (msbfs: 32·W, W = batch // 32).  Options: ``sort_by_degree``
+    (bfs), ``delta`` (nearfar), ``persistent`` (msbfs: one cooperative launch per batch).  Every
+    step runs with the device's context current; the caller's code between two partials does not.
+    """
+    if algorithm not in RUNS:
+        raise ValueError(f"the CUDA engine does not run {algorithm!r}")
+    from . import on_device
+
+    gen = _partials(graph, np.ascontiguousarray(sources, dtype=np.int64), algorithm, store, batch,
+                    bin_width, sort_by_degree, delta, persistent)
+    return on_device(gen, device)
+
+
+def _partials(graph, sources, alg, store, batch, bin_width, sort_by_degree, delta, persistent):
+    from . import device_graph, graph_cache
+    from .reduce import reduce_rows, copy_to_store
+    from ..statistics import unreachable_sentinel
+
+    n = graph.n
+    weighted = graph.weighted
+    bw = float(bin_width) if weighted else 1.0
+    B = int(batch) if batch else _default_batch(alg, n)
+    if alg == "msbfs":
+        from .msbfs import msbfs_partials
+        yield from msbfs_partials(graph, sources, words=max(1, B // 32), store=store,
+                                  persistent=persistent)
+        return
+    if alg == "dobfs":
+        from .dobfs import dobfs_partials
+        yield from dobfs_partials(graph, sources, batch=int(batch) if batch else 8, store=store)
+        return
+    dg = device_graph(graph)           # on_device made ``device`` current: caches are keyed by it
+    if alg == "fw":
+        from .floyd_warshall import floyd_warshall_device
+        cache = graph_cache(graph)
+        D = cache.get("fw")
+        if D is None:
+            D = floyd_warshall_device(graph)
+            cache["fw"] = D
+        H = D.copy_to_host() if store is not None else None     # one download for all rows
+        for lo in range(0, len(sources), B):
+            s = sources[lo:lo + B]
+            if H is not None:
+                blk = H[s, :n]
+                store[lo:lo + len(s)] = np.where(np.isfinite(blk), blk, 0).astype(store.dtype)
+                store[lo:lo + len(s)][~np.isfinite(blk)] = unreachable_sentinel(store.dtype)
+            yield reduce_rows(D, s, s, n, np.inf, weighted, bw)
+        return
+    B = max(1, min(B, len(sources)))
+    rows = np.arange(B, dtype=np.int64)
+    if alg == "bfs":
+        from .bfs import BFSBuffers, bfs_batch, UNREACHED
+        buf = BFSBuffers(n, B)
+        for lo in range(0, len(sources), B):
+            s = sources[lo:lo + B]
+            bfs_batch(dg, s, buf, sort_by_degree)
+            if store is not None:
+                copy_to_store(buf.dist, rows[:len(s)], store, lo, float(UNREACHED))
+            yield reduce_rows(buf.dist, rows[:len(s)], s, n, float(UNREACHED), False, 1.0)
+        return
+    from .sssp import SSSPBuffers, sssp_batch
+    buf = SSSPBuffers(n, B)
+    for lo in range(0, len(sources), B):
+        s = sources[lo:lo + B]
+        sssp_batch(dg, s, buf, alg, delta)
+        if store is not None:
+            copy_to_store(buf.dist, rows[:len(s)], store, lo, np.inf)
+        yield reduce_rows(buf.dist, rows[:len(s)], s, n, np.inf, weighted, bw)

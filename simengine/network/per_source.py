@@ -1,0 +1,46 @@
+"""When a run has few sources, traverse from each source on its own instead of in batches.
+
+The batch engines are built for many sources: the bitset MS-BFS (``msbfs``) sweeps the whole graph
+once per 64·W sources (CPU) or 32·W (GPU), whatever number of those bits is in use, and one batch
+runs on one CPU thread; Floyd–Warshall computes all n rows.  With a handful of sources on a big
+graph that is wasted work, so ``auto`` switches to a per-source traversal that puts all the
+hardware on one source at a time:
+
+* unweighted graphs: direction-optimising BFS (``network.cpu.dobfs`` on the CPU,
+  ``network.cuda.dobfs`` on the GPU);
+* weighted graphs: Dial / Dijkstra on the CPU with one source per thread (never Floyd–Warshall);
+  the near–far SSSP on the GPU (never Floyd–Warshall).
+
+Thresholds (``num_sources ≤``): CPU_MAX_SOURCES = 6 — measured on 2 cores, G(n, m) with n = 10⁶
+and mean degree 6: one MS-BFS batch of K ≤ 64 sources cost about as much as 5–8 direction-
+optimising BFS (2.4 s for K = 1 up to 5.4 s for K = 64, against 0.47 s per source); the crossover
+grows with the core count, since an MS-BFS batch uses one core.  GPU_MAX_SOURCES = 32 — below one
+32-bit word per vertex the GPU MS-BFS sweep costs the same as for 32 sources, while a
+direction-optimising BFS touches each arc about once per source.
+"""
+from __future__ import annotations
+
+#: at most this many sources → per-source traversal on the CPU
+CPU_MAX_SOURCES = 6
+#: at most this many sources → per-source traversal on the GPU
+GPU_MAX_SOURCES = 32
+
+
+def choose_per_source(graph, num_sources: int, backend: str = "cpu") -> str | None:
+    """The per-source algorithm ``auto`` should run for ``num_sources`` sources on ``backend``, or
+    None when the batch engines are the better choice.
+
+    CPU: ``dobfs`` (unweighted) or ``dial``/``dijkstra`` (weighted, as ``auto`` would choose them
+    apart from Floyd–Warshall).  GPU: ``dobfs`` (unweighted) or ``nearfar`` (weighted).
+    """
+    k = int(num_sources)
+    limit = GPU_MAX_SOURCES if backend == "cuda" else CPU_MAX_SOURCES
+    if k > limit or k >= graph.n:
+        return None
+    if backend == "cuda":
+        return "nearfar" if graph.weighted else "dobfs"
+    if not graph.weighted:
+        return "dobfs"
+    from .weights import dial_applicable
+
+    return "dial" if dial_applicable(graph) else "dijkstra"

@@ -1,0 +1,106 @@
+"""SIGINT and SIGTERM for a whole command: stop at once in start-up, checkpoint in the run loop.
+
+The CLI wraps every command in :func:`stop_on_signals` before doing any work, so a signal during
+start-up (reading files, generating a graph, compiling kernels) never takes the default action
+(exit 143, no message): the handler raises :class:`Stopped`, a ``KeyboardInterrupt``, so that no
+``except Exception`` swallows it; the CLI prints one line and exits with 130.
+
+A run loop that can write a checkpoint wraps itself in :func:`checkpointable`. While inside, the
+first signal only sets ``state.caught``; the loop checks it between pieces of work, writes a
+checkpoint and stops (exit 130). A second Ctrl-C there gives up at once (:class:`Stopped`).
+
+Python runs signal handlers between bytecodes of the main thread, so a single long native call
+(one numba-compiled kernel invocation) delays the reaction until it returns.
+"""
+from __future__ import annotations
+
+import signal
+import threading
+from contextlib import contextmanager
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class Stopped(KeyboardInterrupt):
+    """A SIGINT/SIGTERM that ended the command outside a checkpointing loop."""
+
+    def __init__(self, signum, phase="start-up"):
+        super().__init__(signum, phase)
+        self.signum = signum
+        self.phase = phase
+
+    @property
+    def signal_name(self) -> str:
+        try:
+            return signal.Signals(self.signum).name
+        except ValueError:
+            return f"signal {self.signum}"
+
+    def __str__(self):
+        if self.phase == "start-up":
+            return (f"interrupted by {self.signal_name} during start-up, before the run began; "
+                    f"no output was written")
+        return f"interrupted by {self.signal_name}"
+
+
+class SignalState:
+    """What the handler knows: whether a loop defers signals, and the signal it deferred."""
+
+    def __init__(self):
+        self.caught = None        # signal number caught inside checkpointable(), else None
+        self.deferring = False    # inside checkpointable()
+        self.phase = "start-up"   # "start-up" until a checkpointable loop began, then "run"
+
+
+state = SignalState()
+
+
+def _handler(signum, frame):
+    if state.deferring:
+        if state.caught is None:
+            state.caught = signum
+            return
+        if signum == signal.SIGINT:  # a second Ctrl-C: give up at once
+            raise Stopped(signum, state.phase)
+        return
+    raise Stopped(signum, state.phase)
+
+
+def _install():
+    """Install the handler; returns the previous handlers ({} outside the main thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {sig: signal.signal(sig, _handler) for sig in SIGNALS}
+
+
+def _restore(old):
+    for sig, handler in old.items():
+        signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
+
+
+@contextmanager
+def stop_on_signals():
+    """For a whole command: SIGINT/SIGTERM raise :class:`Stopped` unless a loop defers them."""
+    state.caught, state.deferring, state.phase = None, False, "start-up"
+    old = _install()
+    try:
+        yield state
+    finally:
+        _restore(old)
+        state.deferring = False
+
+
+@contextmanager
+def checkpointable():
+    """For a run loop: the first SIGINT/SIGTERM sets ``state.caught`` instead of stopping.
+
+    Installs the handler itself when no :func:`stop_on_signals` is active (library use)."""
+    installed = threading.current_thread() is threading.main_thread() and \
+        all(signal.getsignal(sig) is _handler for sig in SIGNALS)
+    old = {} if installed else _install()
+    state.caught, state.deferring, state.phase = None, True, "run"
+    try:
+        yield state
+    finally:
+        state.deferring = False
+        _restore(old)

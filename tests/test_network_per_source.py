@@ -1,0 +1,153 @@
+"""Per-source traversal for few sources: direction-optimising BFS (CPU and GPU) and the SSSP
+paths ``auto`` picks, against scipy.sparse.csgraph and the MS-BFS engine on the same graphs."""
+import numpy as np
+import pytest
+import scipy.sparse.csgraph as csg
+
+from simengine.network import generators as gen
+from simengine.network.apsp import run_sources
+from simengine.network.backends import plan
+from simengine.network.cpu.dobfs import DOBFS, dobfs
+from simengine.network.graph import CSRGraph
+from simengine.network.per_source import CPU_MAX_SOURCES, GPU_MAX_SOURCES, choose_per_source
+from simengine.network.statistics import PathStatistics
+
+
+def scipy_hops(g, s):
+    d = csg.shortest_path(g.to_scipy(), unweighted=True, directed=g.directed, indices=s)
+    return np.where(np.isfinite(d), d, -1).astype(np.int64)
+
+
+GRAPHS = {
+    "gnm": lambda: gen.erdos_renyi_gnm(400, 1200, seed=1),          # has isolated vertices
+    "gnm_directed": lambda: gen.erdos_renyi_gnm(300, 700, seed=2, directed=True),
+    "rmat": lambda: gen.rmat(8, seed=3),
+    "grid": lambda: gen.grid((15, 15)),                             # long, thin frontiers
+    "two_components": lambda: CSRGraph.from_edges(6, [0, 1, 3, 4], [1, 2, 4, 5]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRAPHS))
+def test_dobfs_cpu_equals_scipy_both_directions(name):
+    g = GRAPHS[name]()
+    for alpha, beta in ((14, 24), (1, 10**9), (10**9, 1)):   # default; pull early; push only
+        b = DOBFS(g, alpha=alpha, beta=beta)
+        for s in (0, 1, g.n - 1):
+            assert np.array_equal(b.run(s), scipy_hops(g, s)), (name, alpha, beta, s)
+    # the default rule really pulls on the expander graphs
+    b = DOBFS(g)
+    b.run(0)
+    if name in ("gnm", "rmat"):
+        assert b.pull_levels > 0
+    assert np.array_equal(dobfs(g, 2), scipy_hops(g, 2))
+
+
+def resolve_algorithm(g, alg, num_sources, backend="cpu"):
+    return plan(g, alg, backend, num_sources=num_sources).algorithm
+
+
+def _stats(g, sources, alg, backend="cpu", store=None):
+    st = PathStatistics.for_graph(g, planned_sources=len(sources))
+    used = run_sources(g, np.asarray(sources), st, alg, backend=backend, store=store)
+    return st, used
+
+
+def assert_same_stats(a, b):
+    sa, sb = a.state(), b.state()
+    for k in ("done", "row_reach", "col_reach", "row_sum", "row_max", "col_sum"):
+        np.testing.assert_array_equal(sa[k], sb[k], err_msg=k)
+    np.testing.assert_array_equal(np.trim_zeros(sa["hist"], "b"), np.trim_zeros(sb["hist"], "b"))
+    for k in ("row_harm", "col_harm"):
+        np.testing.assert_allclose(sa[k], sb[k], rtol=1e-13, err_msg=k)
+
+
+@pytest.mark.parametrize("name", ["gnm", "gnm_directed", "rmat"])
+def test_auto_few_sources_runs_dobfs_and_equals_msbfs(name):
+    g = GRAPHS[name]()
+    src = [3, 0, 77]
+    a, used = _stats(g, src, "auto")
+    assert used == "dobfs"
+    b, used_b = _stats(g, src, "msbfs")
+    assert used_b == "msbfs"
+    assert_same_stats(a, b)
+    # the stored rows are scipy's distances
+    from simengine.network.apsp import store_dtype
+
+    store = np.empty((len(src), g.n), store_dtype(g))
+    _stats(g, src, "dobfs", store=store)
+    for i, s in enumerate(src):
+        want = scipy_hops(g, s)
+        got = store[i].astype(np.int64)
+        got[store[i] == np.iinfo(store.dtype).max] = -1
+        np.testing.assert_array_equal(got, want)
+
+
+def test_auto_rule_thresholds():
+    g = GRAPHS["gnm"]()
+    w = gen.random_weights(g, 1, 10, seed=1)
+    frac = CSRGraph(w.n, w.indptr, w.indices, w.weights + 0.5, False)
+    k = CPU_MAX_SOURCES
+    assert resolve_algorithm(g, "auto", num_sources=k) == "dobfs"
+    assert resolve_algorithm(g, "auto", num_sources=k + 1) == "msbfs"
+    assert resolve_algorithm(w, "auto", num_sources=1) == "dial"
+    assert resolve_algorithm(frac, "auto", num_sources=1) == "dijkstra"
+    assert resolve_algorithm(g, "auto", GPU_MAX_SOURCES, "cuda") == "dobfs"
+    assert resolve_algorithm(g, "auto", GPU_MAX_SOURCES + 1, "cuda") == "msbfs"
+    assert choose_per_source(g, GPU_MAX_SOURCES, "cuda") == "dobfs"
+    assert choose_per_source(g, GPU_MAX_SOURCES + 1, "cuda") is None
+    assert choose_per_source(w, 4, "cuda") == "nearfar"
+    # a small dense weighted graph: all sources → Floyd–Warshall, a few → Dial, never FW
+    i, j = np.triu_indices(60, 1)
+    dense = gen.random_weights(CSRGraph.from_edges(60, i, j), 1, 10, seed=2)
+    assert resolve_algorithm(dense, "auto", num_sources=60) == "fw"
+    assert resolve_algorithm(dense, "auto", num_sources=2) == "dial"
+
+
+@pytest.mark.parametrize("frac", [False, True])
+def test_weighted_few_sources_equal_scipy(frac):
+    g = gen.random_weighted(500, 6, seed=4)
+    if frac:
+        g = CSRGraph(g.n, g.indptr, g.indices, g.weights * 0.37, False)
+    src = np.array([5, 400, 0])
+    store = np.empty((len(src), g.n))
+    st, used = _stats(g, src, "auto", store=store)
+    assert used == ("dijkstra" if frac else "dial")
+    D = csg.dijkstra(g.to_scipy(), directed=False, indices=src)
+    np.testing.assert_allclose(store, D, rtol=1e-12)
+    r = st.results()
+    off = np.isfinite(D) & (D > 0)
+    assert r["mean_distance"] == pytest.approx(D[off].mean(), rel=1e-12)
+
+
+def test_dobfs_gpu_equals_cpu_and_scipy():
+    from simengine.network.cuda.dobfs import DOBFSBuffers, _prepared, dobfs as gpu_dobfs, \
+        dobfs_row
+
+    for name in ("gnm_directed", "rmat", "two_components"):
+        g = {"gnm_directed": lambda: gen.erdos_renyi_gnm(120, 300, seed=2, directed=True),
+             "rmat": lambda: gen.rmat(6, seed=3)}.get(name, GRAPHS[name])()
+        for s in (0, g.n - 1):
+            assert np.array_equal(gpu_dobfs(g, s), scipy_hops(g, s)), (name, s)
+        dg = _prepared(g)
+        buf = DOBFSBuffers(g.n, 1)
+        for alpha, beta in ((1, 10**9), (10**9, 1)):            # pull early; push only
+            dobfs_row(dg, 0, buf, alpha=alpha, beta=beta)
+            d = buf.dist.copy_to_host()[0].astype(np.int64)
+            d[d == np.iinfo(np.int32).max] = -1
+            assert np.array_equal(d, scipy_hops(g, 0)), (name, alpha, beta)
+
+
+def test_dobfs_gpu_partials_equal_msbfs():
+    g = gen.erdos_renyi_gnm(150, 450, seed=5)
+    src = np.array([4, 0, 99])
+    assert resolve_algorithm(g, "auto", len(src), "cuda") == "dobfs"
+    a = PathStatistics.for_graph(g, planned_sources=len(src))
+    store = np.empty((len(src), g.n), np.uint8)
+    run_sources(g, src, a, "dobfs", backend="cuda", store=store, batch=2)
+    b, _ = _stats(g, src, "msbfs")
+    assert_same_stats(a, b)
+    for i, s in enumerate(src):
+        want = scipy_hops(g, s)
+        got = store[i].astype(np.int64)
+        got[store[i] == 255] = -1
+        np.testing.assert_array_equal(got, want)
