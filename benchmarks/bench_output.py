@@ -11,7 +11,7 @@ run and on the same file system, alternating between them:
 It reports the median cost of a snapshot write after 1 and after ``--snapshots`` snapshots are
 stored, and of a checkpoint write (part + commit, a superseded checkpoint part removed) at the
 same two points, each with its ratio to the plain appends measured in between (the writes of the
-three kinds are interleaved).
+three kinds are interleaved; both ratios use the median of all plain appends at that point).
 
     python benchmarks/bench_output.py                      # 1024² and 4096², 100 snapshots
     python benchmarks/bench_output.py --sizes 1024 --snapshots 20 --dir /scratch/me
@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from simengine.io.field_store import SERIES, FieldIndex, FieldParts  # noqa: E402
 
-WINDOW = 5  # writes of each kind measured around each point (median)
+WINDOW = 7  # writes of each kind measured around each point (median)
 
 
 class Plain:
@@ -110,8 +110,8 @@ def measure(n, snapshots, directory):
                 p_ck.append(plain.append(a))
                 e_ck.append(eng.checkpoint(a))
             stored = len(eng.index.steps)
-            ps, es = statistics.median(p_snap), statistics.median(e_snap)
-            pc, ec = statistics.median(p_ck), statistics.median(e_ck)
+            ps = pc = statistics.median(p_snap + p_ck)  # one reference for both ratios
+            es, ec = statistics.median(e_snap), statistics.median(e_ck)
             rows.append((n, point, ps, es, ec, pc))
             print(f"  {n}² after {point:3d} snapshots ({stored} at the end): plain {ps*1e3:7.1f} ms, "
                   f"snapshot {es*1e3:7.1f} ms ({es/ps:.2f}x), checkpoint {ec*1e3:7.1f} ms "
@@ -130,7 +130,8 @@ def main(argv=None):
     args = ap.parse_args(argv)
     fs = os.statvfs(args.dir)
     print(f"# {time.strftime('%Y-%m-%d')}, {args.dir} ({fs.f_bavail * fs.f_frsize / 2**30:.0f} GiB "
-          f"free), h5py {h5py.__version__}, HDF5 {h5py.version.hdf5_version}")
+          f"free), h5py {h5py.__version__}, HDF5 {h5py.version.hdf5_version}, {os.cpu_count()} "
+          f"CPUs, load average {os.getloadavg()[0]:.1f}")
     rows = []
     for n in args.sizes:
         rows += measure(n, args.snapshots, args.dir)

@@ -237,3 +237,39 @@ def test_parent_is_a_file_or_output_is_a_directory(tmp_path):
     r = run_cli("run", scen, "-o", tmp_path / "out.h5", "-q")
     assert r.returncode == 2
     assert "the output is a directory" in one_line(r.stderr)
+
+
+AFTER_COMMIT = textwrap.dedent("""
+    import errno, os, sys
+    from simengine import cli
+    from simengine.errors import OutputError
+    from simengine.io import field_store
+    real, calls = field_store.write_xdmf, [0]
+    def failing(path, *args):  # the XDMF is written after the index commit
+        calls[0] += 1
+        if calls[0] == 3:
+            raise OutputError(f"{path}: cannot write: {os.strerror(errno.EIO)} (EIO)")
+        return real(path, *args)
+    field_store.write_xdmf = failing
+    sys.exit(cli.main(sys.argv[1:]))
+""")
+
+
+def test_failure_after_the_commit_keeps_its_parts(tmp_path, field_reference):
+    """A write that fails once the new index is in place (XDMF, directory sync) reports the
+    error but keeps the parts that index names."""
+    scen = field_scenario(tmp_path)
+    out = tmp_path / "run.h5"
+    r = subprocess.run([sys.executable, "-c", AFTER_COMMIT, "run", str(scen), "-o", str(out), "-q"],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 1
+    line = one_line(r.stderr)
+    assert "run.xdmf: cannot write: Input/output error (EIO)" in line and "intact" in line
+    assert run_cli("info", "--verify", out).returncode == 0  # no part of the commit was removed
+    with h5py.File(out, "r") as f:
+        assert list(f["fields/step"][()]) == [0, 10, 20]
+    r = run_cli("run", scen, "-o", out, "-q", "--resume")
+    assert r.returncode == 0, r.stderr
+    got = series(out)
+    for k in got:
+        np.testing.assert_array_equal(got[k], field_reference[k], err_msg=k)

@@ -171,3 +171,16 @@ def test_network_done_beyond_total_with_recomputed_digest(tmp_path):
         f.attrs["complete"] = False
         f["checkpoint"].attrs["digest"] = checksum.digest(record)
     refused(run_cli("run", scen, "-o", out, "-q", "--resume"), "outside")
+
+
+def test_edited_string_vertex_ids_are_reported(tmp_path):
+    (tmp_path / "people.txt").write_text("alice bob\nbob carol\ncarol dave\nalice dave\n")
+    scen = tmp_path / "p.yaml"
+    scen.write_text("kind: network\nname: people\ngraph: {file: {path: people.txt}}\n")
+    out = tmp_path / "p.h5"
+    assert run_cli("run", scen, "-o", out, "-q").returncode == 0
+    assert run_cli("info", "--verify", out).returncode == 0
+    with h5py.File(out, "r+") as f:
+        assert [x.decode() for x in f["vertex/id"][()]] == ["alice", "bob", "carol", "dave"]
+        f["vertex/id"][0] = "mallory"
+    verify_fails(out, "/vertex/id", "sha256")

@@ -99,7 +99,22 @@ def write_atomic(path, data, sync=True) -> None:
     try:
         fsync_dir(path.parent)
     except OSError as exc:
-        raise write_failed(path.parent, exc, "cannot sync the directory") from None
+        err = write_failed(path.parent, exc, "cannot sync the directory")
+        err.renamed = True  # ``path`` already holds the new bytes
+        raise err from None
+
+
+def write_index(path, data):
+    """:func:`write_atomic` for a commit: raises a failure before the rename (nothing changed)
+    and *returns* one after it (the new file is in place, only its directory entry may not be
+    durable yet), so that the caller records the commit before reporting the error."""
+    try:
+        write_atomic(path, data)
+    except OutputError as exc:
+        if getattr(exc, "renamed", False):
+            return exc
+        raise
+    return None
 
 
 def make_dirs(directory) -> None:

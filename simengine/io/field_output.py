@@ -15,7 +15,7 @@ from pathlib import Path
 
 from .. import __version__
 from ..errors import OutputError
-from .durable import remove
+from .durable import ignore_file_size_signal, remove
 from .field_store import FieldIndex, FieldParts, clean_parts
 from .metadata import annotate_field
 
@@ -45,6 +45,7 @@ class FieldOutput:
         self.ckpt = None
         grid = job.grid
         self.parts = FieldParts(self.path, grid.shape, job.dtype, sc.spec.output.compression)
+        ignore_file_size_signal()  # every rank writes parts: EFBIG instead of SIGXFSZ
         self.index = None
         self.ckpt_step = None if fresh else truncate_to   # the committed checkpoint's step
         error = None
@@ -71,7 +72,7 @@ class FieldOutput:
 
     def write(self, complete=False):
         """Write this process's blocks of the buffered snapshots and checkpoint, then commit."""
-        written, mine, error = [], {"snaps": [], "ckpt": None}, None
+        written, mine, error, committed = [], {"snaps": [], "ckpt": None}, None, False
         try:
             for step, phi in self.snaps:
                 written.append(self.parts.path_of("phi", step, self.lo, self.lo + len(phi)))
@@ -95,13 +96,14 @@ class FieldOutput:
                 try:
                     self.index.commit(snapshots, checkpoint, self.obs, complete)
                 except OutputError as exc:
-                    error = str(exc)
+                    error, committed = str(exc), getattr(exc, "committed", False)
             if error is not None:
                 error = self._failed(error)
-        error = self.comm.bcast(error)
+        error, committed = self.comm.bcast((error, committed))
         if error is not None:
-            for p in written:
-                remove(p)
+            if not committed:  # parts the index does not name; a committed index keeps its own
+                for p in written:
+                    remove(p)
             raise _collective(OutputError(error))
         if self.ckpt is not None:
             self.ckpt_step = self.ckpt[0]

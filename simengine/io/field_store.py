@@ -26,9 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import UserError
+from ..errors import OutputError, UserError
 from . import checksum, integrity
-from .durable import make_dirs, remove, write_atomic
+from .durable import make_dirs, remove, write_atomic, write_index
 from .h5image import Image, put_array, put_virtual, virtual_mappings
 from .integrity import Corrupt
 from .layout import FORMAT_VERSION, block_name, list_parts, parts_dir, parts_ref, xdmf_path
@@ -171,17 +171,23 @@ class FieldIndex:
         image = Image()
         with image as f:
             self._build(f, **state)
-        write_atomic(self.output, image)
+        after = write_index(self.output, image)
         for k, v in state.items():
             setattr(self, k, v)
-        write_xdmf(xdmf_path(self.output), self.output, self.grid_shape, self.dtype,
-                   self.spacing, [self.time_of(s) for s in self.steps])
+        try:
+            write_xdmf(xdmf_path(self.output), self.output, self.grid_shape, self.dtype,
+                       self.spacing, [self.time_of(s) for s in self.steps])
+        except OutputError as exc:
+            after = after or exc
         if checkpoint is not None:
             current = self.checkpoint_names()
             keep = current if complete else current | old_ckpt
             for name in (self.previous_ckpt | old_ckpt) - keep:
                 remove(parts_dir(self.output) / name)
             self.previous_ckpt = keep - current
+        if after is not None:
+            after.committed = True  # the new index is in place: its parts must stay
+            raise after
 
     def checkpoint_names(self):
         if self.ckpt_step is None:

@@ -289,8 +289,8 @@ def put_scalar(group, name, value):
 def put_virtual(group, name, shape, dtype, mappings, fill=None, attrs=None):
     """A virtual dataset of ``shape`` joining source datasets in other files.
 
-    ``mappings``: iterable of ``(start, block, file, dataset)`` — the source dataset (of shape
-    ``block``) fills the box of that shape at index ``start`` (``len(block)`` may be shorter than
+    ``mappings``: iterable of ``(start, block, file, dataset)`` (tuples of ints, strings) — the
+    source dataset (of shape ``block``, all of the same rank) fills the box of that shape at index ``start`` (``len(block)`` may be shorter than
     ``shape``: leading axes then have extent 1). File names are relative to the directory of the
     file that holds the virtual dataset. Places no source covers read as ``fill`` (NaN for floats).
     """
@@ -302,14 +302,15 @@ def put_virtual(group, name, shape, dtype, mappings, fill=None, attrs=None):
     dcpl.set_fill_value(np.array(fill, dtype=dtype))
     vspace = h5s.create_simple(shape, shape)
     sources = {}
-    for start, block, file, dset in mappings:
-        block = tuple(int(n) for n in block)
-        full = (1,) * (len(shape) - len(block)) + block
+    ones = (1,) * len(shape)
+    lead = ones[:0]
+    for start, block, file, dset in mappings:  # tuples of Python ints
         src = sources.get(block)
         if src is None:
             src = sources[block] = h5s.create_simple(block, block)
-        vspace.select_hyperslab(tuple(int(s) for s in start), (1,) * len(shape), block=full)
-        dcpl.set_virtual(vspace, str(file).encode(), str(dset).encode(), src)
+            lead = ones[:len(shape) - len(block)]
+        vspace.select_hyperslab(start, ones, block=lead + block)
+        dcpl.set_virtual(vspace, file.encode(), dset.encode(), src)
     tid = h5t.py_create(dtype, logical=True)
     h5d.create(group.id, name.encode(), tid, h5s.create_simple(shape, shape), dcpl=dcpl)
     ds = group[name]

@@ -71,8 +71,9 @@ class NetworkOutput:
                               self._results(results) if results is not None else None,
                               complete=results is not None)
         except OutputError as exc:
-            for p in written:
-                remove(p)
+            if not getattr(exc, "committed", False):
+                for p in written:
+                    remove(p)
             last = self.index.done
             tail = (f"nothing was committed to {self.path}" if last is None else
                     f"the checkpoint after {last} sources in {self.path} is intact (continue "

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import UserError
 from . import checksum, integrity
-from .durable import make_dirs, remove, write_atomic
+from .durable import make_dirs, remove, write_atomic, write_index
 from .h5image import Image, put_array, put_scalar, put_virtual, virtual_mappings
 from .integrity import Corrupt
 from .layout import (FORMAT_VERSION, SOURCES_NAME, list_parts, network_checkpoint_name,
@@ -127,7 +127,7 @@ class NetworkIndex:
         image = Image()
         with image as f:
             self._build(f, **state)
-        write_atomic(self.output, image)
+        after = write_index(self.output, image)
         for k, v in state.items():
             setattr(self, k, v)
         current = self.checkpoint_names()
@@ -135,6 +135,9 @@ class NetworkIndex:
         for name in (self.previous_ckpt | old) - keep:
             remove(parts_dir(self.output) / name)
         self.previous_ckpt = keep - current
+        if after is not None:
+            after.committed = True  # the new index is in place: its parts must stay
+            raise after
 
     def checkpoint_names(self):
         return set() if self.done is None else {network_checkpoint_name(self.done)}
@@ -186,6 +189,7 @@ class NetworkIndex:
             if k in small:
                 put_array(c, k, np.asarray(small[k]))
             else:
+                shape = tuple(int(x) for x in shape)
                 put_virtual(c, k, shape, dtype,
                             [((0,) * len(shape), shape, f"{ref}/{network_checkpoint_name(done)}",
                               f"checkpoint/{k}")])
