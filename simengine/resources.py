@@ -148,17 +148,10 @@ def host_available() -> tuple[int, str]:
 
 
 def real_gpu() -> bool:
-    """True with a real CUDA device (not numba's simulator)."""
-    try:
-        from numba import config
+    """True with a real CUDA device (not numba's simulator): the field backend registry's check."""
+    from .field.backends import cuda_usable
 
-        if getattr(config, "ENABLE_CUDASIM", 0):
-            return False
-        from numba import cuda
-
-        return bool(cuda.is_available())
-    except Exception:  # pragma: no cover - no numba-cuda / no driver
-        return False
+    return cuda_usable()
 
 
 def gpu_available() -> int | None:
