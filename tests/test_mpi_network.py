@@ -24,7 +24,9 @@ MPIEXEC = shutil.which("mpiexec") or str(Path(sys.executable).with_name("mpiexec
 
 def mpirun(n, *args, timeout=300, env=None, popen=False):
     e = dict(os.environ)
-    e.update({"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"})
+    # one thread per rank; MPICH ranks that wait back off instead of spinning (2-core CI machines)
+    e.update({"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+              "MPIR_CVAR_CH4_PROGRESS_THROTTLE": "true", "HYDRA_LAUNCHER": "fork"})
     e.update(env or {})
     cmd = [MPIEXEC, "-n", str(n), sys.executable, "-m", "simengine", *map(str, args)]
     if popen:
