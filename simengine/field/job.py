@@ -96,11 +96,15 @@ class FieldJob:
         return ck["done"], ck["elapsed"]
 
     def checkpoint_rows(self, ck):
-        """This rank's rows of the checkpoint in the output (any earlier split into blocks)."""
-        import h5py
+        """This rank's rows of the checkpoint in the output, whatever split of blocks wrote it,
+        each block's checksum verified (a corrupted block is a one-line error, exit 2)."""
+        from ..io.field_store import load_checkpoint
 
-        with h5py.File(ck["path"], "r") as f:
-            return f["checkpoint/phi"][self.slab.start:self.slab.stop]
+        step, rows = load_checkpoint(ck["path"], self.slab.start, self.slab.stop)
+        if step != ck["done"]:
+            raise UserError(f"{ck['path']}: the checkpoint changed while resuming (step {step}, "
+                            f"expected {ck['done']})")
+        return rows
 
     def complete_message(self, done) -> str:
         return f"the run is already complete (step {done} of {self.total}); nothing to do"
