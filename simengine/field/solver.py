@@ -15,6 +15,8 @@ Interface: ``load(phi)`` (the owned rows), ``state()`` (host copy of the owned r
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import numba
 import numpy as np
 
@@ -174,23 +176,24 @@ class CpuFieldSolver(FieldSolver):
         self._stage(src, base, out, self.dtype.type(coef), params, bcode, bvalue, lo, hi,
                     self.tile)
 
-    def advance(self, nsteps: int = 1) -> None:
+    @contextmanager
+    def _threads(self):
+        """One thread for small grids (a parallel launch costs more than the work there)."""
         nthreads = numba.get_num_threads()
         if self._serial:
             numba.set_num_threads(1)
         try:
-            super().advance(nsteps)
+            yield
         finally:
             numba.set_num_threads(nthreads)
 
+    def advance(self, nsteps: int = 1) -> None:
+        with self._threads():
+            super().advance(nsteps)
+
     def run_stage(self, i: int) -> None:
-        nthreads = numba.get_num_threads()
-        if self._serial:
-            numba.set_num_threads(1)
-        try:
+        with self._threads():
             super().run_stage(i)
-        finally:
-            numba.set_num_threads(nthreads)
 
     # ------------------------------------------------------------------ halo access
     def boundary_rows(self, array):

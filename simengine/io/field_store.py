@@ -31,7 +31,8 @@ from . import checksum, integrity
 from .durable import make_dirs, remove, write_atomic, write_index
 from .h5image import Image, put_array, put_virtual, virtual_mappings
 from .integrity import Corrupt
-from .layout import FORMAT_VERSION, block_name, list_parts, parts_dir, parts_ref, xdmf_path
+from .layout import (FORMAT_VERSION, block_name, list_parts, parts_dir, parts_ref,
+                     retire_checkpoint_parts, xdmf_path)
 from .xdmf import write_xdmf
 
 #: observables columns, in file order
@@ -180,11 +181,8 @@ class FieldIndex:
         except OutputError as exc:
             after = after or exc
         if checkpoint is not None:
-            current = self.checkpoint_names()
-            keep = current if complete else current | old_ckpt
-            for name in (self.previous_ckpt | old_ckpt) - keep:
-                remove(parts_dir(self.output) / name)
-            self.previous_ckpt = keep - current
+            self.previous_ckpt = retire_checkpoint_parts(
+                self.output, self.previous_ckpt, old_ckpt, self.checkpoint_names(), complete)
         if after is not None:
             after.committed = True  # the new index is in place: its parts must stay
             raise after

@@ -134,3 +134,16 @@ def probe_writable(output):
             return  # a full disk is reported by the first write (exit 1), not as a bad path
         raise UserError(f"{output}: cannot write in {output.parent or Path('.')}: "
                         f"{describe_oserror(exc)}") from None
+
+
+def retire_checkpoint_parts(output, previous: set, old: set, current: set, complete: bool) -> set:
+    """After an index naming checkpoint parts ``current`` was committed: delete the parts of
+    earlier checkpoints, except those of the checkpoint just replaced (``old``), kept one more
+    commit for readers that opened the previous index (none are kept once the run is complete).
+    Returns the names to keep for the next commit (``previous``)."""
+    from .durable import remove
+
+    keep = current if complete else current | old
+    for name in (previous | old) - keep:
+        remove(parts_dir(output) / name)
+    return keep - current

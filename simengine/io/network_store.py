@@ -24,6 +24,7 @@ from .durable import make_dirs, remove, write_atomic, write_index
 from .h5image import Image, put_array, put_scalar, put_virtual, virtual_mappings
 from .integrity import Corrupt
 from .layout import (FORMAT_VERSION, SOURCES_NAME, list_parts, network_checkpoint_name,
+                     retire_checkpoint_parts,
                      parts_dir, parts_ref, rows_name)
 
 
@@ -130,11 +131,8 @@ class NetworkIndex:
         after = write_index(self.output, image)
         for k, v in state.items():
             setattr(self, k, v)
-        current = self.checkpoint_names()
-        keep = current if complete else current | old
-        for name in (self.previous_ckpt | old) - keep:
-            remove(parts_dir(self.output) / name)
-        self.previous_ckpt = keep - current
+        self.previous_ckpt = retire_checkpoint_parts(self.output, self.previous_ckpt, old,
+                                                     self.checkpoint_names(), complete)
         if after is not None:
             after.committed = True  # the new index is in place: its parts must stay
             raise after
