@@ -5,7 +5,9 @@
 
 Load balance: sources are claimed in small batches from one shared counter (an MPI-3 one-sided
 ``Fetch_and_op`` on rank 0's window, see :class:`simengine.parallel.comm.MPIComm.counter`), so a
-rank that drew cheap sources simply claims more; every rank computes, rank 0 included. When
+rank that drew cheap sources simply claims more; every rank computes, rank 0 included. Rank 0
+works through its claims in pieces and pokes MPI's progress engine in between, because without an
+asynchronous progress thread (MPICH's default) a remote claim is served only then. When
 ``stop_requested()`` becomes true on any rank (SIGTERM/SIGINT), that rank pushes the counter past
 the end, so the other ranks stop claiming after their current batch.
 
@@ -25,6 +27,10 @@ from .statistics import PathStatistics
 #: call has a fixed cost (buffers, reductions, transfers), so GPU ranks take fewer, larger claims
 CLAIMS_PER_RANK = 8
 CLAIMS_PER_RANK_GPU = 3
+#: the rank hosting the claim counter splits each claim into this many pieces, so that a claim
+#: from another rank waits at most one piece (MPI libraries without asynchronous progress serve
+#: one-sided requests only when the host enters MPI)
+PIECES_PER_CLAIM = 16
 
 
 def claim_size(num_sources: int, ranks: int, batch: int, align: int = 1,
@@ -57,6 +63,8 @@ def run_sources_ranks(graph, sources, stats: PathStatistics, comm, algorithm="au
                            stats.sampled, stats.planned_sources)
     k = claim_size(len(sources), comm.size, batch, align,
                    CLAIMS_PER_RANK_GPU if backend == "cuda" else CLAIMS_PER_RANK)
+    # the counter's host works in pieces and lets MPI serve the other ranks' claims in between
+    piece = max(align, k // PIECES_PER_CLAIM)
     counter = comm.counter(0)
     rows, positions = [], []
     try:
@@ -69,7 +77,11 @@ def run_sources_ranks(graph, sources, stats: PathStatistics, comm, algorithm="au
                 break
             part = sources[i:i + k]
             store = None if store_dtype is None else np.empty((len(part), graph.n), store_dtype)
-            run_sources(graph, part, local, algorithm=algorithm, backend=backend, store=store)
+            step = piece if counter.hosted_here and comm.size > 1 else len(part)
+            for j in range(0, len(part), step):
+                run_sources(graph, part[j:j + step], local, algorithm=algorithm,
+                            backend=backend, store=None if store is None else store[j:j + step])
+                counter.poke()
             if store is not None:
                 rows.append(store)
                 positions.append(np.arange(i, i + len(part)))

@@ -132,14 +132,21 @@ class NetworkJob:
                 f"{' weighted' if g.weighted else ''} -> {output}")
 
     def _claim_align(self) -> int:
-        """Sources per claim are a multiple of the bit-parallel sweep width of msbfs."""
+        """Sources per claim (and per piece on the counter's host) are a multiple of the
+        bit-parallel sweep width of msbfs."""
         if self.algorithm != "msbfs":
             return 1
         if self.backend == "cuda":
             from .cuda.msbfs import DEFAULT_WORDS
 
             return 32 * DEFAULT_WORDS
-        return 64
+        # one full-width batch (DEFAULT_WORDS words of 64 sources) per thread: narrower pieces
+        # sweep the graph as often for fewer sources
+        import numba
+
+        from .cpu.msbfs import DEFAULT_WORDS
+
+        return 64 * DEFAULT_WORDS * numba.get_num_threads()
 
     def make_output(self, path, fresh, truncate_to):
         """The writer: rank 0 writes the one output, the other ranks nothing."""

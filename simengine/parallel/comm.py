@@ -103,6 +103,13 @@ class _LocalCounter:
     def reset(self, value):
         self.value = int(value)
 
+    def poke(self):
+        pass
+
+    @property
+    def hosted_here(self):
+        return True
+
     def free(self):
         pass
 
@@ -168,6 +175,12 @@ class _WindowCounter:
 
     Every rank (rank 0 too) claims work with :meth:`fetch_add`; no rank waits for a coordinator.
     Collective to create, reset and free.
+
+    Progress: many MPI libraries (MPICH without an asynchronous progress thread, for one) serve a
+    remote ``Fetch_and_op`` only when the target rank enters the MPI library, so a claim from
+    rank 1 waits until rank 0 finishes its own computation. The rank that hosts the counter
+    (:attr:`hosted_here`) must therefore call :meth:`poke` often while it computes — between
+    small pieces of its own work — which costs one ``Iprobe``.
     """
 
     def __init__(self, c: MPIComm, start):
@@ -195,6 +208,14 @@ class _WindowCounter:
         self.win.Fetch_and_op(inc, old, 0, 0, MPI.SUM)
         self.win.Unlock(0)
         return int(old[0])
+
+    @property
+    def hosted_here(self):
+        return self.c.rank == 0
+
+    def poke(self):
+        """Let the MPI library serve pending one-sided requests on this rank."""
+        self.c.comm.Iprobe()
 
     def free(self):
         self.win.Free()
