@@ -5,9 +5,10 @@ over edges and with little memory beyond the final arrays.
   draws (G(n, m)): counting sort in parallel chunks, rows sorted and de-duplicated in parallel,
   repeats replaced by the next new draws;
 * :func:`symmetric_arc_weights` — one weight per undirected edge, copied to both of its arcs;
-* :func:`rmat_csr` — R-MAT / Graph500 Kronecker edges from a counter-based random stream (edges
-  generated in parallel, independent of the thread count), counting-sorted into rows, rows sorted
-  and de-duplicated in place.
+* :func:`rmat_csr` — R-MAT / Graph500 Kronecker edges from a counter-based random stream (six
+  levels per alias-table look-up; edges generated in parallel, independent of the thread count,
+  twice instead of stored), bucketed by rows into the index array, each bucket counting-sorted
+  into its rows, rows sorted and de-duplicated in place.
 """
 from __future__ import annotations
 
@@ -253,26 +254,80 @@ def _mix(x):
     return z ^ (z >> _S31)
 
 
+#: R-MAT levels drawn together: one 32-bit word picks the quadrants of LEVELS levels at once from
+#: an alias table of 4**LEVELS outcomes (index = top 2·LEVELS bits, threshold = the other bits)
+LEVELS = 6
+
+
+def rmat_alias_table(levels: int, a: float, b: float, c: float):
+    """Alias table (Walker/Vose) of the R-MAT quadrant choices of ``levels`` levels at once.
+
+    Outcome o = (S << levels) | D, S and D the source and target bits of the levels (bit j =
+    level j; quadrant of a level a: (0, 0), b: (0, 1), c: (1, 0), d = 1−a−b−c: (1, 1)), with
+    probability the product of its levels' quadrant probabilities.  Returns (thr, alias): uint32
+    thresholds out of 2**(32 − 2·levels) and uint16 aliases; a 32-bit word w gives
+    i = w >> (32 − 2·levels), f = the low bits, outcome i if f < thr[i] else alias[i].  Built in
+    float64 in a fixed order (the same table on every platform)."""
+    k = int(levels)
+    N = 1 << (2 * k)
+    q = np.array([a, b, c, max(0.0, 1.0 - a - b - c)], np.float64)
+    S = np.arange(1 << k)[:, None]
+    D = np.arange(1 << k)[None, :]
+    prob = np.ones((1 << k, 1 << k), np.float64)
+    for j in range(k):
+        prob = prob * q[2 * ((S >> j) & 1) + ((D >> j) & 1)]
+    scaled = (prob.ravel() / prob.sum() * N).tolist()
+    U = [1.0] * N
+    alias = list(range(N))
+    small = [i for i in range(N) if scaled[i] < 1.0]
+    large = [i for i in range(N) if scaled[i] >= 1.0]
+    while small and large:
+        lo = small.pop()
+        hi = large.pop()
+        U[lo] = scaled[lo]
+        alias[lo] = hi
+        scaled[hi] = (scaled[hi] + scaled[lo]) - 1.0
+        (small if scaled[hi] < 1.0 else large).append(hi)
+    F = 32 - 2 * k
+    thr = np.array([min(1 << F, int(round(u * (1 << F)))) for u in U], np.uint32)
+    return thr, np.array(alias, np.uint16)
+
+
 @njit(cache=True, inline="always")
-def _rmat_edge(e, scale, key, ta, tab, tabc):
-    """Endpoints (before permutation) of R-MAT edge e: one 32-bit uniform per level picks the
-    quadrant (a: top-left, b: top-right, c: bottom-left, else bottom-right)."""
+def _alias_pick(w, F, thr, alias):
+    """Outcome of the 32-bit word w in an alias table with F threshold bits (no branch: the
+    choice is data-dependent and unpredictable)."""
+    i = np.int64(w >> F)
+    a = np.int64(alias[i])
+    take = np.int64((w & ((np.uint64(1) << F) - np.uint64(1))) < thr[i])
+    return a ^ ((i ^ a) & -take)
+
+
+@njit(cache=True, inline="always")
+def _rmat_edge(e, words, key, thr, alias, mask):
+    """Endpoints (before relabelling) of R-MAT edge e: 2·``words`` groups of LEVELS levels, each
+    one 32-bit half (low half first) of the splitmix64 outputs _mix(key + (e·words + j + 1)·golden),
+    j < words, looked up in the alias table; group g gives bits g·LEVELS … of the source
+    (outcome >> LEVELS) and of the target (the outcome's low LEVELS bits).  Levels are
+    independent, so keeping the low ``scale`` bits (``mask``) of the 6·2·words drawn is exactly
+    R-MAT with ``scale`` levels."""
     s = np.int64(0)
     d = np.int64(0)
-    base = key + np.uint64(e) * np.uint64((scale + 1) // 2) * _GOLDEN
-    r = np.uint64(0)
-    for bit in range(scale):
-        if bit & 1 == 0:
-            base += _GOLDEN
-            r = _mix(base)
-            x = r & _LOW32
-        else:
-            x = r >> _S32
-        # quadrant without branches: s bit = [x ≥ a+b], d bit = [x ≥ a] ⊕ [x ≥ a+b] ⊕ [x ≥ a+b+c]
-        ge_ab = np.int64(x >= tab)
-        s |= ge_ab << bit
-        d |= (np.int64(x >= ta) ^ ge_ab ^ np.int64(x >= tabc)) << bit
-    return s, d
+    base = key + np.uint64(e) * np.uint64(words) * _GOLDEN
+    F = np.uint64(32 - 2 * LEVELS)
+    low = (1 << LEVELS) - 1
+    shift = 0
+    for j in range(words):
+        base += _GOLDEN
+        r = _mix(base)
+        o = _alias_pick(r & _LOW32, F, thr, alias)
+        s |= (o >> LEVELS) << shift
+        d |= (o & low) << shift
+        o = _alias_pick(r >> _S32, F, thr, alias)
+        s |= (o >> LEVELS) << (shift + LEVELS)
+        d |= (o & low) << (shift + LEVELS)
+        shift += 2 * LEVELS
+    return s & mask, d & mask
 
 
 @njit(cache=True, inline="always")
@@ -290,18 +345,139 @@ def _scramble(x, scale, mask, mul):
     return np.int64(y)
 
 
+@njit(cache=True, inline="always")
+def _rmat_pair(e, scale, key, words, thr, alias, permute, mul):
+    mask = np.int64((1 << scale) - 1)
+    s, d = _rmat_edge(e, words, key, thr, alias, mask)
+    if permute:
+        umask = np.uint64(mask)
+        s = _scramble(s, scale, umask, mul)
+        d = _scramble(d, scale, umask, mul)
+    return s, d
+
+
 @njit(cache=True, parallel=True)
-def _rmat_edges(m, scale, key, ta, tab, tabc, permute, mul, src, dst, chunks):
-    """src[e], dst[e] = relabelled endpoints of R-MAT edge e (chunks of edges in parallel)."""
-    mask = np.uint64((1 << scale) - 1)
-    for c in prange(chunks):
-        for e in range(m * c // chunks, m * (c + 1) // chunks):
-            s, d = _rmat_edge(e, scale, key, ta, tab, tabc)
-            if permute:
-                s = _scramble(s, scale, mask, mul)
-                d = _scramble(d, scale, mask, mul)
-            src[e] = s
-            dst[e] = d
+def _rmat_bucket_count(m, scale, key, words, thr, alias, permute, mul, directed, rbits, cnt):
+    """cnt[c, b] = arcs (self-loops dropped) that chunk c of the edges puts in bucket b (rows
+    b·2^rbits … (b+1)·2^rbits − 1)."""
+    C = cnt.shape[0]
+    for c in prange(C):
+        for e in range(m * c // C, m * (c + 1) // C):
+            s, d = _rmat_pair(e, scale, key, words, thr, alias, permute, mul)
+            if s != d:
+                cnt[c, s >> rbits] += 1
+                if not directed:
+                    cnt[c, d >> rbits] += 1
+
+
+@njit(cache=True, parallel=True)
+def _rmat_bucket_place(m, scale, key, words, thr, alias, permute, mul, directed, rbits, cur,
+                       packed):
+    """The same edges again; each arc (r, t) written as (r mod 2^rbits) << scale | t (fits 32
+    bits: rbits + scale <= 32) at its chunk's next slot of its bucket.  Few buckets' slots are
+    written at a time, so the writes stay in cache (unlike one random row per arc)."""
+    C = cur.shape[0]
+    rmask = np.int64((1 << rbits) - 1)
+    for c in prange(C):
+        for e in range(m * c // C, m * (c + 1) // C):
+            s, d = _rmat_pair(e, scale, key, words, thr, alias, permute, mul)
+            if s != d:
+                b = s >> rbits
+                packed[cur[c, b]] = np.uint32(((s & rmask) << scale) | d)
+                cur[c, b] += 1
+                if not directed:
+                    b = d >> rbits
+                    packed[cur[c, b]] = np.uint32(((d & rmask) << scale) | s)
+                    cur[c, b] += 1
+
+
+@njit(cache=True, inline="always")
+def _sort_unique_row(indices, lo, hi, bits):
+    """Sort indices[lo:hi] and move its distinct values to the front; returns how many."""
+    if hi - lo <= _SMALL:
+        _insertion_sort(indices, lo, hi)
+    elif hi - lo < _RADIX_MIN:
+        indices[lo:hi].sort()
+    else:
+        _radix_sort(indices, lo, hi, bits)
+    k = 0
+    for e in range(lo, hi):
+        if k == 0 or indices[e] != indices[lo + k - 1]:
+            indices[lo + k] = indices[e]
+            k += 1
+    return k
+
+
+@njit(cache=True)
+def _radix_sort_u32(a, tmp, bits):
+    """Sort the uint32 array a (values below 2**bits) by LSD radix on 8-bit digits, tmp a buffer
+    of the same length; returns the array holding the result (a or tmp)."""
+    d = len(a)
+    passes = (bits + 7) // 8
+    hist = np.zeros((passes, 257), np.int64)
+    for j in range(d):
+        x = a[j]
+        for p in range(passes):
+            hist[p, ((x >> np.uint32(8 * p)) & np.uint32(255)) + 1] += 1
+    src = a
+    dst = tmp
+    for p in range(passes):
+        h = hist[p]
+        if h[1:].max() == d:           # every key has the same digit here: nothing to move
+            continue
+        for k in range(256):
+            h[k + 1] += h[k]
+        sh = np.uint32(8 * p)
+        for j in range(d):
+            x = src[j]
+            k = (x >> sh) & np.uint32(255)
+            dst[h[k]] = x
+            h[k] += 1
+        src, dst = dst, src
+    return src
+
+
+@njit(cache=True, parallel=True)
+def _rmat_bucket_rows(bptr, packed, indices, scale, rbits, indptr, kept):
+    """Bucket by bucket (in parallel): sort its packed arcs (row << scale | target) by radix,
+    then write the distinct ones' targets back in place, row after row.  indptr[r] = row r's
+    first slot, kept[r] = its distinct targets (rows of a bucket contiguous from the bucket's
+    start, the duplicates' slots left at its end)."""
+    nb = len(bptr) - 1
+    R = 1 << rbits
+    tmask = np.uint32((1 << scale) - 1)
+    sh = np.uint32(scale)
+    for b in prange(nb):
+        lo = bptr[b]
+        hi = bptr[b + 1]
+        seg = packed[lo:hi]
+        if hi - lo <= _SMALL:
+            _insertion_sort(seg, 0, hi - lo)
+            res = seg
+        else:
+            res = _radix_sort_u32(seg, np.empty(hi - lo, np.uint32), rbits + scale)
+        row0 = b * R
+        for j in range(R):
+            kept[row0 + j] = 0
+        w = lo
+        j = 0
+        indptr[row0] = lo
+        prev = np.uint32(0)
+        for i in range(hi - lo):
+            x = res[i]                   # read before the write below may reach slot lo + i
+            if i > 0 and x == prev:
+                continue
+            prev = x
+            r = np.int64(x >> sh)
+            while j < r:                 # rows j+1 … r start here
+                j += 1
+                indptr[row0 + j] = w
+            indices[w] = np.int32(x & tmask)     # w <= lo + i: never ahead of the reads
+            kept[row0 + r] += 1
+            w += 1
+        while j < R - 1:
+            j += 1
+            indptr[row0 + j] = w
 
 
 @njit(cache=True, parallel=True)
@@ -365,20 +541,7 @@ def _sort_unique_rows(indptr, indices, kept):
     while (1 << bits) < n:
         bits += 1
     for r in prange(n):
-        lo = indptr[r]
-        hi = indptr[r + 1]
-        if hi - lo <= _SMALL:
-            _insertion_sort(indices, lo, hi)
-        elif hi - lo < _RADIX_MIN:
-            indices[lo:hi].sort()
-        else:
-            _radix_sort(indices, lo, hi, bits)
-        k = 0
-        for e in range(lo, hi):
-            if k == 0 or indices[e] != indices[lo + k - 1]:
-                indices[lo + k] = indices[e]
-                k += 1
-        kept[r] = k
+        kept[r] = _sort_unique_row(indices, indptr[r], indptr[r + 1], bits)
 
 
 @njit(cache=True)
@@ -397,63 +560,43 @@ def _compact_rows(indptr, indices, kept):
     indptr[n] = w
 
 
-@njit(cache=True, parallel=True)
-def _chunk_count_nonloop(u, v, directed, cnt):
-    C = cnt.shape[0]
-    m = len(u)
-    for c in prange(C):
-        for i in range(m * c // C, m * (c + 1) // C):
-            if u[i] != v[i]:
-                cnt[c, u[i]] += 1
-                if not directed:
-                    cnt[c, v[i]] += 1
-
-
-@njit(cache=True, parallel=True)
-def _chunk_place_nonloop(u, v, directed, cur, indices):
-    C = cur.shape[0]
-    m = len(u)
-    for c in prange(C):
-        for i in range(m * c // C, m * (c + 1) // C):
-            a = u[i]
-            b = v[i]
-            if a == b:
-                continue
-            indices[cur[c, a]] = b
-            cur[c, a] += 1
-            if not directed:
-                indices[cur[c, b]] = a
-                cur[c, b] += 1
-
-
 def rmat_csr(scale: int, edge_factor: int, a: float, b: float, c: float, key: int, mul,
              directed: bool, chunks: int | None = None):
-    """(indptr, indices) of an R-MAT graph: ``edge_factor·2^scale`` generated edges, self-loops
-    dropped, duplicates merged, labels scrambled by :func:`_scramble` with the four multipliers
-    ``mul`` (None: labels kept).  Deterministic for a given key and ``mul``
-    whatever ``chunks`` (the parallel split) is.  Peak memory: the int32 edge list plus the
-    arcs before de-duplication (about twice the final CSR for undirected graphs)."""
+    """(indptr, indices) of an R-MAT graph: ``edge_factor·2^scale`` generated edges (edge e from
+    :func:`_rmat_edge`), self-loops dropped, duplicates merged, labels scrambled by
+    :func:`_scramble` with the four multipliers ``mul`` (None: labels kept).  Deterministic for a
+    given key and ``mul`` whatever ``chunks`` (the parallel split) is.
+
+    The edges are generated twice and never stored: once to count the arcs of every bucket of
+    2^rbits consecutive rows (rbits = min(8, 32 − scale, scale)), once to write each arc, packed
+    in 32 bits, at its bucket's next slot of the final index array; then every bucket is
+    counting-sorted into its rows in place and the rows sorted and de-duplicated, and the rows
+    are shifted together.  Peak memory: the arcs before de-duplication (the final CSR plus the
+    few duplicates) and per-chunk bucket counters."""
     n = 1 << scale
     m = edge_factor * n
     C = int(chunks or numba.get_num_threads())
-    t = float(1 << 32)
-    ta = np.uint64(min(int(a * t), (1 << 32)))
-    tab = np.uint64(min(int((a + b) * t), (1 << 32)))
-    tabc = np.uint64(min(int((a + b + c) * t), (1 << 32)))
+    thr, alias = rmat_alias_table(LEVELS, a, b, c)
+    words = -(-scale // (2 * LEVELS))                # 64-bit outputs per edge
     permute = mul is not None
     mul = np.asarray(mul if permute else (1, 0, 1, 1), dtype=np.uint64)
-    src = np.empty(m, np.int32)
-    dst = np.empty(m, np.int32)
-    _rmat_edges(m, scale, np.uint64(key), ta, tab, tabc, permute, mul, src, dst, C)
-    cnt = np.zeros((C, n), _offset_dtype(2 * m))
-    _chunk_count_nonloop(src, dst, directed, cnt)
-    indptr = np.zeros(n + 1, np.int64)
-    _chunk_offsets(cnt, indptr)
-    indices = np.empty(int(indptr[-1]), np.int32)     # owned by numpy: can shrink in place
-    _chunk_place_nonloop(src, dst, directed, cnt, indices)
-    del cnt, src, dst
+    key = np.uint64(key)
+    rbits = min(8, 32 - scale, scale)
+    cnt = np.zeros((C, n >> rbits), _offset_dtype(2 * m))
+    _rmat_bucket_count(m, scale, key, words, thr, alias, permute, mul, directed, rbits, cnt)
+    bptr = np.zeros((n >> rbits) + 1, np.int64)
+    _chunk_offsets(cnt, bptr)
+    total = int(bptr[-1])
+    indices = np.empty(total, np.int32)      # owned by numpy: can shrink in place
+    packed = indices.view(np.uint32)
+    _rmat_bucket_place(m, scale, key, words, thr, alias, permute, mul, directed, rbits, cnt,
+                       packed)
+    del cnt
+    indptr = np.empty(n + 1, np.int64)
+    indptr[n] = total
     kept = np.empty(n, np.int64)
-    _sort_unique_rows(indptr, indices, kept)
+    _rmat_bucket_rows(bptr, packed, indices, scale, rbits, indptr, kept)
+    del packed
     _compact_rows(indptr, indices, kept)
     del kept
     total = int(indptr[-1])
