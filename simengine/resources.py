@@ -251,8 +251,8 @@ def _generator_shape(gen: dict, directed: bool, weights_setting) -> GraphShape:
     arcs = edges if directed else 2 * edges
     if fast:        # int32 draws (9/8 of the edges, two arrays) + an int64 draw + chunk counters
         build = 16 * (edges + edges // 8) + 4 * P * n
-    elif kind == "rmat":
-        build = 8 * gen_edges + 4 * P * n + 8 * n
+    elif kind == "rmat":        # a byte per arc, kept counts per row, two key arrays per worker
+        build = arcs + 8 * n + 32 * P * (arcs // 4096 + 1)
     else:           # edge arrays through CSRGraph.from_edges (int64 copies and a lexsort)
         build = 48 * arcs
     weighted = generator_makes_weights(gen)

@@ -356,6 +356,12 @@ def _rmat_pair(e, scale, key, words, thr, alias, permute, mul):
     return s, d
 
 
+#: R-MAT arcs are first written into 2**BUCKET_BITS buckets of consecutive rows (few open write
+#: positions, which stay in cache, instead of one per row); from scale 27 on the 40-bit key (row
+#: in the bucket, target) allows fewer rows per bucket, so there are more buckets
+BUCKET_BITS = 12
+
+
 @njit(cache=True, parallel=True)
 def _rmat_bucket_count(m, scale, key, words, thr, alias, permute, mul, directed, rbits, cnt):
     """cnt[c, b] = arcs (self-loops dropped) that chunk c of the edges puts in bucket b (rows
@@ -372,10 +378,11 @@ def _rmat_bucket_count(m, scale, key, words, thr, alias, permute, mul, directed,
 
 @njit(cache=True, parallel=True)
 def _rmat_bucket_place(m, scale, key, words, thr, alias, permute, mul, directed, rbits, cur,
-                       packed):
-    """The same edges again; each arc (r, t) written as (r mod 2^rbits) << scale | t (fits 32
-    bits: rbits + scale <= 32) at its chunk's next slot of its bucket.  Few buckets' slots are
-    written at a time, so the writes stay in cache (unlike one random row per arc)."""
+                       packed, high):
+    """The same edges again; each arc (r, t) as the 40-bit key (r mod 2^rbits) << scale | t
+    (rbits + scale <= 40) at its chunk's next slot of its bucket: low 32 bits in ``packed``,
+    the rest in ``high``.  Few buckets take writes at a time, so their open cache lines stay in
+    the core's cache (unlike one random row per arc)."""
     C = cur.shape[0]
     rmask = np.int64((1 << rbits) - 1)
     for c in prange(C):
@@ -383,12 +390,18 @@ def _rmat_bucket_place(m, scale, key, words, thr, alias, permute, mul, directed,
             s, d = _rmat_pair(e, scale, key, words, thr, alias, permute, mul)
             if s != d:
                 b = s >> rbits
-                packed[cur[c, b]] = np.uint32(((s & rmask) << scale) | d)
-                cur[c, b] += 1
+                x = ((s & rmask) << scale) | d
+                p = cur[c, b]
+                packed[p] = np.uint32(x & 0xFFFFFFFF)
+                high[p] = np.uint8(x >> 32)
+                cur[c, b] = p + 1
                 if not directed:
                     b = d >> rbits
-                    packed[cur[c, b]] = np.uint32(((d & rmask) << scale) | s)
-                    cur[c, b] += 1
+                    x = ((d & rmask) << scale) | s
+                    p = cur[c, b]
+                    packed[p] = np.uint32(x & 0xFFFFFFFF)
+                    high[p] = np.uint8(x >> 32)
+                    cur[c, b] = p + 1
 
 
 @njit(cache=True, inline="always")
@@ -409,28 +422,32 @@ def _sort_unique_row(indices, lo, hi, bits):
 
 
 @njit(cache=True)
-def _radix_sort_u32(a, tmp, bits):
-    """Sort the uint32 array a (values below 2**bits) by LSD radix on 8-bit digits, tmp a buffer
-    of the same length; returns the array holding the result (a or tmp)."""
+def _radix_sort_keys(a, tmp, bits):
+    """Sort the uint64 array a (values below 2**bits) by LSD radix, digits of at most 12 bits
+    (as few passes as that allows), tmp a buffer of the same length; returns the array holding
+    the result (a or tmp)."""
     d = len(a)
-    passes = (bits + 7) // 8
-    hist = np.zeros((passes, 257), np.int64)
+    passes = max(1, (bits + 11) // 12)
+    w = (bits + passes - 1) // passes
+    dmask = np.uint64((1 << w) - 1)
+    nd = 1 << w
+    hist = np.zeros((passes, nd + 1), np.int64)
     for j in range(d):
         x = a[j]
         for p in range(passes):
-            hist[p, ((x >> np.uint32(8 * p)) & np.uint32(255)) + 1] += 1
+            hist[p, ((x >> np.uint64(w * p)) & dmask) + 1] += 1
     src = a
     dst = tmp
     for p in range(passes):
         h = hist[p]
         if h[1:].max() == d:           # every key has the same digit here: nothing to move
             continue
-        for k in range(256):
+        for k in range(nd):
             h[k + 1] += h[k]
-        sh = np.uint32(8 * p)
+        sh = np.uint64(w * p)
         for j in range(d):
             x = src[j]
-            k = (x >> sh) & np.uint32(255)
+            k = (x >> sh) & dmask
             dst[h[k]] = x
             h[k] += 1
         src, dst = dst, src
@@ -438,41 +455,41 @@ def _radix_sort_u32(a, tmp, bits):
 
 
 @njit(cache=True, parallel=True)
-def _rmat_bucket_rows(bptr, packed, indices, scale, rbits, indptr, kept):
-    """Bucket by bucket (in parallel): sort its packed arcs (row << scale | target) by radix,
-    then write the distinct ones' targets back in place, row after row.  indptr[r] = row r's
-    first slot, kept[r] = its distinct targets (rows of a bucket contiguous from the bucket's
-    start, the duplicates' slots left at its end)."""
+def _rmat_bucket_rows(bptr, packed, high, indices, scale, rbits, indptr, kept):
+    """Bucket by bucket (in parallel): sort its arc keys (row << scale | target, from ``packed``
+    and ``high``) by radix, then write the distinct ones' targets back in place, row after
+    row.  indptr[r] = row r's first slot, kept[r] = its distinct targets (rows of a bucket
+    contiguous from the bucket's start, the duplicates' slots left at its end)."""
     nb = len(bptr) - 1
     R = 1 << rbits
-    tmask = np.uint32((1 << scale) - 1)
-    sh = np.uint32(scale)
+    tmask = np.uint64((1 << scale) - 1)
+    sh = np.uint64(scale)
     for b in prange(nb):
         lo = bptr[b]
         hi = bptr[b + 1]
-        seg = packed[lo:hi]
+        keys = np.empty(hi - lo, np.uint64)
+        for i in range(hi - lo):
+            keys[i] = (np.uint64(high[lo + i]) << np.uint64(32)) | np.uint64(packed[lo + i])
         if hi - lo <= _SMALL:
-            _insertion_sort(seg, 0, hi - lo)
-            res = seg
+            _insertion_sort(keys, 0, hi - lo)
+            res = keys
         else:
-            res = _radix_sort_u32(seg, np.empty(hi - lo, np.uint32), rbits + scale)
+            res = _radix_sort_keys(keys, np.empty(hi - lo, np.uint64), rbits + scale)
         row0 = b * R
         for j in range(R):
             kept[row0 + j] = 0
         w = lo
         j = 0
         indptr[row0] = lo
-        prev = np.uint32(0)
         for i in range(hi - lo):
-            x = res[i]                   # read before the write below may reach slot lo + i
-            if i > 0 and x == prev:
+            x = res[i]
+            if i > 0 and x == res[i - 1]:
                 continue
-            prev = x
             r = np.int64(x >> sh)
             while j < r:                 # rows j+1 … r start here
                 j += 1
                 indptr[row0 + j] = w
-            indices[w] = np.int32(x & tmask)     # w <= lo + i: never ahead of the reads
+            indices[w] = np.int32(x & tmask)
             kept[row0 + r] += 1
             w += 1
         while j < R - 1:
@@ -568,11 +585,12 @@ def rmat_csr(scale: int, edge_factor: int, a: float, b: float, c: float, key: in
     given key and ``mul`` whatever ``chunks`` (the parallel split) is.
 
     The edges are generated twice and never stored: once to count the arcs of every bucket of
-    2^rbits consecutive rows (rbits = min(8, 32 − scale, scale)), once to write each arc, packed
-    in 32 bits, at its bucket's next slot of the final index array; then every bucket is
-    counting-sorted into its rows in place and the rows sorted and de-duplicated, and the rows
-    are shifted together.  Peak memory: the arcs before de-duplication (the final CSR plus the
-    few duplicates) and per-chunk bucket counters."""
+    2^rbits consecutive rows (rbits = min(scale − BUCKET_BITS, 40 − scale), at least 0), once to write each arc as a 40-bit key (row in the
+    bucket, target) — low 32 bits in the index array itself, the rest in a byte array — at its
+    bucket's next slot; then every bucket's keys are radix-sorted and the distinct targets
+    written back row after row, and the rows are shifted together.  Peak memory beyond the
+    final CSR: the duplicates' slots, one byte per arc, and per-chunk bucket counters (≈ 1.3×
+    the CSR in all)."""
     n = 1 << scale
     m = edge_factor * n
     C = int(chunks or numba.get_num_threads())
@@ -581,7 +599,7 @@ def rmat_csr(scale: int, edge_factor: int, a: float, b: float, c: float, key: in
     permute = mul is not None
     mul = np.asarray(mul if permute else (1, 0, 1, 1), dtype=np.uint64)
     key = np.uint64(key)
-    rbits = min(8, 32 - scale, scale)
+    rbits = min(max(scale - BUCKET_BITS, 0), 40 - scale)
     cnt = np.zeros((C, n >> rbits), _offset_dtype(2 * m))
     _rmat_bucket_count(m, scale, key, words, thr, alias, permute, mul, directed, rbits, cnt)
     bptr = np.zeros((n >> rbits) + 1, np.int64)
@@ -589,13 +607,15 @@ def rmat_csr(scale: int, edge_factor: int, a: float, b: float, c: float, key: in
     total = int(bptr[-1])
     indices = np.empty(total, np.int32)      # owned by numpy: can shrink in place
     packed = indices.view(np.uint32)
+    high = np.empty(total, np.uint8)
     _rmat_bucket_place(m, scale, key, words, thr, alias, permute, mul, directed, rbits, cnt,
-                       packed)
+                       packed, high)
     del cnt
     indptr = np.empty(n + 1, np.int64)
     indptr[n] = total
     kept = np.empty(n, np.int64)
-    _rmat_bucket_rows(bptr, packed, indices, scale, rbits, indptr, kept)
+    _rmat_bucket_rows(bptr, packed, high, indices, scale, rbits, indptr, kept)
+    del high
     del packed
     _compact_rows(indptr, indices, kept)
     del kept
