@@ -38,6 +38,17 @@ from .errors import UserError
 
 GiB = float(1 << 30)
 
+#: Test hooks: bytes of host / GPU memory to assume instead of measuring them, so that the tests
+#: can exercise every memory refusal (and ``--force``) with small inputs.  Not meant for normal
+#: use; a value that is not a non-negative integer is ignored.
+HOST_LIMIT_ENV = "SIMENGINE_TEST_HOST_MEMORY"
+GPU_LIMIT_ENV = "SIMENGINE_TEST_GPU_MEMORY"
+#: no allocation can reach this many bytes (sizes are signed 64-bit): an estimate beyond it is an
+#: impossible request, refused whatever ``--force`` says (config/checks.py), not a memory refusal
+UNREPRESENTABLE = 1 << 63
+#: how every memory refusal says it can be overridden
+OVERRIDE_HINT = "reduce it, or pass --force (or set resources.check: false) to run anyway"
+
 #: rough traversal throughput, in arc visits × sources per second (msbfs, dobfs, bfs, SSSP) or
 #: min-plus operations per second (fw).  CPU figures: 2 cores, from docs/network.md (MS-BFS on
 #: Barabási–Albert n = 10⁴: 10⁹ arc-sources in 0.17 s; Dial 2.9 s for the weighted run) and the
@@ -116,9 +127,18 @@ def _read_int(path):
         return None
 
 
+def _env_limit(var: str) -> int | None:
+    v = os.environ.get(var, "").strip()
+    return int(v) if v.isdigit() else None
+
+
 def host_available() -> tuple[int, str]:
     """Bytes this process may still allocate, and where the figure comes from: MemAvailable of
-    /proc/meminfo, or the cgroup memory limit minus its usage when that is lower."""
+    /proc/meminfo, or the cgroup memory limit minus its usage when that is lower (or the test
+    hook :data:`HOST_LIMIT_ENV`)."""
+    forced = _env_limit(HOST_LIMIT_ENV)
+    if forced is not None:
+        return forced, HOST_LIMIT_ENV
     avail, src = None, "MemAvailable"
     try:
         with open("/proc/meminfo") as f:
@@ -155,7 +175,11 @@ def real_gpu() -> bool:
 
 
 def gpu_available() -> int | None:
-    """Free bytes on the current GPU, or None without a real GPU."""
+    """Free bytes on the current GPU, or None without a real GPU (the test hook
+    :data:`GPU_LIMIT_ENV` gives a figure even without one)."""
+    forced = _env_limit(GPU_LIMIT_ENV)
+    if forced is not None:
+        return forced
     if not real_gpu():
         return None
     try:
@@ -527,31 +551,43 @@ def checking_enabled(sc) -> bool:
     return bool(getattr(res, "check", True))
 
 
+def overridden(sc, force: bool = False) -> bool:
+    """True when memory refusals are off for this run: ``--force`` or ``resources.check:
+    false``."""
+    return bool(force) or not checking_enabled(sc)
+
+
+def memory_refusal(where: str, key: str, need: float, limit: float, limit_src: str,
+                   detail: str = "", memory: str = "host memory") -> UserError:
+    """The one-line refusal every memory check raises: the key, the estimate, the limit and the
+    way to override it."""
+    detail = f" ({detail})" if detail else ""
+    return UserError(f"{where}: {key}: the run needs about {fmt_bytes(need)} of {memory}"
+                     f"{detail}, more than the {fmt_bytes(limit)} {limit_src}; {OVERRIDE_HINT}")
+
+
 def check(sc, ranks: int = 1, force: bool = False) -> Plan:
     """Estimate, and refuse (UserError, one line) when the host or GPU memory would not do,
-    unless ``force`` or ``resources.check: false``."""
+    unless ``force`` or ``resources.check: false``.  This is the only memory refusal of a
+    scenario run: the scenario checks (config/checks.py) refuse only sizes that no machine can
+    represent, and the graph readers leave the decision to this check (``check_memory=False``)."""
     plan = estimate(sc, ranks)
-    if force or not checking_enabled(sc):
+    if overridden(sc, force):
         return plan
     host, src = host_available()
     here = ranks_on_this_host(plan.ranks)
     need = plan.host * here
     if need > host:
         big = plan.largest("host")
-        share = f" ({here} ranks on this machine)" if here > 1 else ""
-        raise UserError(f"{sc.path}: {big.key}: the run needs about {fmt_bytes(need)} of host "
-                        f"memory{share} ({big.what}: {fmt_bytes(big.host)}), more than the "
-                        f"{fmt_bytes(host)} available ({src}); reduce it, or pass --force (or "
-                        f"set resources.check: false) to run anyway")
+        share = f"{here} ranks on this machine; " if here > 1 else ""
+        raise memory_refusal(str(sc.path), big.key, need, host, f"available ({src})",
+                             f"{share}{big.what}: {fmt_bytes(big.host)}")
     if plan.backend == "cuda" and plan.device:
         free = gpu_available()
         if free is not None and plan.device > free:
             big = plan.largest("device")
-            raise UserError(f"{sc.path}: {big.key}: the run needs about "
-                            f"{fmt_bytes(plan.device)} of GPU memory ({big.what}: "
-                            f"{fmt_bytes(big.device)}), more than the {fmt_bytes(free)} free on "
-                            f"the GPU; reduce it, or pass --force (or set resources.check: "
-                            f"false) to run anyway")
+            raise memory_refusal(str(sc.path), big.key, plan.device, free, "free on the GPU",
+                                 f"{big.what}: {fmt_bytes(big.device)}", memory="GPU memory")
     return plan
 
 

@@ -240,8 +240,15 @@ def test_huge_vertex_count_within_limits_but_beyond_memory(tmp_path, monkeypatch
     monkeypatch.setattr(readers, "available_memory", lambda: 1 << 30)
     p = write(tmp_path, "m.gr", "p sp 100000000 1\na 1 2 1\n")
     with pytest.raises(UserError, match=r"m.gr:1: .*n = 100000000 vertices: about 11.9 GiB .* "
-                       r"more than the 1.0 GiB"):
+                       r"more than the 1.0 GiB .*check_memory=False"):
         read_graph(p)
+    # the same refusal for the arcs, and check_memory=False reads the file anyway
+    monkeypatch.setattr(readers, "available_memory", lambda: 3000)
+    q = write(tmp_path, "q.gr", "p sp 20 60\n" + "".join(f"a {i % 20 + 1} {(i * 7) % 20 + 1} 1\n"
+                                                           for i in range(60)))
+    with pytest.raises(UserError, match=r"q.gr:1: the header promises 60 arcs: about 3.8 KiB"):
+        read_graph(q)
+    assert read_graph(q, check_memory=False).n == 20
 
 
 # ----------------------------------------------------------------------------- hostile files

@@ -1,5 +1,6 @@
 """Checks that need more than the schema: files that must exist, shapes, value scales that the
-kernels can represent, memory, the stability limit."""
+kernels can represent, sizes no allocation can hold, the stability limit.  Whether a run fits
+this machine's memory is decided in one place, :func:`simengine.resources.check`."""
 from __future__ import annotations
 
 import math
@@ -15,22 +16,6 @@ from .brief import brief, clip
 PHI_LIMIT = 1e6
 #: headroom kept below the largest float of the solver's precision for intermediate values
 HEADROOM = 1e3
-#: rough bytes per arc while a generator builds its CSR graph (edge arrays, sort, indices)
-BYTES_PER_ARC = 40
-
-
-def physical_memory():
-    """Bytes of RAM of this machine, or None where unknown."""
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
-        return None
-
-
-def _gib(nbytes) -> str:
-    return f"{nbytes / 2**30:.3g} GiB"
-
-
 def file_problem(path):
     """Why ``path`` cannot be read as a data file (None when it is a regular file).
 
@@ -113,15 +98,18 @@ def _cells(shape) -> int:
     return n
 
 
-def check_field_memory(spec, located):
-    """The solver's three fields, the float64 initial field and the FFT of the observables must
-    fit in this machine's memory (checked before anything is allocated)."""
+def check_field_size(spec, located):
+    """A grid whose three solver fields alone exceed what any allocation can address (2^63
+    bytes) is impossible, whatever ``--force`` says.  Whether a grid fits this machine is the
+    resource check's decision (simengine/resources.py), which ``--force`` overrides."""
+    from ..resources import UNREPRESENTABLE
+
     cells = _cells(spec.grid.shape)
-    need = cells * (3 * np.dtype(spec.solver.precision).itemsize + 8 + 48)
-    mem = physical_memory()
-    if mem is not None and need > mem:
+    need = 3 * np.dtype(spec.solver.precision).itemsize * cells
+    if need >= UNREPRESENTABLE:
         raise UserError(f"{located.where(('grid', 'shape'))}: grid.shape: {cells:.4g} cells need "
-                        f"about {_gib(need)}, more than this machine's {_gib(mem)} of memory")
+                        f"about {need:.3g} bytes, more than any allocation can address (2^63 "
+                        f"bytes)")
 
 
 def check_phi_range(spec, located):
@@ -190,7 +178,7 @@ def check_field(sc, located):
                         f"{len(spec.grid.shape)} extents (one per grid axis), got {spec.solver.tile}")
     if isinstance(spec.solver.block, list) and len(spec.solver.block) not in (1, 2, 3):
         raise UserError(f"{located.where(('solver', 'block'))}: solver.block: expected 1 to 3 extents")
-    check_field_memory(spec, located)
+    check_field_size(spec, located)
     check_phi_range(spec, located)
     lo, hi = initial_range(sc, located)
     check_field_scales(spec, located, lo, hi)
@@ -228,12 +216,14 @@ def check_network(sc, located):
                             f"{clip(str(exc), 200)}") from None
     gen = getattr(sc, "generator", None)
     if gen is not None:
-        need = gen.arcs() * BYTES_PER_ARC
-        mem = physical_memory()
-        if mem is not None and need > mem:
+        # impossible whatever --force says; fitting this machine is the resource check's call
+        from ..resources import UNREPRESENTABLE
+
+        need = 4 * gen.arcs()
+        if need >= UNREPRESENTABLE:
             raise UserError(f"{located.where(('graph', 'generator'))}: graph.generator: about "
-                            f"{gen.arcs():.3g} arcs need about {_gib(need)}, more than this "
-                            f"machine's {_gib(mem)} of memory")
+                            f"{gen.arcs():.3g} arcs need about {need:.3g} bytes, more than any "
+                            f"allocation can address (2^63 bytes)")
     src = spec.metrics.sources
     n = getattr(gen, "n", None) if gen is not None else None
     if gen is not None and hasattr(gen, "shape"):

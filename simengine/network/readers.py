@@ -79,21 +79,11 @@ def _bytes(b: int) -> str:
 
 
 def available_memory() -> int | None:
-    """Bytes of memory this process may use: physical memory, or a smaller cgroup limit."""
-    limits = []
-    try:
-        limits.append(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
-    except (ValueError, OSError, AttributeError):
-        pass
-    for p in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
-        try:
-            with open(p) as f:
-                v = f.read().strip()
-            if v.isdigit() and int(v) < 2 ** 60:
-                limits.append(int(v))
-        except OSError:
-            pass
-    return min(limits) if limits else None
+    """Bytes of memory this process may still allocate (the resource check's figure:
+    :func:`simengine.resources.host_available`)."""
+    from ..resources import host_available
+
+    return host_available()[0]
 
 
 def guess_format(path) -> str:
@@ -132,8 +122,9 @@ def _check_path(path):
 class _Source:
     """Lines of a graph file (gzip by the .gz suffix) with the current line number ``ln``."""
 
-    def __init__(self, path):
+    def __init__(self, path, check_memory=True):
         self.path = os.fspath(path)
+        self.check_memory = bool(check_memory)
         st = _check_path(self.path)
         self.size = int(st.st_size)
         self.gz = self.path.lower().endswith(".gz")
@@ -212,31 +203,39 @@ def _weight(tok, src, what="a numeric weight", ln=None) -> float:
     return w
 
 
+#: how a memory refusal of :func:`read_graph` says it can be overridden
+_READ_ANYWAY = "pass check_memory=False to read it anyway"
+
+
 def _guard_vertices(src, n):
-    """Refuse a header's vertex count before anything is allocated for it."""
+    """Refuse a header's vertex count before anything is allocated for it: always beyond 32-bit
+    vertex ids, beyond the available memory only when ``src.check_memory`` (scenario runs leave
+    that to the resource check, which ``--force`` overrides)."""
     need = n * BYTES_PER_VERTEX
     if n > MAX_VERTICES:
         raise src.error(f"the header promises n = {_count(n)} vertices (about "
                         f"{_bytes(need)} for the graph and its statistics); at most "
                         f"{MAX_VERTICES} vertices are supported (32-bit vertex ids)")
-    avail = available_memory()
+    avail = available_memory() if src.check_memory else None
     if avail is not None and need > avail:
         raise src.error(f"the header promises n = {n} vertices: about {_bytes(need)} for the "
-                        f"graph and its statistics, more than the {_bytes(avail)} of memory here")
+                        f"graph and its statistics, more than the {_bytes(avail)} of memory "
+                        f"here; {_READ_ANYWAY}")
 
 
 def _guard_entries(src, count, what, min_bytes):
-    """Refuse a header count that the file cannot hold or memory cannot take."""
+    """Refuse a header count that the file cannot hold (always) or memory cannot take (only
+    when ``src.check_memory``, as :func:`_guard_vertices`)."""
     limit = src.max_bytes() // min_bytes
     if count > limit:
         raise src.error(f"the header promises {_count(count)} {what}, but a file of "
                         f"{src.size} bytes{' (gzip)' if src.gz else ''} holds at most {limit} "
                         "(truncated file or wrong header?)")
     need = count * BYTES_PER_ENTRY
-    avail = available_memory()
+    avail = available_memory() if src.check_memory else None
     if avail is not None and need > avail:
         raise src.error(f"the header promises {count} {what}: about {_bytes(need)} to build the "
-                        f"graph, more than the {_bytes(avail)} of memory here")
+                        f"graph, more than the {_bytes(avail)} of memory here; {_READ_ANYWAY}")
 
 
 def _other_format(line) -> str | None:
@@ -724,19 +723,22 @@ _READERS = {"edgelist": _read_edgelist, "dimacs": _read_dimacs, "mtx": _read_mtx
 
 
 def read_graph_file(path, format: str | None = None, directed: bool | None = None,
-                    weights: bool | None = None, max_lines: int | None = None) -> GraphRead:
+                    weights: bool | None = None, max_lines: int | None = None,
+                    check_memory: bool = True) -> GraphRead:
     """Parse a graph file completely (or its first ``max_lines`` lines) into a :class:`GraphRead`.
 
     ``format``: edgelist | dimacs | mtx | metis | None (from the suffix, :func:`guess_format`).
     ``directed``: None = what the file describes; True/False override it (with a note).
     ``weights``: None = use weights if the file has them, False = ignore them, True = require.
+    ``check_memory``: refuse header counts whose graph would not fit the available memory
+    (counts beyond 32-bit ids or beyond what the file can hold are refused either way).
     """
     fmt = format or guess_format(path)
     if not isinstance(fmt, str) or fmt.lower() not in FORMATS:
         raise UserError(f"unknown graph format {_excerpt(format)}; expected one of "
                         f"{', '.join(FORMATS)}")
     fmt = fmt.lower()
-    src = _Source(path)
+    src = _Source(path, check_memory)
     try:
         res = _READERS[fmt](src, directed, weights, max_lines)
     finally:
@@ -756,14 +758,15 @@ def read_graph_file(path, format: str | None = None, directed: bool | None = Non
 
 
 def read_graph(path, format: str | None = None, directed: bool | None = None,
-               weights: bool | None = None) -> CSRGraph:
+               weights: bool | None = None, check_memory: bool = True) -> CSRGraph:
     """Read a graph file.  ``format``: edgelist | dimacs | mtx | metis | None (from the suffix:
     .gr, .mtx, .graph/.metis, else edgelist; .gz stripped first).  ``directed`` None = what the
     file describes (DIMACS and general Matrix Market directed; symmetric Matrix Market, METIS and
     edge lists undirected).  ``weights``: None = use weights if the file has them, False = ignore
     them, True = require.  ``graph.ids`` holds the file's vertex ids (1..n for DIMACS, Matrix
-    Market and METIS; the edge list's ids or labels, or None when they are exactly 0..n−1)."""
-    return read_graph_file(path, format, directed, weights).graph
+    Market and METIS; the edge list's ids or labels, or None when they are exactly 0..n−1).
+    ``check_memory=False`` reads a file whose header promises more than the available memory."""
+    return read_graph_file(path, format, directed, weights, check_memory=check_memory).graph
 
 
 def read_for_scenario(path, graph_spec, log=None, max_lines=None) -> GraphRead:
@@ -772,12 +775,14 @@ def read_for_scenario(path, graph_spec, log=None, max_lines=None) -> GraphRead:
     ``graph.weights``: ``file`` requires the file's weights, ``none`` ignores them (with a note
     when the file has some), None uses them when present, a random-weight spec ignores them.
     Notes (a changed direction, a skipped column header, ignored weights) go to ``log``; a
-    negative weight that the run would use is an error naming its line.
+    negative weight that the run would use is an error naming its line.  Memory is not checked
+    here: the resource check (simengine/resources.py) decided before, from the same header, and
+    ``--force`` overrides it there.
     """
     w = graph_spec.weights
     weights = True if w == "file" else None if w is None else False
     res = read_graph_file(path, graph_spec.file.format, directed=graph_spec.directed,
-                          weights=weights, max_lines=max_lines)
+                          weights=weights, max_lines=max_lines, check_memory=False)
     if w == "none" and res.has_weights:
         res.notes.append(f"{path}: the file has weights; graph.weights: none ignores them "
                          "(graph.weights: file uses them)")
