@@ -151,3 +151,72 @@ def test_dobfs_gpu_partials_equal_msbfs():
         got = store[i].astype(np.int64)
         got[store[i] == 255] = -1
         np.testing.assert_array_equal(got, want)
+
+
+def _components_graph(n, parts, arcs_per_vertex, directed, weights, seed):
+    """``parts`` disjoint random subgraphs (so many pairs are unreachable), plus isolated vertex
+    n − 1; weights None, "int" (1–10) or "float" (0.1–10)."""
+    rng = np.random.default_rng(seed)
+    size = (n - 1) // parts
+    src, dst = [], []
+    for c in range(parts):
+        lo, hi = c * size, (c + 1) * size
+        src.append(rng.integers(lo, hi, arcs_per_vertex * size))
+        dst.append(rng.integers(lo, hi, arcs_per_vertex * size))
+    src, dst = np.concatenate(src), np.concatenate(dst)
+    w = None
+    if weights == "int":
+        w = rng.integers(1, 11, len(src)).astype(np.float64)
+    elif weights == "float":
+        w = rng.uniform(0.1, 10.0, len(src))
+    return CSRGraph.from_edges(n, src, dst, w, directed=directed)
+
+
+PER_SOURCE_CASES = {     # graph, the per-source algorithm auto picks on cpu / cuda
+    "unweighted_directed": (lambda: _components_graph(61, 3, 2, True, None, 1),
+                            ("dobfs", "dobfs")),
+    "unweighted_undirected": (lambda: _components_graph(61, 2, 2, False, None, 2),
+                              ("dobfs", "dobfs")),
+    "int_weights_directed": (lambda: _components_graph(61, 3, 3, True, "int", 3),
+                             ("dial", "nearfar")),
+    "float_weights_undirected": (lambda: _components_graph(61, 2, 2, False, "float", 4),
+                                 ("dijkstra", "nearfar")),
+}
+
+
+@pytest.mark.parametrize("backend", ["cpu", "cuda"])
+@pytest.mark.parametrize("case", sorted(PER_SOURCE_CASES))
+def test_per_source_auto_on_disconnected_graphs_equals_scipy_and_batch_engines(case, backend):
+    """Few sources on directed/undirected, weighted/unweighted graphs with several components
+    (and an isolated source): ``auto`` takes the per-source path; its stored rows are scipy's
+    distances and its statistics equal a batch engine's on the same sources (MS-BFS unweighted,
+    Floyd–Warshall weighted, both on the CPU)."""
+    from simengine.network.apsp import store_dtype, unreachable_sentinel
+
+    make, (want_cpu, want_gpu) = PER_SOURCE_CASES[case]
+    g = make()
+    deg = np.diff(g.indptr)
+    half = (g.n - 1) // 2                      # vertices of the first and of the last part
+    src = np.array([np.argmax(deg[:10]), half + 10 + np.argmax(deg[half + 10:g.n - 1]), g.n - 1])
+    store = np.empty((len(src), g.n), store_dtype(g))
+    st = PathStatistics.for_graph(g, planned_sources=len(src), bin_width=0.5)
+    used = run_sources(g, src, st, "auto", backend=backend, store=store, batch=2)
+    assert used == (want_gpu if backend == "cuda" else want_cpu)
+    D = csg.shortest_path(g.to_scipy(), directed=g.directed, unweighted=not g.weighted,
+                          indices=src)
+    assert np.isinf(D).any() and np.isfinite(D[:2]).sum(axis=1).min() > 5
+    got = store.astype(np.float64)
+    got[store == unreachable_sentinel(store.dtype)] = np.inf
+    np.testing.assert_allclose(got, D, rtol=1e-12)
+    ref = PathStatistics.for_graph(g, planned_sources=len(src), bin_width=0.5)
+    run_sources(g, src, ref, "fw" if g.weighted else "msbfs", backend="cpu")
+    if g.weighted:
+        sa, sb = st.state(), ref.state()
+        for k in ("done", "row_reach", "col_reach", "hist"):
+            np.testing.assert_array_equal(np.trim_zeros(sa[k], "b") if k == "hist" else sa[k],
+                                          np.trim_zeros(sb[k], "b") if k == "hist" else sb[k],
+                                          err_msg=k)
+        for k in ("row_sum", "row_max", "col_sum", "row_harm", "col_harm"):
+            np.testing.assert_allclose(sa[k], sb[k], rtol=1e-12, err_msg=k)
+    else:
+        assert_same_stats(st, ref)
