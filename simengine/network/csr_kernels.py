@@ -423,11 +423,11 @@ def _sort_unique_row(indices, lo, hi, bits):
 
 @njit(cache=True)
 def _radix_sort_keys(a, tmp, bits):
-    """Sort the uint64 array a (values below 2**bits) by LSD radix, digits of at most 12 bits
-    (as few passes as that allows), tmp a buffer of the same length; returns the array holding
-    the result (a or tmp)."""
+    """Sort the uint64 array a (values below 2**bits) by LSD radix, digits of at most 11 bits
+    (as few passes as that allows, equally wide: 36 bits → 4 × 9), tmp a buffer of the same
+    length; returns the array holding the result (a or tmp)."""
     d = len(a)
-    passes = max(1, (bits + 11) // 12)
+    passes = max(1, (bits + 10) // 11)
     w = (bits + passes - 1) // passes
     dmask = np.uint64((1 << w) - 1)
     nd = 1 << w
