@@ -308,7 +308,7 @@ def test_members_with_checkpoints_at_different_steps_resume_in_sub_ensembles(tmp
 
 @needs_cuda
 def test_cuda_sweep_ensemble_equals_single_runs(tmp_path, capsys):
-    p = scenario(tmp_path, steps=4, every=2, snap=4, backend="cuda", shape="[12, 10]",
+    p = scenario(tmp_path, steps=2, every=2, snap=2, backend="cuda", shape="[12, 10]",
                  bnd="fixed", block=", block: [8, 8]")
     text = p.read_text().replace("initial.mean: [0.0, -0.3]\n", "")
     p.write_text(text)
@@ -336,3 +336,38 @@ def test_python_api_run_ensemble(tmp_path):
     with pytest.raises(simengine.errors.UserError, match="cannot share an ensemble"):
         simengine.run_ensemble([body, dict(body, time={"dt": 0.01, "steps": 6})],
                                [tmp_path / "c.h5", tmp_path / "d.h5"])
+
+
+def _graph_cases():
+    from simengine.field.cuda.config import SIMULATOR
+
+    cases = [((12, 10), "float64"), ((12, 10), "float32"), ((6, 7, 5), "float64")]
+    return cases[:1] if SIMULATOR else cases
+
+
+@needs_cuda
+@pytest.mark.parametrize("shape,precision", _graph_cases())
+def test_cuda_many_steps_per_call(shape, precision):
+    # on a GPU: CUDA Graphs of GRAPH_STEPS steps plus a remainder, against single runs stepping
+    # stage by stage; under the simulator graphs are not used (a few steps)
+    from simengine.field.cuda import graph as cgraph
+    from simengine.field.cuda.config import SIMULATOR
+
+    steps = 1 if SIMULATOR else 2 * cgraph.GRAPH_STEPS + 3
+    block = [8, 8] if len(shape) == 2 else [8, 4, 2]
+    grid, boundary = Grid(shape, 0.9), Boundary("periodic", 0.0)
+    phis = _fields(2, shape).astype(precision) * 0.1
+    ens = EnsembleSolver(MODEL, grid, boundary, 2, backend="cuda", precision=precision, dt=DT,
+                         block=block)
+    ens.load(phis)
+    ens.advance(steps)
+    assert ens._impl._graph_error is None
+    assert bool(ens._impl._graphs) == (not SIMULATOR)
+    got = ens.state()
+    for m in range(2):
+        single = make_solver(MODEL, grid, boundary, precision=precision, dt=DT,
+                             **ens.single_options)
+        single.use_graphs = False
+        single.load(phis[m])
+        single.advance(steps)
+        np.testing.assert_array_equal(got[m], single.state())

@@ -136,9 +136,13 @@ class EnsembleSolver:
         """``nsteps`` steps of every member."""
         self._cache.clear()
         with self._impl.threads():
-            integ.advance(self.buffers, self._impl.stage, integ.no_exchange, self.scheme,
-                          self.coefs, 0, self.shape[0], int(nsteps))
+            self._impl.advance(int(nsteps))
         self.steps += int(nsteps)
+
+    def _advance_stages(self, nsteps: int) -> None:
+        """``nsteps`` steps launched stage by stage (the integrator loop)."""
+        integ.advance(self.buffers, self._impl.stage, integ.no_exchange, self.scheme,
+                      self.coefs, 0, self.shape[0], int(nsteps))
 
     def synchronize(self) -> None:
         self._impl.synchronize()
@@ -199,6 +203,9 @@ class MemberSolver:
     def advance(self, nsteps=1):
         raise RuntimeError("ensemble members advance together: call EnsembleSolver.advance")
 
+    def synchronize(self) -> None:
+        self.ensemble.synchronize()
+
 
 # ====================================================================== backends
 class _CpuMembers:
@@ -223,6 +230,9 @@ class _CpuMembers:
         self.member_name = f"cpu/{ens.kernel}/{ens.dtype.name}"
         self.single_options = dict(backend="cpu", kernel=ens.kernel, tile=tile)
         self._serial = ens.cells < self.serial_below
+
+    def advance(self, nsteps):
+        self.ens._advance_stages(nsteps)
 
     def load(self, phis):
         self.buffers[0][...] = phis
@@ -283,6 +293,11 @@ class _CudaMembers:
         n = ens.members * ens.cells
         self.buffers = [cuda.device_array(n, dtype=ens.dtype) for _ in range(3)]
         self._partial = None
+        self.use_graphs, self._graphs, self._graph_error = True, {}, None
+        try:
+            self.device = int(cuda.get_current_device().id)
+        except Exception:  # pragma: no cover - simulator without a device object
+            self.device = 0
         self.single_options = dict(backend="cuda", kernel=ens.kernel, block=list(self.plan.block),
                                    **self.plan.single)
 
@@ -308,6 +323,43 @@ class _CudaMembers:
 
     def stage(self, src, base, out, coef, lo, hi):
         self.plan(src, base, out, coef, self.scal)
+
+    def advance(self, nsteps):
+        """As :meth:`CudaFieldSolver.advance`: whole CUDA Graphs of ``GRAPH_STEPS`` steps
+        (:mod:`simengine.field.cuda.graph`, the same kernels and bits), the rest stage by stage."""
+        from .cuda import graph
+        from .cuda.config import SIMULATOR
+
+        n, K = int(nsteps), graph.GRAPH_STEPS
+        if n < K or SIMULATOR or not self.use_graphs or self._graph_error is not None:
+            return self.ens._advance_stages(n)
+        if not self.plan.ready:   # the first steps compile the kernel and prepare launches
+            self.ens._advance_stages(2)
+            n -= 2
+        g = self._step_graph()
+        if g is None:
+            return self.ens._advance_stages(n)
+        g.replay(n // K)
+        if n % K:
+            self.ens._advance_stages(n % K)
+
+    def _step_graph(self):
+        from .cuda import graph
+
+        key = tuple(id(b) for b in self.buffers)
+        g = self._graphs.get(key)
+        if g is None:
+            def record_stage(target, src, base, out, coef):
+                self.plan.record(target, src, base, out, coef, self.scal)
+
+            try:
+                g = graph.StepGraph(self.device, self.buffers, self.ens.scheme, self.ens.coefs,
+                                    record_stage)
+            except Exception as exc:  # recording unsupported here: launch step by step
+                self._graph_error = f"{type(exc).__name__}: {exc}"
+                return None
+            self._graphs[key] = g
+        return g
 
     @contextmanager
     def threads(self):

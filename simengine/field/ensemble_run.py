@@ -199,6 +199,7 @@ def _run_group(group, log, progress):
                     n = min(chunk, stop - done)
                     t = time.perf_counter()
                     ens.advance(int(n))
+                    ens.synchronize()   # time the work, not its asynchronous launch
                     done += n
                     el = time.perf_counter() - t
                     chunk = max(1, min(int(chunk * 2) if el < 0.2 else int(n * 0.3 / max(el, 1e-9)),

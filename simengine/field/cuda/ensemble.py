@@ -267,6 +267,28 @@ class EnsemblePlan:
             self._fast = _launch_api.compiled(self.fn)
 
 
+    @property
+    def ready(self) -> bool:
+        """Whether the kernel has launched once (compiled; the fast path and recording work)."""
+        return bool(self._inner._fast if self._inner is not None else self._fast)
+
+    def record(self, target, src, base, out, coef, scal):
+        """Record this stage into ``target`` (a ``cuda.core`` graph builder, see :mod:`.graph`)
+        instead of launching it; the plan must have launched once."""
+        if self._inner is not None:
+            self._inner.record(target, src, base, out, coef, scal)
+            return
+        if not self._fast:
+            raise RuntimeError("the ensemble kernel has not been launched (compiled) yet")
+        n0, n1, n2 = self.shape3
+        args = (src, base, out, n0, n1, n2, 0, self.n_first, self.dtype.type(coef), *scal,
+                *self._extra)
+        _stream, config, kernel, kargs = _launch_api.prepare(self._fast, self.configured.stream,
+                                                             self.griddim, self.blockdim, args)
+        self._keep[("graph", id(src), id(base), id(out), coef)] = (src, base, out, scal, kargs)
+        _launch_api.record(target, config, kernel, kargs)
+
+
 # --------------------------------------------------------------------------------------------
 # reductions of every member in one launch
 # --------------------------------------------------------------------------------------------
