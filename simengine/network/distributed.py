@@ -35,6 +35,8 @@ CLAIMS_PER_RANK_GPU = 3
 #: from another rank waits at most one piece (MPI libraries without asynchronous progress serve
 #: one-sided requests only when the host enters MPI)
 PIECES_PER_CLAIM = 16
+#: a GPU call has a fixed cost: the host of the counter splits its claims in two only
+PIECES_PER_CLAIM_GPU = 2
 #: guided self-scheduling: a claim takes at most 1/(ranks·GUIDED_SHARE) of the sources left
 GUIDED_SHARE = 4
 
@@ -80,7 +82,7 @@ def run_sources_ranks(graph, sources, stats: PathStatistics, comm, algorithm="au
     k = claim_size(len(sources), comm.size, batch, align,
                    CLAIMS_PER_RANK_GPU if backend == "cuda" else CLAIMS_PER_RANK)
     # the counter's host works in pieces and lets MPI serve the other ranks' claims in between
-    piece = max(align, k // PIECES_PER_CLAIM)
+    piece = max(align, k // (PIECES_PER_CLAIM_GPU if backend == "cuda" else PIECES_PER_CLAIM))
     counter = comm.counter(0)
     rows, positions = [], []
     total = len(sources)

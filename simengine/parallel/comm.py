@@ -45,7 +45,7 @@ def local_rank(default: int = 0) -> int:
     return default
 
 
-_OPS = {"sum": "SUM", "max": "MAX", "min": "MIN", "or": "LOR"}
+_OPS = {"sum": "SUM", "max": "MAX", "min": "MIN", "or": "LOR", "and": "LAND"}
 
 
 class SerialComm:
