@@ -21,7 +21,9 @@ class FieldJob:
     kind = "field"
     unit = "step"
 
-    def __init__(self, sc, log=None, comm=None):
+    def __init__(self, sc, log=None, comm=None, solver=None):
+        """``solver``: a prebuilt whole-grid solver to use instead of building one (a member of
+        an ensemble, :class:`simengine.field.ensemble.MemberSolver`); one process only."""
         from ..config.checks import field_problem
         from .solver import make_solver
 
@@ -38,7 +40,11 @@ class FieldJob:
                   dt=spec.time.dt, tile=s.tile, block=s.block, layout=s.layout)
         self.slabs = None
         try:
-            if self.comm.size > 1:
+            if solver is not None:
+                from .decomposition import whole_slab
+
+                self.solver, self.slab = solver, whole_slab(self.grid.shape[0])
+            elif self.comm.size > 1:
                 from .distributed import make_rank_solver
 
                 self.solver, self.slab, self.slabs = make_rank_solver(
