@@ -473,7 +473,14 @@ def msbfs_partials(graph, sources, words: int | None = None, store=None,
     # distributed run)
     while W > 1 and W // 2 >= need and (dg.n >= SHRINK_MIN_VERTICES or _compiled(W // 2)):
         W //= 2
-    buf = MSBFSBuffers(dg.n, W)
+    # the buffers (3·n·W words) are kept with the graph on this device: a distributed run calls
+    # this once per claim, and allocating and zeroing them each time cost more than a batch
+    from . import graph_cache
+
+    cache = graph_cache(graph)
+    buf = cache.get(("msbfs", W))
+    if buf is None:
+        buf = cache[("msbfs", W)] = MSBFSBuffers(dg.n, W)
     for lo in range(0, len(sources), buf.B):
         s = sources[lo:lo + buf.B]
         part = msbfs_batch(dg, s, buf, levels_per_sync, store is not None, persistent)
