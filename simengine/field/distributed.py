@@ -108,11 +108,9 @@ class PeerHaloExchange:
         if not comm.allreduce(ok, "and"):
             ex.close()
             return None
-        from numba import cuda
-
         ex.solver = solver
         ex._slots = [id(b) for b in solver.buffers]  # the buffers' original slots
-        ex._stream = cuda.stream()
+        ex._stream = _nonblocking_stream(solver.device)
         ex._method = os.environ.get("SIMENGINE_PEER_COPY", "kernel")
         return ex
 
@@ -136,17 +134,36 @@ class PeerHaloExchange:
                     pass
         self._peers = {}
 
-    def __call__(self, array):
+    #: halo rows a stage reads on each side (the integrator overlaps the rows inside them)
+    depth = HALO
+
+    def start(self, array):
+        """Begin the exchange of ``array``'s halo: wait for this GPU, barrier, then start the
+        copies on the exchange stream, which does not block the default stream (the stage of
+        the rows away from the halo runs meanwhile)."""
         from numba import cuda
 
         t = time.perf_counter()
-        s, sol = self.slab, self.solver
-        slot = self._slots.index(id(array))
-        rc = sol.row_cells
         cuda.synchronize()
         t1 = time.perf_counter()
         self.comm.barrier()
         t2 = time.perf_counter()
+        self._pull(array)
+        self._t = (t, t1, t2)
+
+    def finish(self, array):
+        """Wait for the copies started by :meth:`start`."""
+        self._stream.synchronize()
+        t, t1, t2 = self._t
+        t3 = time.perf_counter()
+        self.seconds += t3 - t
+        self.parts += np.array([t1 - t, t2 - t1, t3 - t2])
+        self.calls += 1
+
+    def _pull(self, array):
+        s, sol = self.slab, self.solver
+        slot = self._slots.index(id(array))
+        rc = sol.row_cells
         if s.lower is not None:
             nb = self.slabs[s.lower]
             self._copy(array, (s.lo - HALO) * rc, self._peers[s.lower][slot],
@@ -154,11 +171,27 @@ class PeerHaloExchange:
         if s.upper is not None:
             nb = self.slabs[s.upper]
             self._copy(array, s.hi * rc, self._peers[s.upper][slot], nb.lo * rc, HALO * rc)
-        self._stream.synchronize()
-        t3 = time.perf_counter()
-        self.seconds += t3 - t
-        self.parts += np.array([t1 - t, t2 - t1, t3 - t2])
-        self.calls += 1
+
+    def __call__(self, array):
+        """The whole exchange (no overlap): :meth:`start` then :meth:`finish`."""
+        self.start(array)
+        self.finish(array)
+
+
+def _nonblocking_stream(device_id):
+    """A CUDA stream that does not synchronise with the legacy default stream (numba's stream
+    0, where the stages run), so copies on it overlap a stage."""
+    from numba import cuda
+
+    try:
+        from cuda.core import Device, StreamOptions
+
+        s = Device(int(device_id)).create_stream(options=StreamOptions(nonblocking=True))
+        ns = cuda.external_stream(int(s.handle))
+        ns._core_stream = s  # keep the owner alive
+        return ns
+    except Exception:  # pragma: no cover - older cuda.core: a blocking stream (no overlap)
+        return cuda.stream()
 
 
 _peer_copy_kernel = None
