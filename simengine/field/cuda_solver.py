@@ -13,6 +13,7 @@ from numba import cuda
 
 from . import cuda as ck
 from .decomposition import HALO
+from .cuda.fused import fused_plan_for
 from .solver import FieldSolver
 
 
@@ -30,11 +31,13 @@ class CudaFieldSolver(FieldSolver):
     default ``DEFAULT_MARCH`` unless ``cells_per_thread`` is given; ``vec`` (2-D direct kernels):
     2 = the pair kernel (:func:`simengine.field.cuda.vec_kernel`), 0 = off; default
     ``DEFAULT_VEC[precision]`` unless ``cells_per_thread`` or ``march`` is given; ``device``: the
-    CUDA device id (default: the current device)."""
+    CUDA device id (default: the current device); ``fused``: ``True`` / ``False`` / ``None``
+    (auto) — the fused RK2 step (:mod:`simengine.field.cuda.fused`, one launch per step; ``block``
+    is then its thread block), see :func:`simengine.field.cuda.fused.choose`."""
 
     backend = "cuda"
 
-    def _setup(self, *, tile, block, layout, cells_per_thread, march, vec, device):
+    def _setup(self, *, tile, block, layout, cells_per_thread, march, vec, device, fused=None):
         if not cuda.is_available():
             raise RuntimeError("backend 'cuda' needs a CUDA GPU (or NUMBA_ENABLE_CUDASIM=1)")
         del tile  # the CPU backend's tile extents; the CUDA kernels take ``block``/``layout``
@@ -59,6 +62,8 @@ class CudaFieldSolver(FieldSolver):
                                    vec=vec)
         self.plan = self._make_plan(block, self.lo, self.hi)
         self.block = self.plan.block
+        # the fused RK2 step (cuda/fused.py): None when this solver runs the unfused stages
+        self.fused_plan = fused_plan_for(self, fused, block)
         self._plans = {}
         self.cells = int(np.prod(self.shape))
         self.row_cells = self.cells // self.shape[0]
@@ -78,6 +83,8 @@ class CudaFieldSolver(FieldSolver):
 
     @property
     def name(self) -> str:
+        if self.fused_plan is not None:
+            return f"cuda/{self.kernel}/{self.dtype.name} ({self.fused_plan.description})"
         tiled = self.kernel in ("shared", "combined")
         lay = f"/{self.layout}" if tiled else ""
         blk = "x".join(str(b) for b in self.block)
@@ -102,6 +109,13 @@ class CudaFieldSolver(FieldSolver):
         return own.reshape(self.owned_shape)
 
     # -- time stepping -----------------------------------------------------------------------
+    def advance(self, nsteps: int = 1) -> None:
+        if self.fused_plan is not None:  # fused RK2: one launch per step, two buffers
+            self.fused_plan.advance(self.buffers, nsteps, self.coefs, self.scal)
+            self.steps += int(nsteps)
+            return
+        super().advance(nsteps)
+
     def stage(self, src, base, out, coef, lo=None, hi=None):
         """``out[lo:hi] = base[lo:hi] + coef R(src)[lo:hi]`` on flat device buffers of the local
         shape (default: the owned rows, the solver's own plan)."""
@@ -157,7 +171,7 @@ class CudaFieldSolver(FieldSolver):
     def occupancy(self) -> dict:
         from .cuda_tuning import occupancy_report
 
-        return occupancy_report(self.plan)
+        return occupancy_report(self.fused_plan or self.plan)
 
 
 def _device_id() -> int:
