@@ -298,6 +298,7 @@ def fused_kernel_3d(bc: int, nc: bool, dtype: str, block: tuple, length: int):
     SX, SY = TX + 4, TY + 4
     NX, NY = TX + 2, TY + 2
     PP, MP, SP, NP = PX * PY, MX * MY, SX * SY, NX * NY  # plane sizes
+    RPHI, RMU, RST, RNU = 3 * PP, 3 * MP, 3 * SP, 3 * NP  # rings of 3 planes
     LPX, LPY = -(-PX // BX), -(-PY // BY)
     LMX, LMY = -(-MX // BX), -(-MY // BY)
     LSX, LSY = -(-SX // BX), -(-SY // BY)
@@ -314,10 +315,10 @@ def fused_kernel_3d(bc: int, nc: bool, dtype: str, block: tuple, length: int):
 
     @cuda.jit
     def kernel(src, out, n0, n1, n2, coef1, coef2, mh2, kh2, nd2, c0, c1, c2, c3, vphi, vmu):
-        sphi = cuda.shared.array(3 * PP, ftype)
-        smu = cuda.shared.array(3 * MP, ftype)
-        sst = cuda.shared.array(3 * SP, ftype)
-        snu = cuda.shared.array(3 * NP, ftype)
+        sphi = cuda.shared.array(RPHI, ftype)
+        smu = cuda.shared.array(RMU, ftype)
+        sst = cuda.shared.array(RST, ftype)
+        snu = cuda.shared.array(RNU, ftype)
         tx = cuda.threadIdx.x
         ty = cuda.threadIdx.y
         i0 = numba.int64(cuda.blockIdx.x) * TX
