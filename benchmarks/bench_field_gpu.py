@@ -24,6 +24,12 @@ import numpy as np
 from numba import cuda
 
 from simengine.field import cuda as ck
+
+try:
+    from roofline import copy_roofline
+except ImportError:  # run from elsewhere
+    sys.path.insert(0, __import__("os").path.dirname(__file__))
+    from roofline import copy_roofline
 from simengine.field.cuda_tuning import (CANDIDATES, autotune_block, gpu_name, occupancy_report,
                                          time_plan)
 from simengine.field.model import Boundary, CahnHilliard, Grid
@@ -32,22 +38,67 @@ MODEL = CahnHilliard.classic()
 DT = 1e-3
 
 
-def copy_bandwidth(nbytes=1 << 30, reps=20):
-    """Device-to-device copy bandwidth in bytes/s, counting bytes read + written."""
-    n = nbytes // 4
-    a = cuda.device_array(n, dtype=np.float32)
-    b = cuda.device_array(n, dtype=np.float32)
-    b.copy_to_device(a)
-    cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        s, e = cuda.event(), cuda.event()
-        s.record()
-        b.copy_to_device(a)
-        e.record()
-        e.synchronize()
-        ts.append(cuda.event_elapsed_time(s, e) / 1e3)
-    return 2 * n * 4 / float(np.median(ts))
+def copy_bandwidth():
+    """The honest roofline: the best device copy measured now (see benchmarks/roofline.py)."""
+    best, name, _all = copy_roofline()
+    return best
+
+
+def small_grid(shape=(200, 200), precision="float64", kernel="texture", steps=(20000, 220000)):
+    """Steady-state µs per RK2 step of a small grid, launch-bound: the solver with and without
+    CUDA Graphs (:mod:`simengine.field.cuda.graph`), and the CLI path as a user runs it — the
+    difference of a ``steps[1]``- and a ``steps[0]``-step run divided by the step difference, so
+    start-up, compilation and output cancel."""
+    import os
+    import subprocess
+    import tempfile
+
+    from simengine.field.cuda_solver import CudaFieldSolver
+
+    rows = []
+    grid = Grid(shape)
+    host = np.random.default_rng(0).uniform(-0.1, 0.1, shape)
+    n = 20000
+    for graphs in (False, True):
+        s = CudaFieldSolver(MODEL, grid, Boundary("periodic"), kernel=kernel,
+                            precision=precision, dt=DT)
+        s.use_graphs = graphs
+        s.load(host)
+        s.advance(1000)
+        s.synchronize()
+        t = time.perf_counter()
+        s.advance(n)
+        s.synchronize()
+        us = (time.perf_counter() - t) / n * 1e6
+        rows.append((f"solver, {'CUDA Graphs of %d steps' % ck.graph.GRAPH_STEPS if graphs else 'one launch per stage'}", us))
+        print(f"small {shape} {precision} {kernel}: {rows[-1][0]}: {us:.2f} us/step"
+              + (f" (graph error: {s._graph_error})" if graphs and s._graph_error else ""),
+              flush=True)
+    scen = (f"kind: field\nname: small\ngrid: {{shape: {list(shape)}}}\nboundary: {{type: periodic}}\n"
+            f"model: {{mobility: 1.0, kappa: 1.0, potential: {{b: 1.0, u: 1.0}}}}\n"
+            f"initial: {{type: noise, mean: 0.0, amplitude: 0.05, seed: 1}}\n"
+            f"time: {{dt: {DT}, steps: STEPS}}\n"
+            f"solver: {{backend: cuda, precision: {precision}}}\n"
+            f"output: {{snapshot_every: 20000, checkpoint_every: 20000, observables_every: 1000}}\n")
+    walls = []
+    with tempfile.TemporaryDirectory() as wd:
+        for k in steps:
+            path = os.path.join(wd, f"s{k}.yaml")
+            with open(path, "w") as f:
+                f.write(scen.replace("STEPS", str(k)))
+            t = time.perf_counter()
+            r = subprocess.run([sys.executable, "-m", "simengine", "run", path, "-o",
+                                os.path.join(wd, f"s{k}.h5"), "-q", "--overwrite"],
+                               capture_output=True, text=True)
+            walls.append(time.perf_counter() - t)
+            if r.returncode:
+                print(r.stderr[-2000:])
+                return rows
+    us = (walls[1] - walls[0]) / (steps[1] - steps[0]) * 1e6
+    rows.append((f"CLI `simengine run` (default solver, output every 1000/20000 steps), "
+                 f"({walls[1]:.1f} s − {walls[0]:.1f} s) / {steps[1] - steps[0]} steps", us))
+    print(f"small {shape} {precision}: {rows[-1][0]}: {us:.2f} us/step", flush=True)
+    return rows
 
 
 def user_reference(shape, dtype, steps=10):
@@ -234,10 +285,17 @@ def main(argv=None):
 
     dev = gpu_name()
     bw = copy_bandwidth()
-    print(f"GPU: {dev}; device-to-device copy (read+write): {bw / 1e9:.0f} GB/s", flush=True)
-    shapes = {"2d": (4096, 4096), "3d": (256, 256, 256)}
+    print(f"GPU: {dev}; honest roofline (best device copy, read+write): {bw / 1e9:.0f} GB/s",
+          flush=True)
+    shapes = {"2d": (4096, 4096), "3d": (256, 256, 256), "3d512": (512, 512, 512)}
     rows = []
+    small_rows = []
+    if "small" in args.sizes.split(","):
+        for prec in args.precisions.split(","):
+            small_rows += [(prec, *r) for r in small_grid(precision=prec)]
     for size in args.sizes.split(","):
+        if size == "small":
+            continue
         shape = shapes[size]
         nd = len(shape)
         cells = int(np.prod(shape))
@@ -327,7 +385,7 @@ def main(argv=None):
                       f" host={host_us:.1f}us/launch", flush=True)
             del bufs
     # summary table (markdown)
-    print(f"\n| size | precision | kernel | layout | cells/thread | block | ms/step | Gcell-upd/s | eff. GB/s | % of copy BW | × {rows[0]['ref_lib'] if rows else 'ref'} | regs | smem B | occupancy |")
+    print(f"\n| size | precision | kernel | layout | cells/thread | block | ms/step | Gcell-upd/s | eff. GB/s | % of roofline | × {rows[0]['ref_lib'] if rows else 'ref'} | regs | smem B | occupancy |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         o = r["occupancy"]
@@ -337,7 +395,12 @@ def main(argv=None):
               f"{'x'.join(map(str, r['block']))} | {r['ms_per_step']:.3f} | {r['gcups']:.2f} | "
               f"{r['eff_GBs']:.0f} | {100 * r['roofline_frac']:.1f} | {sp} | "
               f"{o.get('registers_per_thread')} | {o.get('shared_mem_per_block')} | {occ} |")
-    print(f"\ncopy bandwidth {bw / 1e9:.0f} GB/s on {dev}, {time.strftime('%Y-%m-%d')}")
+    if small_rows:
+        print("\n| 200² RK2 step | precision | µs/step |\n|---|---|---|")
+        for prec, what, us in small_rows:
+            print(f"| {what} | {prec} | {us:.2f} |")
+    print(f"\nhonest roofline {bw / 1e9:.0f} GB/s (best device copy) on {dev}, "
+          f"{time.strftime('%Y-%m-%d')}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"gpu": dev, "copy_GBs": bw / 1e9, "date": time.strftime("%Y-%m-%d"),

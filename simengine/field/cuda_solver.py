@@ -71,6 +71,10 @@ class CudaFieldSolver(FieldSolver):
         self.buffers = [cuda.device_array(self.cells, dtype=self.dtype) for _ in range(3)]
         self._partial = None
         self._pinned = None
+        # CUDA Graphs of many steps for whole-grid runs (see advance)
+        self.use_graphs = True
+        self._graphs = {}
+        self._graph_error = None
 
     def _make_plan(self, block, lo, hi):
         return ck.StagePlan(self.kernel, self.grid.ndim, self.shape3, self.boundary.code,
@@ -128,6 +132,45 @@ class CudaFieldSolver(FieldSolver):
             if plan is None:
                 plan = self._plans[(lo, hi)] = self._make_plan(self.block, lo, hi)
         plan(src, base, out, coef, self.scal)
+
+    def advance(self, nsteps: int = 1) -> None:
+        """``nsteps`` steps; a whole-grid run replays recorded CUDA Graphs of
+        :data:`~simengine.field.cuda.graph.GRAPH_STEPS` steps (one host call per graph instead
+        of one launch per stage, see :mod:`simengine.field.cuda.graph`), the rest step by step."""
+        n = int(nsteps)
+        K = ck.graph.GRAPH_STEPS
+        if n < K or not self._graphs_usable():
+            return super().advance(n)
+        if self.plan._fast is None:  # the first steps compile the kernels and prepare launches
+            super().advance(2)
+            n -= 2
+        g = self._step_graph()
+        if g is None:
+            return super().advance(n)
+        g.replay(n // K)
+        self.steps += (n // K) * K
+        if n % K:
+            super().advance(n % K)
+
+    def _graphs_usable(self) -> bool:
+        return (self.use_graphs and not ck.SIMULATOR and self.slab.whole
+                and self._graph_error is None)
+
+    def _step_graph(self):
+        key = tuple(id(b) for b in self.buffers)
+        g = self._graphs.get(key)
+        if g is None:
+            def record_stage(target, src, base, out, coef):
+                self.plan.record(target, src, base, out, coef, self.scal)
+
+            try:
+                g = ck.graph.StepGraph(self.device, self.buffers, self.scheme, self.coefs,
+                                       record_stage)
+            except Exception as exc:  # recording unsupported here: launch step by step
+                self._graph_error = f"{type(exc).__name__}: {exc}"
+                return None
+            self._graphs[key] = g
+        return g
 
     def synchronize(self):
         cuda.synchronize()

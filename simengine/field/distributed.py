@@ -7,8 +7,11 @@ one-process run and the field is bit-identical for any number of ranks) with an
 :class:`MPIHaloExchange` as its ``exchange`` hook, and :func:`rank_observables` reduces the
 observables of all slabs (mass, free energy, min, max, the S(k) length scale) in float64.
 
-Halos travel through host buffers (the CUDA solver copies its boundary rows to pinned host
-memory): the GPU host's MPI is not CUDA-aware, and a device buffer handed to it crashes it.
+Halos of CUDA slabs whose GPUs share a node are copied device to device from the neighbours'
+buffers (:class:`PeerHaloExchange`, CUDA IPC). Otherwise they travel through host buffers
+(:class:`MPIHaloExchange`: the CUDA solver copies its boundary rows to pinned host memory): MPI
+need not be CUDA-aware (the GPU host's is not, and a device buffer handed to it crashes it).
+``SIMENGINE_HALO=host`` forces the host path, ``peer`` requires the peer path.
 """
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ import time
 
 import numpy as np
 
-from .decomposition import make_slabs
+from .decomposition import HALO, make_slabs
 
 
 class MPIHaloExchange:
@@ -53,6 +56,101 @@ class MPIHaloExchange:
         self.calls += 1
 
 
+class PeerHaloExchange:
+    """The ``exchange(array)`` hook of a CUDA slab solver whose neighbours' GPUs are on the same
+    node: halo rows are copied device to device straight from the neighbours' buffers (CUDA IPC
+    handles, exchanged once; NVLink/PCIe peer copies), no host staging and no CUDA-aware MPI
+    needed.
+
+    Protocol per call (collective over all ranks): wait for this GPU's work (the rows about to
+    be read are final), a barrier (every neighbour's rows are final too), pull the two owned
+    rows next to each halo from the neighbours into this rank's halo rows, wait for the copies.
+    The buffer read on the neighbour is the one in the same slot of its three rotating buffers
+    (every rank rotates them in step). Reusing a row is safe: a neighbour writes the buffer it
+    was read from only in a later stage, after the next exchange's barrier, which this rank
+    reaches only after its copies finished.
+
+    :meth:`connect` returns ``None`` (and the caller keeps the host-staged exchange) unless
+    every rank could open its neighbours' handles.
+    """
+
+    def __init__(self, comm, slab, slabs):
+        self.comm = comm
+        self.slab = slab
+        self.slabs = slabs
+        self.solver = None
+        self.seconds = 0.0
+        self.calls = 0
+        self._peers = {}
+
+    @classmethod
+    def connect(cls, comm, slab, slabs, solver):
+        """Exchange IPC handles of the solver's buffers with every rank (collective)."""
+        ex = cls(comm, slab, slabs)
+        ok = True
+        try:
+            handles = [b.get_ipc_handle() for b in solver.buffers]
+        except Exception:
+            handles, ok = None, False
+        everyone = comm.allgather(handles)
+        if ok:
+            try:
+                for side in (slab.lower, slab.upper):
+                    if side is not None and side not in ex._peers and everyone[side] is not None:
+                        ex._peers[side] = [h.open() for h in everyone[side]]
+                    elif side is not None and everyone[side] is None:
+                        ok = False
+            except Exception:
+                ok = False
+        if not comm.allreduce(ok, "and"):
+            ex.close()
+            return None
+        ex.solver = solver
+        ex._slots = [id(b) for b in solver.buffers]  # the buffers' original slots
+        return ex
+
+    def close(self):
+        for arrays in self._peers.values():
+            for a in arrays:
+                try:
+                    a.close() if hasattr(a, "close") else None
+                except Exception:  # pragma: no cover - handle already gone
+                    pass
+        self._peers = {}
+
+    def __call__(self, array):
+        from numba import cuda
+
+        t = time.perf_counter()
+        s, sol = self.slab, self.solver
+        slot = self._slots.index(id(array))
+        rc = sol.row_cells
+        cuda.synchronize()
+        self.comm.barrier()
+        if s.lower is not None:
+            nb = self.slabs[s.lower]
+            src = self._peers[s.lower][slot]
+            array[(s.lo - HALO) * rc:s.lo * rc].copy_to_device(
+                src[(nb.hi - HALO) * rc:nb.hi * rc])
+        if s.upper is not None:
+            nb = self.slabs[s.upper]
+            src = self._peers[s.upper][slot]
+            array[s.hi * rc:(s.hi + HALO) * rc].copy_to_device(src[nb.lo * rc:(nb.lo + HALO) * rc])
+        cuda.synchronize()
+        self.seconds += time.perf_counter() - t
+        self.calls += 1
+
+
+def halo_mode() -> str:
+    """``SIMENGINE_HALO``: ``auto`` (peer copies where possible, else host), ``host``, ``peer``."""
+    import os
+
+    mode = os.environ.get("SIMENGINE_HALO", "auto").strip().lower() or "auto"
+    if mode not in ("auto", "host", "peer"):
+        raise ValueError(f"SIMENGINE_HALO={mode!r}: expected auto, host or peer")
+    return mode
+
+
 def rank_slabs(comm, n0: int, boundary_kind: str):
     """Balanced slabs of axis 0 (``n0`` rows), one per rank."""
     return make_slabs(int(n0), comm.size, boundary_kind)
@@ -68,7 +166,22 @@ def make_rank_solver(comm, model, grid, boundary, *, backend="auto", **kwargs):
     solver = make_solver(model, grid, boundary, backend=backend, slab=slab, exchange=ex,
                          **kwargs)
     ex.bind(solver)
+    mode = halo_mode()
+    if comm.size > 1 and mode != "host" and comm.allreduce(
+            getattr(solver, "backend", "") == "cuda" and not _simulator(), "and"):
+        peer = PeerHaloExchange.connect(comm, slab, slabs, solver)
+        if peer is not None:
+            solver.exchange = peer
+        elif mode == "peer":
+            raise RuntimeError("SIMENGINE_HALO=peer: the GPUs' buffers could not be shared "
+                               "between the ranks (CUDA IPC)")
     return solver, slab, slabs
+
+
+def _simulator() -> bool:
+    import numba
+
+    return bool(numba.config.ENABLE_CUDASIM)
 
 
 def rank_observables(comm, solver, slabs, model, grid, length=True) -> dict:

@@ -129,6 +129,7 @@ class FieldJob:
             n = min(self._chunk, stop - done)
             t = time.perf_counter()
             self.solver.advance(int(n))
+            self.solver.synchronize()  # time the work itself, not its (asynchronous) launch
             done += n
             el = comm.allreduce(time.perf_counter() - t, "max")
             self._chunk = max(1, min(int(self._chunk * 2) if el < 0.2

@@ -107,6 +107,9 @@ class FieldSolver:
         integ.rotate(self.buffers, self.scheme)
         self.steps += 1
 
+    def synchronize(self) -> None:
+        """Wait for the work already launched (a no-op where stages run synchronously)."""
+
     def halo_shape(self) -> tuple:
         """Shape of one side's halo rows (and of each array :meth:`boundary_rows` returns)."""
         return (HALO,) + tuple(self.local_shape[1:])

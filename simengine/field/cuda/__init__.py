@@ -45,6 +45,7 @@ from ..params import stage_scalars  # noqa: F401  (one packing for every backend
 from .access import HAVE_NC_LOADS, LD, LD2, LDNC, LDNC2, ST, ST2  # noqa: F401
 from .config import *  # noqa: F401,F403
 from .config import KERNELS, LAYOUTS, SIMULATOR  # noqa: F401
+from . import graph  # noqa: F401
 from .direct import direct_kernel  # noqa: F401
 from .fused import FusedPlan, fused_kernel_2d, fused_kernel_3d  # noqa: F401
 from .march import march_kernel  # noqa: F401
