@@ -279,3 +279,43 @@ def test_scenario_fused_and_resume(tmp_path):
     c = _final(part)
     assert c[1] == steps
     np.testing.assert_array_equal(c[0], a[0])
+
+
+# ---------------------------------------------------------------------------------------------
+# CUDA Graphs of fused steps (simengine.field.cuda.graph)
+# ---------------------------------------------------------------------------------------------
+def test_fused_graph_recording_order():
+    """A step graph of the fused scheme records one fused step per step, φ from slot 0 to slot 2
+    and back, with the solver's two coefficients; an odd step count is refused."""
+    from types import SimpleNamespace
+
+    from simengine.field.cuda import graph as cgraph
+
+    recorded = []
+    plan = SimpleNamespace(record=lambda t, s, o, c1, c2, scal: recorded.append((s, o, c1, c2)))
+    sch, coefs, rec = fz.graph_recording(plan, (0.5, 1.0), "scal")
+    b = [object(), object(), object()]
+    cgraph.record_steps("builder", b, sch, coefs, rec, 4)
+    assert recorded == [(b[0], b[2], 0.5, 1.0), (b[2], b[0], 0.5, 1.0)] * 2
+    with pytest.raises(ValueError, match="back in their slots"):
+        cgraph.record_steps("builder", b, sch, coefs, rec, 3)
+
+
+def test_fused_graph_replay_matches_launches():
+    from simengine.field.cuda import graph as cgraph
+
+    K = cgraph.GRAPH_STEPS
+    steps = 3 if SIM else 2 * K + 5
+    phi = _field(SMALL2, 8)
+    out = []
+    for graphs in (False, True):
+        s = _solver(SMALL2, "mirror", np.float64, True)
+        s.use_graphs = graphs
+        out.append(_advance(s, phi, steps))
+        assert s.steps == steps
+        if graphs:
+            if SIM:  # the simulator never records graphs
+                assert not s._graphs_usable() and not s._graphs
+            else:
+                assert s._graph_error is None and len(s._graphs) == 1
+    np.testing.assert_array_equal(out[0], out[1])

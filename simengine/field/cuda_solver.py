@@ -113,13 +113,6 @@ class CudaFieldSolver(FieldSolver):
         return own.reshape(self.owned_shape)
 
     # -- time stepping -----------------------------------------------------------------------
-    def advance(self, nsteps: int = 1) -> None:
-        if self.fused_plan is not None:  # fused RK2: one launch per step, two buffers
-            self.fused_plan.advance(self.buffers, nsteps, self.coefs, self.scal)
-            self.steps += int(nsteps)
-            return
-        super().advance(nsteps)
-
     def stage(self, src, base, out, coef, lo=None, hi=None):
         """``out[lo:hi] = base[lo:hi] + coef R(src)[lo:hi]`` on flat device buffers of the local
         shape (default: the owned rows, the solver's own plan)."""
@@ -140,17 +133,25 @@ class CudaFieldSolver(FieldSolver):
         n = int(nsteps)
         K = ck.graph.GRAPH_STEPS
         if n < K or not self._graphs_usable():
-            return super().advance(n)
-        if self.plan._fast is None:  # the first steps compile the kernels and prepare launches
-            super().advance(2)
+            return self._launch_steps(n)
+        if (self.fused_plan or self.plan)._fast is None:  # the first steps compile the kernels
+            self._launch_steps(2)
             n -= 2
         g = self._step_graph()
         if g is None:
-            return super().advance(n)
+            return self._launch_steps(n)
         g.replay(n // K)
         self.steps += (n // K) * K
         if n % K:
-            super().advance(n % K)
+            self._launch_steps(n % K)
+
+    def _launch_steps(self, n: int) -> None:
+        """``n`` steps launched one by one."""
+        if self.fused_plan is not None:  # fused RK2 (cuda/fused.py): one launch per step
+            self.fused_plan.advance(self.buffers, n, self.coefs, self.scal)
+            self.steps += int(n)
+            return
+        super().advance(n)
 
     def _graphs_usable(self) -> bool:
         return (self.use_graphs and not ck.SIMULATOR and self.slab.whole
@@ -163,8 +164,12 @@ class CudaFieldSolver(FieldSolver):
             def record_stage(target, src, base, out, coef):
                 self.plan.record(target, src, base, out, coef, self.scal)
 
+            scheme, coefs = self.scheme, self.coefs
+            if self.fused_plan is not None:  # fused RK2: one recorded kernel per step
+                scheme, coefs, record_stage = ck.fused.graph_recording(
+                    self.fused_plan, self.coefs, self.scal)
             try:
-                g = ck.graph.StepGraph(self.device, self.buffers, self.scheme, self.coefs,
+                g = ck.graph.StepGraph(self.device, self.buffers, scheme, coefs,
                                        record_stage)
             except Exception as exc:  # recording unsupported here: launch step by step
                 self._graph_error = f"{type(exc).__name__}: {exc}"

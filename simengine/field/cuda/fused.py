@@ -42,6 +42,7 @@ import numba
 import numpy as np
 from numba import cuda
 
+from ..integrator import Scheme, Stage
 from . import launch as _launch_api
 from .access import LD, LDNC, ST
 from .config import FIXED, MIRROR, PERIODIC, SIMULATOR
@@ -548,7 +549,6 @@ class FusedPlan:
             else:
                 if len(self._kargs) > 16:
                     self._kargs.clear()
-                    self._keep.clear()
                 self._kargs[key] = kargs
                 self._keep[key] = (src, out, scal)
                 _launch_api.launch(*kargs)
@@ -560,6 +560,20 @@ class FusedPlan:
         self._configured(*args)
         self._fast = _launch_api.compiled(self.fn)
 
+    def record(self, target, src, out, coef1, coef2, scal):
+        """Record this step into ``target`` (a ``cuda.core`` graph builder) instead of launching
+        it; the plan must have launched once (compiled)."""
+        if self._fast is None:
+            raise RuntimeError("the fused kernel has not been launched (compiled) yet")
+        t = self.dtype.type
+        n0, n1, n2 = self.shape3
+        args = (src, out, n0, n1, n2, t(coef1), t(coef2), *scal)
+        _stream, config, kernel, kargs = _launch_api.prepare(
+            self._fast, self._configured.stream, self.griddim, self.blockdim, args)
+        # the recorded graph refers to the buffers: keep them alive with the plan
+        self._keep[("graph", id(src), id(out), coef1, coef2)] = (src, out, scal, kargs)
+        _launch_api.record(target, config, kernel, kargs)
+
     def advance(self, buffers, nsteps: int, coefs, scal) -> None:
         """``nsteps`` fused steps on a solver's buffer list (rotated in place: the new φ is
         ``buffers[0]``, as after the unfused scheme's rotation)."""
@@ -567,6 +581,23 @@ class FusedPlan:
         for _ in range(int(nsteps)):
             self(buffers[0], buffers[2], c1, c2, scal)
             buffers[0], buffers[2] = buffers[2], buffers[0]
+
+
+#: the fused step as a one-stage scheme for :class:`simengine.field.cuda.graph.StepGraph`:
+#: buffers[0] → buffers[2], then swapped (period 2, so a graph of an even number of steps
+#: leaves every buffer in its slot)
+FUSED_SCHEME = Scheme("rk2-fused", (Stage(0, 0, 2, 1.0),), (2, 1, 0))
+
+
+def graph_recording(plan: FusedPlan, coefs, scal):
+    """``(scheme, coefs, record_stage)`` for :class:`~simengine.field.cuda.graph.StepGraph`:
+    each recorded "stage" is one fused step with the solver's two RK2 coefficients."""
+    c1, c2 = coefs
+
+    def record_stage(target, src, base, out, coef):
+        plan.record(target, src, out, c1, c2, scal)
+
+    return FUSED_SCHEME, (c2,), record_stage
 
 
 def choose(fused, *, kernel: str, ndim: int, integrator: str, whole: bool, hints: bool,
