@@ -259,7 +259,7 @@ def fused_row(kern, nd, shape, s3, bnd, grid, dtype, bufs, scal, rows_per_thread
                shared_bytes=plan.shared_bytes, host_us_per_launch=None)
     print(f"{size} {dtype.name} {kern:8s} {row['layout']:9s} b={'x'.join(map(str, plan.block)):7s}"
           f" {t * 1e3:8.3f} ms/step {cells / t / 1e9:7.2f} Gcell/s  2-word model"
-          f" {model / 1e9:6.0f} GB/s ({100 * model / bw:5.1f}% of copy)  5-array"
+          f" {model / 1e9:6.0f} GB/s ({100 * model / bw:5.1f}% of roofline)  5-array"
           f" {eff / 1e9:6.0f} GB/s  |fused-unfused|/max = {diff:.1e}"
           f"  regs={occ.get('registers_per_thread')} smem={occ.get('shared_mem_per_block')}"
           f" occ={occ.get('occupancy')} nc={occ.get('ptx_ld_global_nc')}", flush=True)
