@@ -70,12 +70,16 @@ def worker(a):
     sync()
     if ex is not None:
         ex.seconds = 0.0
+        if hasattr(ex, "parts"):
+            ex.parts[:] = 0
     t = time.perf_counter()
     solver.advance(steps)
     sync()
     el = time.perf_counter() - t
     halo = ex.seconds if ex is not None else 0.0
-    res = comm.gather({"el": el, "halo": halo, "rows": stop - start, "dev": dev}, root=0)
+    parts = (ex.parts / max(1, steps)).tolist() if hasattr(ex, "parts") else None
+    res = comm.gather({"el": el, "halo": halo, "rows": stop - start, "dev": dev,
+                       "parts": parts}, root=0)
     if comm.rank == 0:
         cells_local = max(r["rows"] for r in res) * int(np.prod(shape[1:]))
         el = max(r["el"] for r in res)
@@ -85,6 +89,7 @@ def worker(a):
                                       "exchange": {"PeerHaloExchange": "peer",
                                                    "MPIHaloExchange": "host"}.get(
                                           type(ex).__name__, "–"),
+                                      "parts": [r["parts"] for r in res],
                                       "name": solver.name}), flush=True)
 
 
@@ -141,6 +146,10 @@ def main(argv=None):
                 base = res["ms"]
             sp = base / res["ms"]
             frac = f"{100 * res['bw'] / roof:.0f}%" if roof else "–"
+            if res.get("parts") and res["parts"][0]:
+                print("# per step and rank, ms waiting for the GPU / in the barrier / copying: "
+                      + "; ".join(" / ".join(f"{1e3 * x:.3f}" for x in p)
+                                  for p in res["parts"]), flush=True)
             print(f"| {case} {CASES[case][0]} | {n} | {res['name']} | {res['ms']:.3f} | "
                   f"{sp:.2f}× | {100 * sp * ranks[0] / n:.0f}% | {res['bw'] / 1e9:.0f} | "
                   f"{frac} | {res.get('exchange', '–')} | {100 * res['halo']:.1f} |", flush=True)

@@ -21,7 +21,9 @@ class FieldJob:
     kind = "field"
     unit = "step"
 
-    def __init__(self, sc, log=None, comm=None):
+    def __init__(self, sc, log=None, comm=None, solver=None):
+        """``solver``: a prebuilt whole-grid solver to use instead of building one (a member of
+        an ensemble, :class:`simengine.field.ensemble.MemberSolver`); one process only."""
         from ..config.checks import field_problem
         from .solver import make_solver
 
@@ -39,7 +41,11 @@ class FieldJob:
                   fused=None if s.fused == "auto" else s.fused)
         self.slabs = None
         try:
-            if self.comm.size > 1:
+            if solver is not None:
+                from .decomposition import whole_slab
+
+                self.solver, self.slab = solver, whole_slab(self.grid.shape[0])
+            elif self.comm.size > 1:
                 from .distributed import make_rank_solver
 
                 self.solver, self.slab, self.slabs = make_rank_solver(

@@ -82,7 +82,8 @@ def run_sources_ranks(graph, sources, stats: PathStatistics, comm, algorithm="au
     k = claim_size(len(sources), comm.size, batch, align,
                    CLAIMS_PER_RANK_GPU if backend == "cuda" else CLAIMS_PER_RANK)
     # the counter's host works in pieces and lets MPI serve the other ranks' claims in between
-    piece = max(align, k // (PIECES_PER_CLAIM_GPU if backend == "cuda" else PIECES_PER_CLAIM))
+    piece = k // (PIECES_PER_CLAIM_GPU if backend == "cuda" else PIECES_PER_CLAIM)
+    piece = max(align, piece - piece % align)
     counter = comm.counter(0)
     rows, positions = [], []
     total = len(sources)
