@@ -37,7 +37,8 @@ class FieldJob:
         self.model, self.grid, self.boundary = field_problem(spec)
         s = spec.solver
         kw = dict(kernel=s.kernel, precision=s.precision, integrator=s.integrator,
-                  dt=spec.time.dt, tile=s.tile, block=s.block, layout=s.layout)
+                  dt=spec.time.dt, tile=s.tile, block=s.block, layout=s.layout,
+                  fused=None if s.fused == "auto" else s.fused)
         self.slabs = None
         try:
             if solver is not None:
