@@ -7,6 +7,10 @@ bandwidth (read + write bytes), the occupancy report, and a CuPy (or PyTorch) RK
 with array rolls as the user-level reference.
 
     python benchmarks/bench_field_gpu.py [--sizes 2d,3d] [--tune] [--json out.json]
+    python benchmarks/bench_field_gpu.py --variants fused,base   # the fused RK2 step vs default
+
+Fused rows also report the 2-word traffic model (read φⁿ, write φⁿ⁺¹) and the largest
+difference from two unfused stages after 20 steps.
 """
 from __future__ import annotations
 
@@ -20,6 +24,12 @@ import numpy as np
 from numba import cuda
 
 from simengine.field import cuda as ck
+
+try:
+    from roofline import copy_roofline
+except ImportError:  # run from elsewhere
+    sys.path.insert(0, __import__("os").path.dirname(__file__))
+    from roofline import copy_roofline
 from simengine.field.cuda_tuning import (CANDIDATES, autotune_block, gpu_name, occupancy_report,
                                          time_plan)
 from simengine.field.model import Boundary, CahnHilliard, Grid
@@ -28,22 +38,67 @@ MODEL = CahnHilliard.classic()
 DT = 1e-3
 
 
-def copy_bandwidth(nbytes=1 << 30, reps=20):
-    """Device-to-device copy bandwidth in bytes/s, counting bytes read + written."""
-    n = nbytes // 4
-    a = cuda.device_array(n, dtype=np.float32)
-    b = cuda.device_array(n, dtype=np.float32)
-    b.copy_to_device(a)
-    cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        s, e = cuda.event(), cuda.event()
-        s.record()
-        b.copy_to_device(a)
-        e.record()
-        e.synchronize()
-        ts.append(cuda.event_elapsed_time(s, e) / 1e3)
-    return 2 * n * 4 / float(np.median(ts))
+def copy_bandwidth():
+    """The honest roofline: the best device copy measured now (see benchmarks/roofline.py)."""
+    best, name, _all = copy_roofline()
+    return best
+
+
+def small_grid(shape=(200, 200), precision="float64", kernel="texture", steps=(20000, 220000)):
+    """Steady-state µs per RK2 step of a small grid, launch-bound: the solver with and without
+    CUDA Graphs (:mod:`simengine.field.cuda.graph`), and the CLI path as a user runs it — the
+    difference of a ``steps[1]``- and a ``steps[0]``-step run divided by the step difference, so
+    start-up, compilation and output cancel."""
+    import os
+    import subprocess
+    import tempfile
+
+    from simengine.field.cuda_solver import CudaFieldSolver
+
+    rows = []
+    grid = Grid(shape)
+    host = np.random.default_rng(0).uniform(-0.1, 0.1, shape)
+    n = 20000
+    for graphs in (False, True):
+        s = CudaFieldSolver(MODEL, grid, Boundary("periodic"), kernel=kernel,
+                            precision=precision, dt=DT)
+        s.use_graphs = graphs
+        s.load(host)
+        s.advance(1000)
+        s.synchronize()
+        t = time.perf_counter()
+        s.advance(n)
+        s.synchronize()
+        us = (time.perf_counter() - t) / n * 1e6
+        rows.append((f"solver, {'CUDA Graphs of %d steps' % ck.graph.GRAPH_STEPS if graphs else 'one launch per stage'}", us))
+        print(f"small {shape} {precision} {kernel}: {rows[-1][0]}: {us:.2f} us/step"
+              + (f" (graph error: {s._graph_error})" if graphs and s._graph_error else ""),
+              flush=True)
+    scen = (f"kind: field\nname: small\ngrid: {{shape: {list(shape)}}}\nboundary: {{type: periodic}}\n"
+            f"model: {{mobility: 1.0, kappa: 1.0, potential: {{b: 1.0, u: 1.0}}}}\n"
+            f"initial: {{type: noise, mean: 0.0, amplitude: 0.05, seed: 1}}\n"
+            f"time: {{dt: {DT}, steps: STEPS}}\n"
+            f"solver: {{backend: cuda, precision: {precision}}}\n"
+            f"output: {{snapshot_every: 20000, checkpoint_every: 20000, observables_every: 1000}}\n")
+    walls = []
+    with tempfile.TemporaryDirectory() as wd:
+        for k in steps:
+            path = os.path.join(wd, f"s{k}.yaml")
+            with open(path, "w") as f:
+                f.write(scen.replace("STEPS", str(k)))
+            t = time.perf_counter()
+            r = subprocess.run([sys.executable, "-m", "simengine", "run", path, "-o",
+                                os.path.join(wd, f"s{k}.h5"), "-q", "--overwrite"],
+                               capture_output=True, text=True)
+            walls.append(time.perf_counter() - t)
+            if r.returncode:
+                print(r.stderr[-2000:])
+                return rows
+    us = (walls[1] - walls[0]) / (steps[1] - steps[0]) * 1e6
+    rows.append((f"CLI `simengine run` (default solver, output every 1000/20000 steps), "
+                 f"({walls[1]:.1f} s − {walls[0]:.1f} s) / {steps[1] - steps[0]} steps", us))
+    print(f"small {shape} {precision}: {rows[-1][0]}: {us:.2f} us/step", flush=True)
+    return rows
 
 
 def user_reference(shape, dtype, steps=10):
@@ -123,6 +178,9 @@ def variants(groups="direct,march,tiled", marches=(32,)):
     if "unroll1" in groups:  # the marching kernel without load-ahead
         for m in marches:
             yield "texture", "modern", 1, m, "u1"
+    if "fused" in groups:  # the fused RK2 step: (ndim, rows per thread, planes, thread block)
+        for nd, rows, planes, blk in FUSED_VARIANTS:
+            yield "texture", "fused", rows, planes, ("fused", nd, blk)
     if "tiled" in groups:
         yield "shared", "modern", 1, 0, None
         yield "shared", "seed", 1, 0, None
@@ -132,7 +190,80 @@ def variants(groups="direct,march,tiled", marches=(32,)):
 
 VEC_VARIANTS = [("texture", 2, (32, 4)), ("texture", 4, (32, 4)), ("texture", 4, (64, 2)),
                 ("texture", 8, (32, 2)), ("texture", 8, (32, 4)), ("global", 4, (32, 4))]
+#: fused RK2 variants (ndim, rows per thread (2-D), planes per block (3-D), in-plane block)
+FUSED_VARIANTS = [(2, 1, 0, (32, 8)), (2, 2, 0, (32, 8)), (2, 4, 0, (32, 8)), (2, 2, 0, (64, 4)),
+                  (2, 4, 0, (32, 4)), (2, 1, 0, (16, 16)),
+                  (3, 1, 32, (32, 8)), (3, 1, 64, (32, 8)), (3, 1, 64, (16, 16)),
+                  (3, 1, 64, (32, 4))]
 SWEEP_BLOCKS = {2: [(128, 1), (64, 1), (32, 4)], 3: [(32, 4, 1), (32, 2, 1), (64, 2, 1)]}
+
+
+def fused_row(kern, nd, shape, s3, bnd, grid, dtype, bufs, scal, rows_per_thread, planes,
+              block, steps, cells, bw, ref_lib, ref_t):
+    """Time one fused RK2 variant (one launch per step, coefficient 0 while timing) and check it
+    against two unfused stages of the non-marching texture kernel: 20 steps at dt from the
+    same random field, max |fused − unfused| / max |unfused| (0 = bit-identical)."""
+    from simengine.field.cuda.fused import FusedPlan
+
+    size = f"{nd}d"
+    try:
+        plan = FusedPlan(kern, nd, s3, bnd.code, dtype, block=block, rows=rows_per_thread,
+                         march=planes or None)
+        b = list(bufs)
+
+        def run(n):
+            for _ in range(n):
+                plan(b[0], b[2], 0.0, 0.0, scal)
+                b[0], b[2] = b[2], b[0]
+
+        run(2)
+        cuda.synchronize()
+        ts = []
+        for _ in range(5):
+            start, stop = cuda.event(), cuda.event()
+            start.record()
+            run(steps)
+            stop.record()
+            stop.synchronize()
+            ts.append(cuda.event_elapsed_time(start, stop) / 1e3 / steps)
+        t = float(np.median(ts))
+        # correctness against the unfused stages
+        unf = ck.StagePlan("texture", nd, s3, bnd.code, dtype, cpt=1, march=0, vec=0)
+        host = np.random.default_rng(7).uniform(-1, 1, cells).astype(dtype)
+        f = [cuda.to_device(host), cuda.device_array(cells, dtype)]
+        u = [cuda.to_device(host), cuda.device_array(cells, dtype),
+             cuda.device_array(cells, dtype)]
+        for _ in range(20):
+            plan(f[0], f[1], 0.5 * DT, DT, scal)
+            f.reverse()
+            unf(u[0], u[0], u[1], 0.5 * DT, scal)
+            unf(u[1], u[0], u[2], DT, scal)
+            u[0], u[2] = u[2], u[0]
+        a, e = f[0].copy_to_host(), u[0].copy_to_host()
+        diff = float(np.max(np.abs(a.astype(np.float64) - e)) / np.max(np.abs(e)))
+        del f, u
+    except Exception as exc:
+        print(f"{size} {dtype.name} fused {block}: FAILED {exc!r}", flush=True)
+        return None
+    occ = occupancy_report(plan)
+    eff = 5 * cells * dtype.itemsize / t  # the 5-array model of the unfused rows (comparable)
+    model = 2 * cells * dtype.itemsize / t  # what the fused step moves: read φⁿ, write φⁿ⁺¹
+    row = dict(size=size, shape=list(shape), precision=dtype.name, kernel=kern,
+               layout="fused" + (f"-m{plan.march}" if plan.march else f"-r{plan.rows}"),
+               cpt=plan.rows, march=plan.march, block=list(plan.block), ms_per_step=t * 1e3,
+               gcups=cells / t / 1e9, eff_GBs=eff / 1e9, roofline_frac=eff / bw,
+               traffic_words=2, model_GBs=model / 1e9, model_frac=model / bw,
+               fused_vs_unfused_rel=diff, ref_lib=ref_lib,
+               ref_ms=(ref_t * 1e3 if ref_t else None),
+               speedup_vs_ref=(ref_t / t if ref_t else None), occupancy=occ,
+               shared_bytes=plan.shared_bytes, host_us_per_launch=None)
+    print(f"{size} {dtype.name} {kern:8s} {row['layout']:9s} b={'x'.join(map(str, plan.block)):7s}"
+          f" {t * 1e3:8.3f} ms/step {cells / t / 1e9:7.2f} Gcell/s  2-word model"
+          f" {model / 1e9:6.0f} GB/s ({100 * model / bw:5.1f}% of roofline)  5-array"
+          f" {eff / 1e9:6.0f} GB/s  |fused-unfused|/max = {diff:.1e}"
+          f"  regs={occ.get('registers_per_thread')} smem={occ.get('shared_mem_per_block')}"
+          f" occ={occ.get('occupancy')} nc={occ.get('ptx_ld_global_nc')}", flush=True)
+    return row
 
 
 def main(argv=None):
@@ -146,17 +277,25 @@ def main(argv=None):
     p.add_argument("--variants", default="direct,march,tiled",
                    help="comma list of groups: direct (cells/thread 1, 2, 4), march, sweep "
                         "(march lengths x blocks), tiled, vec (2-D pair kernel variants), "
-                        "base (texture with the default options)")
+                        "base (texture with the default options), fused (the fused RK2 step: "
+                        "blocks x rows / planes, checked against the unfused stages)")
     p.add_argument("--march", default="32", help="march lengths for the 'march' group")
     p.add_argument("--json", default=None)
     args = p.parse_args(argv)
 
     dev = gpu_name()
     bw = copy_bandwidth()
-    print(f"GPU: {dev}; device-to-device copy (read+write): {bw / 1e9:.0f} GB/s", flush=True)
-    shapes = {"2d": (4096, 4096), "3d": (256, 256, 256)}
+    print(f"GPU: {dev}; honest roofline (best device copy, read+write): {bw / 1e9:.0f} GB/s",
+          flush=True)
+    shapes = {"2d": (4096, 4096), "3d": (256, 256, 256), "3d512": (512, 512, 512)}
     rows = []
+    small_rows = []
+    if "small" in args.sizes.split(","):
+        for prec in args.precisions.split(","):
+            small_rows += [(prec, *r) for r in small_grid(precision=prec)]
     for size in args.sizes.split(","):
+        if size == "small":
+            continue
         shape = shapes[size]
         nd = len(shape)
         cells = int(np.prod(shape))
@@ -176,7 +315,10 @@ def main(argv=None):
             marches = tuple(int(m) for m in args.march.split(","))
             todo = []
             for kern, lay, cpt, march, blk in variants(args.variants, marches):
-                if isinstance(blk, tuple) and blk and blk[0] == "vec":
+                if isinstance(blk, tuple) and blk and blk[0] == "fused":
+                    if blk[1] == nd:
+                        todo.append((kern, lay, cpt, march, blk))
+                elif isinstance(blk, tuple) and blk and blk[0] == "vec":
                     todo.append((kern, lay, cpt, march, blk))
                 elif blk == "u1":
                     todo.append((kern, lay, cpt, march, "u1"))
@@ -185,6 +327,12 @@ def main(argv=None):
                 else:
                     todo.append((kern, lay, cpt, march, blk))
             for kern, lay, cpt, march, block in todo:
+                if isinstance(block, tuple) and block and block[0] == "fused":
+                    row = fused_row(kern, nd, shape, s3, bnd, grid, dtype, bufs, scal, cpt,
+                                    march, block[2], args.steps, cells, bw, ref_lib, ref_t)
+                    if row is not None:
+                        rows.append(row)
+                    continue
                 tune_ok = block is None and args.tune and (
                     (cpt or 1) == 1 or kern not in ('global', 'texture')) and (
                     args.tune_kernels == "all" or kern in args.tune_kernels.split(","))
@@ -237,7 +385,7 @@ def main(argv=None):
                       f" host={host_us:.1f}us/launch", flush=True)
             del bufs
     # summary table (markdown)
-    print(f"\n| size | precision | kernel | layout | cells/thread | block | ms/step | Gcell-upd/s | eff. GB/s | % of copy BW | × {rows[0]['ref_lib'] if rows else 'ref'} | regs | smem B | occupancy |")
+    print(f"\n| size | precision | kernel | layout | cells/thread | block | ms/step | Gcell-upd/s | eff. GB/s | % of roofline | × {rows[0]['ref_lib'] if rows else 'ref'} | regs | smem B | occupancy |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         o = r["occupancy"]
@@ -247,7 +395,12 @@ def main(argv=None):
               f"{'x'.join(map(str, r['block']))} | {r['ms_per_step']:.3f} | {r['gcups']:.2f} | "
               f"{r['eff_GBs']:.0f} | {100 * r['roofline_frac']:.1f} | {sp} | "
               f"{o.get('registers_per_thread')} | {o.get('shared_mem_per_block')} | {occ} |")
-    print(f"\ncopy bandwidth {bw / 1e9:.0f} GB/s on {dev}, {time.strftime('%Y-%m-%d')}")
+    if small_rows:
+        print("\n| 200² RK2 step | precision | µs/step |\n|---|---|---|")
+        for prec, what, us in small_rows:
+            print(f"| {what} | {prec} | {us:.2f} |")
+    print(f"\nhonest roofline {bw / 1e9:.0f} GB/s (best device copy) on {dev}, "
+          f"{time.strftime('%Y-%m-%d')}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"gpu": dev, "copy_GBs": bw / 1e9, "date": time.strftime("%Y-%m-%d"),

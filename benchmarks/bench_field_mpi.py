@@ -7,8 +7,11 @@ Driver (prints the table): it launches itself once per rank count, in the same r
         python benchmarks/bench_field_mpi.py --backend cuda --ranks 1,2 \\
             --launcher "mpirun --allow-run-as-root" --cases 2d16384,3d512,3d1024
 The one-process run is the plain solver (no halo); N ranks run slab solvers exchanging 2 halo
-rows per stage through host buffers (no overlap of interior update and exchange: the table's
-"halo %" column is the share of the step spent in the exchange, which overlap could hide).
+rows per stage: device to device from the neighbour's buffer where the GPUs share a node ("halo"
+= peer, CUDA IPC), else through host buffers (host; ``SIMENGINE_HALO=host`` forces it). There is
+no overlap of interior update and exchange: "halo %" is the share of the step spent in the
+exchange (device sync, barrier and copies). GPU runs measure the honest roofline (best device
+copy, benchmarks/roofline.py) first.
 Bandwidth per GPU uses the unfused RK2 model of 5 arrays moved per cell and step.
 """
 from __future__ import annotations
@@ -67,18 +70,26 @@ def worker(a):
     sync()
     if ex is not None:
         ex.seconds = 0.0
+        if hasattr(ex, "parts"):
+            ex.parts[:] = 0
     t = time.perf_counter()
     solver.advance(steps)
     sync()
     el = time.perf_counter() - t
     halo = ex.seconds if ex is not None else 0.0
-    res = comm.gather({"el": el, "halo": halo, "rows": stop - start, "dev": dev}, root=0)
+    parts = (ex.parts / max(1, steps)).tolist() if hasattr(ex, "parts") else None
+    res = comm.gather({"el": el, "halo": halo, "rows": stop - start, "dev": dev,
+                       "parts": parts}, root=0)
     if comm.rank == 0:
         cells_local = max(r["rows"] for r in res) * int(np.prod(shape[1:]))
         el = max(r["el"] for r in res)
         bw = 5 * cells_local * np.dtype(a.precision).itemsize * steps / el
         print("RESULT " + json.dumps({"ms": 1e3 * el / steps, "bw": bw,
                                       "halo": max(r["halo"] for r in res) / el,
+                                      "exchange": {"PeerHaloExchange": "peer",
+                                                   "MPIHaloExchange": "host"}.get(
+                                          type(ex).__name__, "–"),
+                                      "parts": [r["parts"] for r in res],
                                       "name": solver.name}), flush=True)
 
 
@@ -101,13 +112,21 @@ def main(argv=None):
     if threads:
         env["NUMBA_NUM_THREADS"] = str(threads)
     dev = "cpu"
+    roof = None
     if a.backend == "cuda":
         from numba import cuda
         dev = (lambda n: n.decode() if isinstance(n, bytes) else n)(cuda.get_current_device().name)
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from roofline import copy_roofline
+
+        roof = copy_roofline()[0]
+        cuda.close()
     print(f"# bench_field_mpi {time.strftime('%Y-%m-%d')} backend={a.backend} device={dev} "
-          f"{a.precision} launcher='{a.launcher}' threads/rank={threads or 'all'}")
-    print("| case | ranks | solver | ms/step | speed-up | efficiency | GB/s per rank | halo % |")
-    print("|---|---|---|---|---|---|---|---|")
+          f"{a.precision} launcher='{a.launcher}' threads/rank={threads or 'all'}"
+          + (f" honest roofline {roof / 1e9:.0f} GB/s" if roof else ""))
+    print("| case | ranks | solver | ms/step | speed-up | efficiency | GB/s per rank "
+          "| % of roofline | halo | halo % |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     ranks = [int(x) for x in a.ranks.split(",")]
     for case in a.cases.split(","):
         base = None
@@ -119,16 +138,21 @@ def main(argv=None):
             r = subprocess.run(cmd, capture_output=True, text=True, env=env)
             line = [ln for ln in r.stdout.splitlines() if ln.startswith("RESULT ")]
             if r.returncode != 0 or not line:
-                print(f"| {case} | {n} | failed: {r.stderr.strip().splitlines()[-1:]} |||||")
+                print(f"| {case} | {n} | failed: {r.stderr.strip().splitlines()[-1:]} |||||||")
                 continue
             res = json.loads(line[0][7:])
             base = base or res["ms"] * n / ranks[0] if base is None else base
             if n == ranks[0]:
                 base = res["ms"]
             sp = base / res["ms"]
+            frac = f"{100 * res['bw'] / roof:.0f}%" if roof else "–"
+            if res.get("parts") and res["parts"][0]:
+                print("# per step and rank, ms waiting for the GPU / in the barrier / copying: "
+                      + "; ".join(" / ".join(f"{1e3 * x:.3f}" for x in p)
+                                  for p in res["parts"]), flush=True)
             print(f"| {case} {CASES[case][0]} | {n} | {res['name']} | {res['ms']:.3f} | "
                   f"{sp:.2f}× | {100 * sp * ranks[0] / n:.0f}% | {res['bw'] / 1e9:.0f} | "
-                  f"{100 * res['halo']:.1f} |", flush=True)
+                  f"{frac} | {res.get('exchange', '–')} | {100 * res['halo']:.1f} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ scipy sparse matrix and returns a ``PathResults`` keyed by the graph's own verte
 """
 __version__ = "0.1.0"
 
-_API = ("run", "load", "path_statistics", "PathResults")
+_API = ("run", "run_ensemble", "load", "path_statistics", "PathResults")
 
 
 def open(path):  # noqa: A001 - deliberate: simengine.open(path) for analysis scripts

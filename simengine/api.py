@@ -13,7 +13,7 @@ import numpy as np
 
 from .errors import UserError
 
-__all__ = ["load", "run", "path_statistics", "PathResults", "VertexValues"]
+__all__ = ["load", "run", "run_ensemble", "path_statistics", "PathResults", "VertexValues"]
 
 
 # =============================================================================== scenarios
@@ -54,6 +54,35 @@ def run(scenario, output=None, *, overrides=None, resume=False, overwrite=False,
                     log=log or (lambda msg: None))
     runner.run()
     return runner.output
+
+
+def run_ensemble(scenarios, outputs, *, overrides=None, progress=False, log=None) -> list:
+    """Run field scenarios that differ only in their ``initial`` block as one ensemble (one
+    solver, one launch per stage on a GPU) and return their output paths; every output is the
+    file :func:`run` with ``resume=True`` would write (fields and observables bit for bit).
+
+    ``scenarios``: dicts, YAML paths or YAML texts (``overrides`` apply to each); ``outputs``: one
+    path per scenario. Complete outputs are skipped, interrupted ones resumed. After every member
+    has run, the first failure is raised: :class:`~simengine.errors.UserError` (bad input, or
+    scenarios that cannot share an ensemble), :class:`~simengine.errors.SimulationError` (a
+    member blew up; the others finished), ``simengine.runner.Interrupted`` (Ctrl-C: checkpoints
+    were written).
+    """
+    from .errors import SimulationError
+    from .field.ensemble_run import run_ensemble as _run
+    from .runner import Interrupted
+
+    scs = [load(s, overrides) for s in scenarios]
+    outputs = [Path(p) for p in outputs]
+    results = _run(scs, outputs, log=log or (lambda msg: None), progress=progress)
+    for rc, message in results:
+        if rc == 2:
+            raise UserError(message.removeprefix("error: "))
+        if rc == 130:
+            raise Interrupted(message)
+        if rc:
+            raise SimulationError(message)
+    return outputs
 
 
 # =============================================================================== graphs

@@ -41,7 +41,8 @@ from .signals import checkpointable
 #: keys that may differ between the stored scenario and the one used with --resume
 RESUME_FREE_KEYS = {("output",), ("description",), ("time", "steps"), ("solver", "backend"),
                     ("solver", "kernel"), ("solver", "block"), ("solver", "tile"),
-                    ("solver", "layout"), ("solver", "batch"), ("resources",)}
+                    ("solver", "layout"), ("solver", "batch"), ("solver", "fused"),
+                    ("resources",)}
 
 
 def default_output(sc: Scenario) -> Path:

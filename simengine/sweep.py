@@ -69,6 +69,8 @@ class Sweep:
     zip: bool
     tasks: list
     overrides: list
+    #: ``sweep.ensemble``: None = off, 0 = ensembles of any size, N = at most N members each
+    ensemble: int = None
 
     def output_dir(self, given=None) -> Path:
         return Path(given) if given else Path("outputs") / self.name
@@ -161,7 +163,7 @@ def parse_block(block, located):
                         f"got {zipped!r}")
     axes = {}
     for key, raw in block.items():
-        if key == "zip":
+        if key in ("zip", "ensemble"):
             continue
         where = located.where((SWEEP_KEY, key))
         if not isinstance(key, str) or not key or any(not p for p in key.split(".")):
@@ -217,6 +219,10 @@ def load_sweep(path, overrides=None) -> Sweep:
         raise UserError(f"{located.path}: no 'sweep:' block (expected e.g. sweep: "
                         f"{{graph.generator.seed: [1, 2, 3]}})")
     keys, axes, zipped = parse_block(located[SWEEP_KEY], located)
+    from .sweep_ensemble import parse_setting
+
+    ensemble = parse_setting(located[SWEEP_KEY].get("ensemble"),
+                             located.where((SWEEP_KEY, "ensemble")))
     combos = zip(*(axes[k] for k in keys)) if zipped else itertools.product(*(axes[k] for k in keys))
     short = _short_keys(keys)
     tasks, names = [], {}
@@ -245,7 +251,7 @@ def load_sweep(path, overrides=None) -> Sweep:
         task.data = body_of(sc).data
         tasks.append(task)
     return Sweep(located.path, str(located.get("name")), str(located.get("kind")), keys, zipped,
-                 tasks, list(overrides or ()))
+                 tasks, list(overrides or ()), ensemble)
 
 
 def body_of(sc, log=None):
@@ -578,8 +584,10 @@ def _run_parallel(sweep, todo, out_dir, jobs, log) -> dict:
     return codes
 
 
-def run_all(sweep, out_dir, jobs=1, quiet=False, log=None) -> int:
-    """Run every task that is not done; returns 0, 1 (some failed) or 130 (interrupted)."""
+def run_all(sweep, out_dir, jobs=1, quiet=False, log=None, ensemble=None) -> int:
+    """Run every task that is not done; returns 0, 1 (some failed) or 130 (interrupted).
+    ``ensemble`` (default: the sweep block's setting): group field tasks that differ only in
+    their initial field into ensembles (:mod:`simengine.sweep_ensemble`), run before the rest."""
     log = log or (lambda m: print(m, file=sys.stderr, flush=True))
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -594,8 +602,18 @@ def run_all(sweep, out_dir, jobs=1, quiet=False, log=None) -> int:
         f"{f', {len(todo)} to run with {jobs} jobs' if jobs > 1 and todo else ''})")
     codes = {}
     t0 = time.perf_counter()
-    if jobs > 1:
-        codes = _run_parallel(sweep, todo, out_dir, jobs, log)
+    ensemble = sweep.ensemble if ensemble is None else ensemble
+    if ensemble is not None and ensemble is not False and todo:
+        from .sweep_ensemble import plan_groups, run_groups
+
+        groups, todo, scs = plan_groups(sweep, todo, ensemble)
+        log(f"{sweep.name}: {sum(map(len, groups))} tasks in {len(groups)} ensemble(s), "
+            f"{len(todo)} run singly")
+        codes = run_groups(sweep, groups, scs, out_dir, quiet=quiet, log=log)
+        if any(rc == 130 for rc in codes.values()):
+            todo = []
+    if jobs > 1 and todo:
+        codes.update(_run_parallel(sweep, todo, out_dir, jobs, log))
     else:
         for task in todo:
             t = time.perf_counter()
@@ -671,6 +689,9 @@ def add_parser(sub):
                    help="with --list: print the indices as one sbatch --array list, e.g. 0-3,7")
     s.add_argument("--jobs", "-j", type=int, default=1, metavar="J",
                    help="tasks run at once when running them all (one GPU each where present)")
+    s.add_argument("--ensemble", nargs="?", const="true", metavar="N",
+                   help="run field tasks that differ only in their initial field together, in "
+                        "ensembles of at most N (default: all) on one GPU or CPU")
     s.add_argument("--quiet", "-q", action="store_true", help="no progress output")
     s.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     return s
@@ -713,4 +734,15 @@ def command(args) -> int:
                 raise UserError(f"--task: expected a task index, got {args.task!r}") from None
         task = sweep.task(index)
         return run_task(sweep, task, out_dir, quiet=args.quiet, log=log)
-    return run_all(sweep, out_dir, jobs=args.jobs, quiet=args.quiet, log=log)
+    ensemble = None
+    if args.ensemble is not None:
+        from .sweep_ensemble import parse_setting
+
+        raw = args.ensemble.strip().lower()
+        try:
+            value = True if raw == "true" else False if raw == "false" else int(raw)
+        except ValueError:
+            value = raw
+        ensemble = parse_setting(value, "--ensemble")
+        ensemble = False if ensemble is None else ensemble
+    return run_all(sweep, out_dir, jobs=args.jobs, quiet=args.quiet, log=log, ensemble=ensemble)

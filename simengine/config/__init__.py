@@ -26,6 +26,7 @@ _UNION_HELP = {
     ("metrics", "sources"): "expected 'all', {sample: K, seed: S} or a list of vertex ids",
     ("graph", "weights"): "expected 'none', 'file' or {type: uniform_int, low: 1, high: 10, seed: 1}",
     ("solver", "block"): "expected 'auto' or a list of block extents like [16, 16]",
+    ("solver", "fused"): "expected auto, true or false",
 }
 
 

@@ -148,6 +148,8 @@ class FieldSolverSpec(Strict):
     tile: Optional[list[Extent]] = None
     block: Optional[Union[Literal["auto"], list[Extent]]] = None
     layout: Optional[Literal["seed", "modern"]] = None
+    #: CUDA: the fused RK2 step (both stages in one launch); auto = where it is faster
+    fused: Union[Literal["auto"], Bool] = "auto"
 
 
 class FieldOutputSpec(Strict):

@@ -115,5 +115,5 @@ def make_solver(model: CahnHilliard, grid: Grid, boundary: Boundary, *, backend=
     """Build a field solver. ``backend``: ``auto`` | ``cpu`` | ``cuda``; the other keyword
     arguments are the shared constructor's (``kernel``, ``precision``, ``integrator``, ``dt``,
     ``tile``, ``block``, ``layout``, ``cells_per_thread``, ``march``, ``vec``, ``device``,
-    ``slab``, ``exchange``)."""
+    ``slab``, ``exchange``, ``fused`` — CUDA: the fused RK2 step, ``None`` = auto)."""
     return solver_class(backend)(model, grid, boundary, **kwargs)

@@ -13,6 +13,7 @@ from numba import cuda
 
 from . import cuda as ck
 from .decomposition import HALO
+from .cuda.fused import fused_plan_for
 from .solver import FieldSolver
 
 
@@ -30,11 +31,13 @@ class CudaFieldSolver(FieldSolver):
     default ``DEFAULT_MARCH`` unless ``cells_per_thread`` is given; ``vec`` (2-D direct kernels):
     2 = the pair kernel (:func:`simengine.field.cuda.vec_kernel`), 0 = off; default
     ``DEFAULT_VEC[precision]`` unless ``cells_per_thread`` or ``march`` is given; ``device``: the
-    CUDA device id (default: the current device)."""
+    CUDA device id (default: the current device); ``fused``: ``True`` / ``False`` / ``None``
+    (auto) — the fused RK2 step (:mod:`simengine.field.cuda.fused`, one launch per step; ``block``
+    is then its thread block), see :func:`simengine.field.cuda.fused.choose`."""
 
     backend = "cuda"
 
-    def _setup(self, *, tile, block, layout, cells_per_thread, march, vec, device):
+    def _setup(self, *, tile, block, layout, cells_per_thread, march, vec, device, fused=None):
         if not cuda.is_available():
             raise RuntimeError("backend 'cuda' needs a CUDA GPU (or NUMBA_ENABLE_CUDASIM=1)")
         del tile  # the CPU backend's tile extents; the CUDA kernels take ``block``/``layout``
@@ -59,6 +62,8 @@ class CudaFieldSolver(FieldSolver):
                                    vec=vec)
         self.plan = self._make_plan(block, self.lo, self.hi)
         self.block = self.plan.block
+        # the fused RK2 step (cuda/fused.py): None when this solver runs the unfused stages
+        self.fused_plan = fused_plan_for(self, fused, block)
         self._plans = {}
         self.cells = int(np.prod(self.shape))
         self.row_cells = self.cells // self.shape[0]
@@ -66,6 +71,10 @@ class CudaFieldSolver(FieldSolver):
         self.buffers = [cuda.device_array(self.cells, dtype=self.dtype) for _ in range(3)]
         self._partial = None
         self._pinned = None
+        # CUDA Graphs of many steps for whole-grid runs (see advance)
+        self.use_graphs = True
+        self._graphs = {}
+        self._graph_error = None
 
     def _make_plan(self, block, lo, hi):
         return ck.StagePlan(self.kernel, self.grid.ndim, self.shape3, self.boundary.code,
@@ -78,6 +87,8 @@ class CudaFieldSolver(FieldSolver):
 
     @property
     def name(self) -> str:
+        if self.fused_plan is not None:
+            return f"cuda/{self.kernel}/{self.dtype.name} ({self.fused_plan.description})"
         tiled = self.kernel in ("shared", "combined")
         lay = f"/{self.layout}" if tiled else ""
         blk = "x".join(str(b) for b in self.block)
@@ -114,6 +125,57 @@ class CudaFieldSolver(FieldSolver):
             if plan is None:
                 plan = self._plans[(lo, hi)] = self._make_plan(self.block, lo, hi)
         plan(src, base, out, coef, self.scal)
+
+    def advance(self, nsteps: int = 1) -> None:
+        """``nsteps`` steps; a whole-grid run replays recorded CUDA Graphs of
+        :data:`~simengine.field.cuda.graph.GRAPH_STEPS` steps (one host call per graph instead
+        of one launch per stage, see :mod:`simengine.field.cuda.graph`), the rest step by step."""
+        n = int(nsteps)
+        K = ck.graph.GRAPH_STEPS
+        if n < K or not self._graphs_usable():
+            return self._launch_steps(n)
+        if (self.fused_plan or self.plan)._fast is None:  # the first steps compile the kernels
+            self._launch_steps(2)
+            n -= 2
+        g = self._step_graph()
+        if g is None:
+            return self._launch_steps(n)
+        g.replay(n // K)
+        self.steps += (n // K) * K
+        if n % K:
+            self._launch_steps(n % K)
+
+    def _launch_steps(self, n: int) -> None:
+        """``n`` steps launched one by one."""
+        if self.fused_plan is not None:  # fused RK2 (cuda/fused.py): one launch per step
+            self.fused_plan.advance(self.buffers, n, self.coefs, self.scal)
+            self.steps += int(n)
+            return
+        super().advance(n)
+
+    def _graphs_usable(self) -> bool:
+        return (self.use_graphs and not ck.SIMULATOR and self.slab.whole
+                and self._graph_error is None)
+
+    def _step_graph(self):
+        key = tuple(id(b) for b in self.buffers)
+        g = self._graphs.get(key)
+        if g is None:
+            def record_stage(target, src, base, out, coef):
+                self.plan.record(target, src, base, out, coef, self.scal)
+
+            scheme, coefs = self.scheme, self.coefs
+            if self.fused_plan is not None:  # fused RK2: one recorded kernel per step
+                scheme, coefs, record_stage = ck.fused.graph_recording(
+                    self.fused_plan, self.coefs, self.scal)
+            try:
+                g = ck.graph.StepGraph(self.device, self.buffers, scheme, coefs,
+                                       record_stage)
+            except Exception as exc:  # recording unsupported here: launch step by step
+                self._graph_error = f"{type(exc).__name__}: {exc}"
+                return None
+            self._graphs[key] = g
+        return g
 
     def synchronize(self):
         cuda.synchronize()
@@ -157,7 +219,7 @@ class CudaFieldSolver(FieldSolver):
     def occupancy(self) -> dict:
         from .cuda_tuning import occupancy_report
 
-        return occupancy_report(self.plan)
+        return occupancy_report(self.fused_plan or self.plan)
 
 
 def _device_id() -> int:

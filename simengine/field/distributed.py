@@ -7,16 +7,20 @@ one-process run and the field is bit-identical for any number of ranks) with an
 :class:`MPIHaloExchange` as its ``exchange`` hook, and :func:`rank_observables` reduces the
 observables of all slabs (mass, free energy, min, max, the S(k) length scale) in float64.
 
-Halos travel through host buffers (the CUDA solver copies its boundary rows to pinned host
-memory): the GPU host's MPI is not CUDA-aware, and a device buffer handed to it crashes it.
+Halos of CUDA slabs whose GPUs share a node are copied device to device from the neighbours'
+buffers (:class:`PeerHaloExchange`, CUDA IPC). Otherwise they travel through host buffers
+(:class:`MPIHaloExchange`: the CUDA solver copies its boundary rows to pinned host memory): MPI
+need not be CUDA-aware (the GPU host's is not, and a device buffer handed to it crashes it).
+``SIMENGINE_HALO=host`` forces the host path, ``peer`` requires the peer path.
 """
 from __future__ import annotations
 
+import os
 import time
 
 import numpy as np
 
-from .decomposition import make_slabs
+from .decomposition import HALO, make_slabs
 
 
 class MPIHaloExchange:
@@ -53,6 +57,179 @@ class MPIHaloExchange:
         self.calls += 1
 
 
+class PeerHaloExchange:
+    """The ``exchange(array)`` hook of a CUDA slab solver whose neighbours' GPUs are on the same
+    node: halo rows are copied device to device straight from the neighbours' buffers (CUDA IPC
+    handles, exchanged once; NVLink/PCIe peer copies), no host staging and no CUDA-aware MPI
+    needed.
+
+    Protocol per call (collective over all ranks): wait for this GPU's work (the rows about to
+    be read are final), a barrier (every neighbour's rows are final too), pull the two owned
+    rows next to each halo from the neighbours into this rank's halo rows, wait for the copies.
+    The buffer read on the neighbour is the one in the same slot of its three rotating buffers
+    (every rank rotates them in step). Reusing a row is safe: a neighbour writes the buffer it
+    was read from only in a later stage, after the next exchange's barrier, which this rank
+    reaches only after its copies finished.
+
+    :meth:`connect` returns ``None`` (and the caller keeps the host-staged exchange) unless
+    every rank could open its neighbours' handles.
+    """
+
+    def __init__(self, comm, slab, slabs):
+        self.comm = comm
+        self.slab = slab
+        self.slabs = slabs
+        self.solver = None
+        self.seconds = 0.0
+        self.calls = 0
+        #: seconds spent waiting for this GPU's stage, in the barrier, in the copies
+        self.parts = np.zeros(3)
+        self._peers = {}
+
+    @classmethod
+    def connect(cls, comm, slab, slabs, solver):
+        """Exchange IPC handles of the solver's buffers with every rank (collective)."""
+        ex = cls(comm, slab, slabs)
+        ok = True
+        try:
+            handles = [b.get_ipc_handle() for b in solver.buffers]
+        except Exception:
+            handles, ok = None, False
+        everyone = comm.allgather(handles)
+        if ok:
+            try:
+                for side in (slab.lower, slab.upper):
+                    if side is not None and side not in ex._peers and everyone[side] is not None:
+                        ex._peers[side] = [h.open() for h in everyone[side]]
+                    elif side is not None and everyone[side] is None:
+                        ok = False
+            except Exception:
+                ok = False
+        if not comm.allreduce(ok, "and"):
+            ex.close()
+            return None
+        ex.solver = solver
+        ex._slots = [id(b) for b in solver.buffers]  # the buffers' original slots
+        ex._stream = _nonblocking_stream(solver.device)
+        ex._method = os.environ.get("SIMENGINE_PEER_COPY", "kernel")
+        return ex
+
+    def _copy(self, dst, d0, src, s0, n):
+        """``dst[d0:d0+n] = src[s0:s0+n]`` on this rank's exchange stream (``src`` on the
+        neighbour's GPU): a copy kernel reading over the peer link, or ``cuMemcpyDtoDAsync``
+        (``SIMENGINE_PEER_COPY=memcpy``)."""
+        if self._method == "kernel":
+            threads = 256
+            blocks = min(4096, max(1, -(-n // threads)))
+            _peer_copy[blocks, threads, self._stream](dst, d0, src, s0, n)
+        else:
+            dst[d0:d0 + n].copy_to_device(src[s0:s0 + n], stream=self._stream)
+
+    def close(self):
+        for arrays in self._peers.values():
+            for a in arrays:
+                try:
+                    a.close() if hasattr(a, "close") else None
+                except Exception:  # pragma: no cover - handle already gone
+                    pass
+        self._peers = {}
+
+    #: halo rows a stage reads on each side (the integrator overlaps the rows inside them)
+    depth = HALO
+
+    def start(self, array):
+        """Begin the exchange of ``array``'s halo: wait for this GPU, barrier, then start the
+        copies on the exchange stream, which does not block the default stream (the stage of
+        the rows away from the halo runs meanwhile)."""
+        from numba import cuda
+
+        t = time.perf_counter()
+        cuda.synchronize()
+        t1 = time.perf_counter()
+        self.comm.barrier()
+        t2 = time.perf_counter()
+        self._pull(array)
+        self._t = (t, t1, t2)
+
+    def finish(self, array):
+        """Wait for the copies started by :meth:`start`."""
+        self._stream.synchronize()
+        t, t1, t2 = self._t
+        t3 = time.perf_counter()
+        self.seconds += t3 - t
+        self.parts += np.array([t1 - t, t2 - t1, t3 - t2])
+        self.calls += 1
+
+    def _pull(self, array):
+        s, sol = self.slab, self.solver
+        slot = self._slots.index(id(array))
+        rc = sol.row_cells
+        if s.lower is not None:
+            nb = self.slabs[s.lower]
+            self._copy(array, (s.lo - HALO) * rc, self._peers[s.lower][slot],
+                       (nb.hi - HALO) * rc, HALO * rc)
+        if s.upper is not None:
+            nb = self.slabs[s.upper]
+            self._copy(array, s.hi * rc, self._peers[s.upper][slot], nb.lo * rc, HALO * rc)
+
+    def __call__(self, array):
+        """The whole exchange (no overlap): :meth:`start` then :meth:`finish`."""
+        self.start(array)
+        self.finish(array)
+
+
+def _nonblocking_stream(device_id):
+    """A CUDA stream that does not synchronise with the legacy default stream (numba's stream
+    0, where the stages run), so copies on it overlap a stage."""
+    from numba import cuda
+
+    try:
+        from cuda.core import Device, StreamOptions
+
+        s = Device(int(device_id)).create_stream(options=StreamOptions(nonblocking=True))
+        ns = cuda.external_stream(int(s.handle))
+        ns._core_stream = s  # keep the owner alive
+        return ns
+    except Exception:  # pragma: no cover - older cuda.core: a blocking stream (no overlap)
+        return cuda.stream()
+
+
+_peer_copy_kernel = None
+
+
+class _LazyPeerCopy:
+    """``dst[d0 + i] = src[s0 + i]``, i < n, grid-stride (compiled on first use)."""
+
+    def __getitem__(self, config):
+        global _peer_copy_kernel
+        if _peer_copy_kernel is None:
+            from numba import cuda
+
+            @cuda.jit
+            def copy(dst, d0, src, s0, n):
+                i = cuda.grid(1)
+                step = cuda.gridsize(1)
+                while i < n:
+                    dst[d0 + i] = src[s0 + i]
+                    i += step
+
+            _peer_copy_kernel = copy
+        return _peer_copy_kernel[config]
+
+
+_peer_copy = _LazyPeerCopy()
+
+
+def halo_mode() -> str:
+    """``SIMENGINE_HALO``: ``auto`` (peer copies where possible, else host), ``host``, ``peer``."""
+    import os
+
+    mode = os.environ.get("SIMENGINE_HALO", "auto").strip().lower() or "auto"
+    if mode not in ("auto", "host", "peer"):
+        raise ValueError(f"SIMENGINE_HALO={mode!r}: expected auto, host or peer")
+    return mode
+
+
 def rank_slabs(comm, n0: int, boundary_kind: str):
     """Balanced slabs of axis 0 (``n0`` rows), one per rank."""
     return make_slabs(int(n0), comm.size, boundary_kind)
@@ -68,7 +245,22 @@ def make_rank_solver(comm, model, grid, boundary, *, backend="auto", **kwargs):
     solver = make_solver(model, grid, boundary, backend=backend, slab=slab, exchange=ex,
                          **kwargs)
     ex.bind(solver)
+    mode = halo_mode()
+    if comm.size > 1 and mode != "host" and comm.allreduce(
+            getattr(solver, "backend", "") == "cuda" and not _simulator(), "and"):
+        peer = PeerHaloExchange.connect(comm, slab, slabs, solver)
+        if peer is not None:
+            solver.exchange = peer
+        elif mode == "peer":
+            raise RuntimeError("SIMENGINE_HALO=peer: the GPUs' buffers could not be shared "
+                               "between the ranks (CUDA IPC)")
     return solver, slab, slabs
+
+
+def _simulator() -> bool:
+    import numba
+
+    return bool(numba.config.ENABLE_CUDASIM)
 
 
 def rank_observables(comm, solver, slabs, model, grid, length=True) -> dict:

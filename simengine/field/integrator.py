@@ -9,7 +9,9 @@ buffers (φⁿ, φ*, φⁿ⁺¹) plus the buffer rotation at the end of a step; 
 * ``rk2`` (explicit midpoint): φ* = φ + dt/2·R(φ); φⁿ⁺¹ = φ + dt·R(φ*)
 
 ``exchange`` is called on the stage's ``src`` right before the stage: that is the point where a
-slab's halo (depth 2, one stage's footprint) is refreshed from its neighbours.
+slab's halo (depth 2, one stage's footprint) is refreshed from its neighbours. An exchanger with
+``start``/``finish`` overlaps its transfer with the update of the rows that do not read the halo
+(see :func:`run_stage`).
 """
 from __future__ import annotations
 
@@ -55,11 +57,24 @@ def coefficients(sch: Scheme, dt: float, cast=float) -> tuple:
 
 
 def run_stage(buffers, stage, exchange, sch: Scheme, coefs, i: int, lo: int, hi: int) -> None:
-    """Stage ``i`` of the scheme: exchange the source's halo, then the stage."""
+    """Stage ``i`` of the scheme: exchange the source's halo, then the stage.
+
+    An exchanger that can overlap (it has ``start(array)``, ``finish(array)`` and ``depth``,
+    the halo rows a stage reads) gets its transfer started first; the rows that do not read the
+    halo (``lo + depth … hi − depth``) are updated meanwhile, then, once the halo has arrived,
+    the ``depth`` rows at each end. Every cell sees the same arithmetic either way."""
     st = sch.stages[i]
-    src = buffers[st.src]
+    src, base, out = buffers[st.src], buffers[st.base], buffers[st.out]
+    d = getattr(exchange, "depth", 0) if hasattr(exchange, "start") else 0
+    if d and hi - lo > 2 * d:
+        exchange.start(src)
+        stage(src, base, out, coefs[i], lo + d, hi - d)
+        exchange.finish(src)
+        stage(src, base, out, coefs[i], lo, lo + d)
+        stage(src, base, out, coefs[i], hi - d, hi)
+        return
     exchange(src)
-    stage(src, buffers[st.base], buffers[st.out], coefs[i], lo, hi)
+    stage(src, base, out, coefs[i], lo, hi)
 
 
 def rotate(buffers, sch: Scheme) -> None:

@@ -21,7 +21,9 @@ class FieldJob:
     kind = "field"
     unit = "step"
 
-    def __init__(self, sc, log=None, comm=None):
+    def __init__(self, sc, log=None, comm=None, solver=None):
+        """``solver``: a prebuilt whole-grid solver to use instead of building one (a member of
+        an ensemble, :class:`simengine.field.ensemble.MemberSolver`); one process only."""
         from ..config.checks import field_problem
         from .solver import make_solver
 
@@ -35,10 +37,15 @@ class FieldJob:
         self.model, self.grid, self.boundary = field_problem(spec)
         s = spec.solver
         kw = dict(kernel=s.kernel, precision=s.precision, integrator=s.integrator,
-                  dt=spec.time.dt, tile=s.tile, block=s.block, layout=s.layout)
+                  dt=spec.time.dt, tile=s.tile, block=s.block, layout=s.layout,
+                  fused=None if s.fused == "auto" else s.fused)
         self.slabs = None
         try:
-            if self.comm.size > 1:
+            if solver is not None:
+                from .decomposition import whole_slab
+
+                self.solver, self.slab = solver, whole_slab(self.grid.shape[0])
+            elif self.comm.size > 1:
                 from .distributed import make_rank_solver
 
                 self.solver, self.slab, self.slabs = make_rank_solver(
@@ -128,6 +135,7 @@ class FieldJob:
             n = min(self._chunk, stop - done)
             t = time.perf_counter()
             self.solver.advance(int(n))
+            self.solver.synchronize()  # time the work itself, not its (asynchronous) launch
             done += n
             el = comm.allreduce(time.perf_counter() - t, "max")
             self._chunk = max(1, min(int(self._chunk * 2) if el < 0.2

@@ -57,7 +57,7 @@ class FieldSolver:
     def __init__(self, model: CahnHilliard, grid: Grid, boundary: Boundary, *, kernel="texture",
                  precision="float64", integrator="rk2", dt, tile=None, block=None, layout=None,
                  cells_per_thread=None, march=None, vec=None, device=None, slab: Slab = None,
-                 exchange=None):
+                 exchange=None, fused=None):
         if kernel not in KERNELS:
             raise ValueError(f"unknown field kernel {kernel!r}; choose one of "
                              f"{', '.join(KERNELS)}")
@@ -90,7 +90,7 @@ class FieldSolver:
         self.steps = 0
         self.buffers = []
         self._setup(tile=tile, block=block, layout=layout, cells_per_thread=cells_per_thread,
-                    march=march, vec=vec, device=device)
+                    march=march, vec=vec, device=device, fused=fused)
 
     # ------------------------------------------------------------------ time stepping
     def advance(self, nsteps: int = 1) -> None:
@@ -106,6 +106,9 @@ class FieldSolver:
     def end_step(self) -> None:
         integ.rotate(self.buffers, self.scheme)
         self.steps += 1
+
+    def synchronize(self) -> None:
+        """Wait for the work already launched (a no-op where stages run synchronously)."""
 
     def halo_shape(self) -> tuple:
         """Shape of one side's halo rows (and of each array :meth:`boundary_rows` returns)."""

@@ -11,6 +11,10 @@ asynchronous progress thread (MPICH's default) a remote claim is served only the
 ``stop_requested()`` becomes true on any rank (SIGTERM/SIGINT), that rank pushes the counter past
 the end, so the other ranks stop claiming after their current batch.
 
+Each rank claims its next batch before it computes the current one (the request completes while
+it computes), and claims shrink as the sources run out (guided self-scheduling), so ranks finish
+within about one small batch of each other.
+
 Merging: each rank accumulates its batches in its own :class:`PathStatistics`; the per-source
 arrays are disjoint between ranks (a source is claimed once), so summing them across ranks is
 exact, and per-target column sums are summed in float64 with their compensation terms (integer
@@ -31,6 +35,10 @@ CLAIMS_PER_RANK_GPU = 3
 #: from another rank waits at most one piece (MPI libraries without asynchronous progress serve
 #: one-sided requests only when the host enters MPI)
 PIECES_PER_CLAIM = 16
+#: a GPU call has a fixed cost: the host of the counter splits its claims in two only
+PIECES_PER_CLAIM_GPU = 2
+#: guided self-scheduling: a claim takes at most 1/(ranks·GUIDED_SHARE) of the sources left
+GUIDED_SHARE = 4
 
 
 def claim_size(num_sources: int, ranks: int, batch: int, align: int = 1,
@@ -39,6 +47,16 @@ def claim_size(num_sources: int, ranks: int, batch: int, align: int = 1,
     ``batch``, rounded down to a multiple of ``align`` (64 for bit-parallel multi-source BFS)."""
     k = max(1, num_sources // max(1, ranks * claims_per_rank))
     k = min(k, max(1, batch))
+    if align > 1:
+        k = max(align, k - k % align)
+    return max(1, k)
+
+
+def guided_size(remaining: int, ranks: int, largest: int, align: int = 1) -> int:
+    """The next claim's size: a share of what is left (``remaining / (ranks·GUIDED_SHARE)``),
+    at most ``largest``, at least and a multiple of ``align`` — claims shrink towards the end so
+    that ranks finish together."""
+    k = min(int(largest), max(1, int(remaining) // max(1, ranks * GUIDED_SHARE)))
     if align > 1:
         k = max(align, k - k % align)
     return max(1, k)
@@ -64,17 +82,22 @@ def run_sources_ranks(graph, sources, stats: PathStatistics, comm, algorithm="au
     k = claim_size(len(sources), comm.size, batch, align,
                    CLAIMS_PER_RANK_GPU if backend == "cuda" else CLAIMS_PER_RANK)
     # the counter's host works in pieces and lets MPI serve the other ranks' claims in between
-    piece = max(align, k // PIECES_PER_CLAIM)
+    piece = k // (PIECES_PER_CLAIM_GPU if backend == "cuda" else PIECES_PER_CLAIM)
+    piece = max(align, piece - piece % align)
     counter = comm.counter(0)
     rows, positions = [], []
+    total = len(sources)
     try:
+        nxt = counter.fetch_add_async(k)
         while True:
+            i = nxt.wait()
+            if i >= total:
+                break
             if stop_requested():
-                counter.fetch_add(len(sources))  # drain: nobody claims another batch
+                counter.fetch_add(total)  # drain: nobody claims another batch
                 break
-            i = counter.fetch_add(k)
-            if i >= len(sources):
-                break
+            # claim the next batch before computing this one: the claim completes meanwhile
+            nxt = counter.fetch_add_async(guided_size(total - i - k, comm.size, k, align))
             part = sources[i:i + k]
             store = None if store_dtype is None else np.empty((len(part), graph.n), store_dtype)
             step = piece if counter.hosted_here and comm.size > 1 else len(part)
@@ -85,6 +108,7 @@ def run_sources_ranks(graph, sources, stats: PathStatistics, comm, algorithm="au
             if store is not None:
                 rows.append(store)
                 positions.append(np.arange(i, i + len(part)))
+            k = nxt.size
     finally:
         counter.free()
     merge_into(stats, local, comm)

@@ -45,7 +45,7 @@ def local_rank(default: int = 0) -> int:
     return default
 
 
-_OPS = {"sum": "SUM", "max": "MAX", "min": "MIN", "or": "LOR"}
+_OPS = {"sum": "SUM", "max": "MAX", "min": "MIN", "or": "LOR", "and": "LAND"}
 
 
 class SerialComm:
@@ -100,8 +100,8 @@ class _LocalCounter:
         self.value += int(k)
         return v
 
-    def reset(self, value):
-        self.value = int(value)
+    def fetch_add_async(self, k):
+        return _Ready(self.fetch_add(k), k)
 
     def poke(self):
         pass
@@ -112,6 +112,15 @@ class _LocalCounter:
 
     def free(self):
         pass
+
+
+class _Ready:
+    def __init__(self, value, size):
+        self.value = value
+        self.size = int(size)
+
+    def wait(self):
+        return self.value
 
 
 class MPIComm:
@@ -171,16 +180,18 @@ class MPIComm:
 
 
 class _WindowCounter:
-    """A shared int64 counter on rank 0, advanced with one-sided ``Fetch_and_op`` (MPI-3 RMA).
+    """A shared int64 counter on rank 0, advanced with one-sided atomics (MPI-3 RMA).
 
-    Every rank (rank 0 too) claims work with :meth:`fetch_add`; no rank waits for a coordinator.
-    Collective to create, reset and free.
+    Every rank (rank 0 too) claims work with :meth:`fetch_add` or :meth:`fetch_add_async`; no
+    rank waits for a coordinator. Collective to create and free; every rank holds a shared
+    passive-target epoch on the window (``Lock_all``) for the counter's whole life.
 
     Progress: many MPI libraries (MPICH without an asynchronous progress thread, for one) serve a
-    remote ``Fetch_and_op`` only when the target rank enters the MPI library, so a claim from
-    rank 1 waits until rank 0 finishes its own computation. The rank that hosts the counter
-    (:attr:`hosted_here`) must therefore call :meth:`poke` often while it computes — between
-    small pieces of its own work — which costs one ``Iprobe``.
+    remote atomic only when the target rank enters the MPI library, so a claim from rank 1 can
+    wait until rank 0 finishes its own computation. Two things hide that: claims are fetched one
+    ahead (:meth:`fetch_add_async`, completed while the claimer computes), and the rank that
+    hosts the counter (:attr:`hosted_here`) calls :meth:`poke` (one ``Iprobe``) between pieces of
+    its own work.
     """
 
     def __init__(self, c: MPIComm, start):
@@ -189,25 +200,23 @@ class _WindowCounter:
         self.MPI = MPI
         itemsize = MPI.INT64_T.Get_size()
         self.win = MPI.Win.Allocate(itemsize if c.rank == 0 else 0, itemsize, comm=c.comm)
-        self.reset(start)
-
-    def reset(self, value):
-        """Collective: set the counter to ``value`` on every rank's view."""
-        MPI = self.MPI
-        if self.c.rank == 0:
+        if c.rank == 0:
             self.win.Lock(0, MPI.LOCK_EXCLUSIVE)
-            self.win.Put(np.array([int(value)], np.int64), 0)
+            self.win.Put(np.array([int(start)], np.int64), 0)
             self.win.Unlock(0)
-        self.c.comm.Barrier()
+        c.comm.Barrier()
+        self.win.Lock_all()
+        self._pending = []
 
     def fetch_add(self, k):
-        MPI = self.MPI
-        inc = np.array([int(k)], np.int64)
-        old = np.zeros(1, np.int64)
-        self.win.Lock(0, MPI.LOCK_SHARED)
-        self.win.Fetch_and_op(inc, old, 0, 0, MPI.SUM)
-        self.win.Unlock(0)
-        return int(old[0])
+        """Add ``k`` and return the value before (blocking)."""
+        return self.fetch_add_async(k).wait()
+
+    def fetch_add_async(self, k):
+        """Start adding ``k``; ``.wait()`` on the result returns the value before."""
+        claim = _Claim(self, k)
+        self._pending.append(claim)
+        return claim
 
     @property
     def hosted_here(self):
@@ -218,7 +227,29 @@ class _WindowCounter:
         self.c.comm.Iprobe()
 
     def free(self):
+        """Collective: complete outstanding claims and release the window."""
+        for claim in self._pending:
+            claim.wait()
+        self.win.Unlock_all()
         self.win.Free()
+
+
+class _Claim:
+    def __init__(self, counter: _WindowCounter, k):
+        MPI = counter.MPI
+        self.counter = counter
+        self.size = int(k)
+        self.inc = np.array([self.size], np.int64)
+        self.old = np.zeros(1, np.int64)
+        self.req = counter.win.Rget_accumulate(self.inc, self.old, 0, op=MPI.SUM)
+        self.value = None
+
+    def wait(self):
+        if self.value is None:
+            self.req.Wait()
+            self.value = int(self.old[0])
+            self.counter._pending.remove(self)
+        return self.value
 
 
 def world():

@@ -2,7 +2,8 @@
 
 Modules: ``config`` (codes, default launch shapes), ``access`` (flat loads/stores), ``stencil``
 (address modes, μ and R device functions), ``direct``, ``vec``, ``march`` (kernels A/C),
-``tiled`` (B/D), ``plan`` (``StagePlan``), ``launch`` (the fast launch path, the only module
+``tiled`` (B/D), ``fused`` (the fused RK2 step, ``FusedPlan``), ``plan`` (``StagePlan``),
+``launch`` (the fast launch path, the only module
 using numba-cuda private API), ``reduce`` (partials), ``twins`` (CPU-signature stages).
 
 Every kernel computes one explicit stage on a slice ``lo:hi`` of axis 0::
@@ -44,7 +45,9 @@ from ..params import stage_scalars  # noqa: F401  (one packing for every backend
 from .access import HAVE_NC_LOADS, LD, LD2, LDNC, LDNC2, ST, ST2  # noqa: F401
 from .config import *  # noqa: F401,F403
 from .config import KERNELS, LAYOUTS, SIMULATOR  # noqa: F401
+from . import graph  # noqa: F401
 from .direct import direct_kernel  # noqa: F401
+from .fused import FusedPlan, fused_kernel_2d, fused_kernel_3d  # noqa: F401
 from .march import march_kernel  # noqa: F401
 from .plan import StagePlan, stage, view3  # noqa: F401
 from .reduce import (RED_THREADS, field_partials, reduction_blocks, reduction_kernel,  # noqa: F401

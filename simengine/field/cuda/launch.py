@@ -34,3 +34,17 @@ def launch(stream, config, kernel, kernelargs):
     from cuda.core import launch as _launch
 
     _launch(stream, config, kernel, *kernelargs)
+
+
+def default_stream():
+    """The legacy default stream (numba-cuda's stream 0) as a ``cuda.core`` stream."""
+    from cuda.core import LEGACY_DEFAULT_STREAM
+
+    return LEGACY_DEFAULT_STREAM
+
+
+def record(target, config, kernel, kernelargs):
+    """Launch into ``target``: a stream, or a ``cuda.core`` graph builder (recording)."""
+    from cuda.core import launch as _launch
+
+    _launch(target, config, kernel, *kernelargs)

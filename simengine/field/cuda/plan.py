@@ -144,6 +144,24 @@ class StagePlan:
         if self._fast is None and not SIMULATOR:
             self._fast = _launch_api.compiled(self.fn)
 
+    def record(self, target, src, base, out, coef, scal):
+        """Record this stage into ``target`` (a ``cuda.core`` graph builder) instead of
+        launching it. The plan must have launched once (compiled, fast path available) and the
+        buffers must be aligned for its kernel; raises ``RuntimeError`` otherwise."""
+        if self.hi <= self.lo:
+            return
+        if self._fast is None:
+            raise RuntimeError("the stage kernel has not been launched (compiled) yet")
+        if self.vec and not self._aligned(src, base, out):
+            self._fallback().record(target, src, base, out, coef, scal)
+            return
+        n0, n1, n2 = self.shape3
+        args = (src, base, out, n0, n1, n2, self.lo, self.hi, self.dtype.type(coef), *scal)
+        _stream, config, kernel, kargs = self._prepare(args)
+        # the recorded graph refers to the buffers: keep them alive with the plan
+        self._keep[("graph", id(src), id(base), id(out), coef)] = (src, base, out, scal, kargs)
+        _launch_api.record(target, config, kernel, kargs)
+
     def _aligned(self, *arrays):
         """Whether every buffer starts at a multiple of 2 elements (pair loads)."""
         if SIMULATOR:

@@ -25,7 +25,12 @@ def reduction_kernel(nd: int, bc: int):
     rows): [Σφ, Σf(φ), Σ_axes Σ (forward difference)², min φ, max φ]. The forward difference
     of the last owned row reads the row above it when the buffer has one (a slab's halo), else
     follows the boundary rule (periodic wraps to row 0 of the buffer: the whole grid); the fixed
-    low-wall term is added at row 0 of the buffer only (a slab with no halo below)."""
+    low-wall term is added at row 0 of the buffer only (a slab with no halo below).
+
+    A second grid axis runs over the members of an ensemble (:mod:`.ensemble`): block
+    (b, m) reduces member m, the ``n0·n1·n2`` cells from offset ``m·n0·n1·n2`` of ``phi``, into row
+    ``m·gridDim.x + b`` of ``partial``. A single field is the launch with one member (m = 0),
+    which computes exactly what it computed before the member axis existed."""
     a0, a1 = nd >= 3, nd >= 2
     NTH = RED_THREADS
 
@@ -45,6 +50,7 @@ def reduction_kernel(nd: int, bc: int):
         else:
             total = hi - lo
         tid = cuda.threadIdx.x
+        off = numba.int64(cuda.blockIdx.y) * (n0 * sz)   # the member's first cell
         acc_phi = numba.float64(0)
         acc_f = numba.float64(0)
         acc_g = numba.float64(0)
@@ -67,16 +73,16 @@ def reduction_kernel(nd: int, bc: int):
                 j = 0
                 i = lo + t
             g = k * sz + j * sy + i
-            p = numba.float64(phi[g])
+            p = numba.float64(phi[off + g])
             acc_phi += p
             acc_f += p * (c0 + p * (c1 + p * (c2 + p * c3)))
             mn = min(mn, p)
             mx = max(mx, p)
             # forward differences along each active axis
             if i + 1 < n2:
-                d = numba.float64(phi[g + 1]) - p
+                d = numba.float64(phi[off + g + 1]) - p
             elif bc == PERIODIC:
-                d = numba.float64(phi[g - i]) - p
+                d = numba.float64(phi[off + g - i]) - p
             elif bc == MIRROR:
                 d = numba.float64(0)
             else:
@@ -86,9 +92,9 @@ def reduction_kernel(nd: int, bc: int):
                 acc_g += (p - v) * (p - v)
             if a1:
                 if j + 1 < n1:
-                    d = numba.float64(phi[g + sy]) - p
+                    d = numba.float64(phi[off + g + sy]) - p
                 elif bc == PERIODIC:
-                    d = numba.float64(phi[g - j * sy]) - p
+                    d = numba.float64(phi[off + g - j * sy]) - p
                 elif bc == MIRROR:
                     d = numba.float64(0)
                 else:
@@ -98,9 +104,9 @@ def reduction_kernel(nd: int, bc: int):
                     acc_g += (p - v) * (p - v)
             if a0:
                 if k + 1 < n0:
-                    d = numba.float64(phi[g + sz]) - p
+                    d = numba.float64(phi[off + g + sz]) - p
                 elif bc == PERIODIC:
-                    d = numba.float64(phi[g - k * sz]) - p
+                    d = numba.float64(phi[off + g - k * sz]) - p
                 elif bc == MIRROR:
                     d = numba.float64(0)
                 else:
@@ -126,7 +132,7 @@ def reduction_kernel(nd: int, bc: int):
             cuda.syncthreads()
             w //= 2
         if tid == 0:
-            b = cuda.blockIdx.x
+            b = cuda.blockIdx.y * cuda.gridDim.x + cuda.blockIdx.x
             partial[b, 0] = s_phi[0]
             partial[b, 1] = s_f[0]
             partial[b, 2] = s_g[0]

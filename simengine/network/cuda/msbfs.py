@@ -332,6 +332,14 @@ def _grid_blocks(k, W):
     return _coop_blocks[W]
 
 
+#: graphs with at least this many vertices run few sources with narrower bitsets (fewer words)
+SHRINK_MIN_VERTICES = 1 << 20
+
+
+def _compiled(W: int) -> bool:
+    return (W, not simulator()) in _kernels and (W, not simulator()) in _persistent
+
+
 def kernels(W: int):
     key = (W, not simulator())
     if key not in _kernels:
@@ -459,9 +467,20 @@ def msbfs_partials(graph, sources, words: int | None = None, store=None,
     W = DEFAULT_WORDS if words is None else int(words)
     W = 1 << (max(1, W).bit_length() - 1)   # a power of two: few compiled variants
     need = max(1, -(-len(sources) // 32))
-    while W > 1 and W // 2 >= need:        # shrink in powers of two (few compiled variants)
+    # shrink in powers of two (few compiled variants) when that saves real work: on a big graph,
+    # or when the narrower kernels are compiled already (a new variant costs seconds of JIT,
+    # more than the sweeps of a small graph it would save — e.g. the last, partial claim of a
+    # distributed run)
+    while W > 1 and W // 2 >= need and (dg.n >= SHRINK_MIN_VERTICES or _compiled(W // 2)):
         W //= 2
-    buf = MSBFSBuffers(dg.n, W)
+    # the buffers (3·n·W words) are kept with the graph on this device: a distributed run calls
+    # this once per claim, and allocating and zeroing them each time cost more than a batch
+    from . import graph_cache
+
+    cache = graph_cache(graph)
+    buf = cache.get(("msbfs", W))
+    if buf is None:
+        buf = cache[("msbfs", W)] = MSBFSBuffers(dg.n, W)
     for lo in range(0, len(sources), buf.B):
         s = sources[lo:lo + buf.B]
         part = msbfs_batch(dg, s, buf, levels_per_sync, store is not None, persistent)

@@ -1,0 +1,651 @@
+"""The fused RK2 step: both stages of the explicit midpoint method in one kernel launch.
+
+``φⁿ⁺¹ = φ + dt·R(φ*)``, ``φ* = φ + dt/2·R(φ)`` is computed by one pass over the field that
+reads φⁿ once and writes φⁿ⁺¹ once (2 words of DRAM traffic per cell-step instead of 5); φ* never
+leaves the chip. A thread block owns an output tile and recomputes stage 1 in a halo around it:
+
+* φ is loaded on the tile + 4 cells (``ld.global.nc`` for ``texture``/``combined``),
+* μ(φ) on the tile + 3, φ* = φ + c₁·M lap μ on the tile + 2, μ(φ*) on the tile + 1,
+* φⁿ⁺¹ = φ + c₂·M lap μ(φ*) on the tile,
+
+in shared memory (μ(φ) and μ(φ*) share one array). 1-D and 2-D: :func:`fused_kernel_2d` (a 1-D
+field is the 2-D code with the y terms compiled out). 3-D: :func:`fused_kernel_3d` streams along
+axis 0: a block owns an in-plane tile and walks a chunk of planes with rings of 3 planes of φ,
+μ(φ), φ* and μ(φ*) in shared memory (a pipeline 4 planes deep) and φ of its own cells for the
+last 5 planes in registers.
+
+Boundaries — the values the halo holds outside the domain are exactly what the unfused stage 2
+reads there:
+
+* periodic: the loads wrap (any depth), so the halo's φ* equals the wrapped φ*;
+* mirror: the loads follow the edge-duplicating reflection to depth 4 (``np.pad(symmetric)``);
+  the stencil arithmetic is exactly reflection-symmetric (each neighbour pair is one IEEE sum,
+  and a + b = b + a), so μ and φ* in the halo equal the reflected in-domain values bit for bit;
+* fixed: φ = v and μ = f'(v) outside; φ* = v and μ(φ*) = f'(v) are written over every outside
+  position of the halo.
+
+Per point the arithmetic is that of the unfused direct kernels (:mod:`.stencil`): μ = c0 + φ(c1
++ φ(c2 + φc3)) − κ/h²·(((x₋ + x₊) + (y₋ + y₊)) + (z₋ + z₊) − 2d·φ), R = M/h²·(Σ pairs of μ −
+2d·μ), out = base + coef·R, in that order. Under the simulator (no FMA contraction) the fused
+step is bit-identical to two unfused ``texture``/``global`` stages (3-D: to the non-marching
+direct kernel; the marching kernel adds its in-plane pairs in another order).
+
+:class:`FusedPlan` holds the compiled kernel and launch geometry and launches through the fast
+path of :mod:`.launch`; :func:`choose` decides ``fused: auto``.
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+import numba
+import numpy as np
+from numba import cuda
+
+from ..integrator import Scheme, Stage
+from . import launch as _launch_api
+from .access import LD, LDNC, ST
+from .config import FIXED, MIRROR, PERIODIC, SIMULATOR
+
+#: ``fused: auto`` turns the fused step on for these dimensions (whole-grid RK2 runs of the
+#: ``global``/``texture`` kernels without explicit launch hints, real GPU only). 1-D stays
+#: unfused by default (its fields are small, launch-bound). Flip after measuring.
+FUSED_AUTO = {1: False, 2: True, 3: True}
+#: the kernels ``fused: auto`` applies to (``fused: true`` works with all four: texture/combined
+#: load through ld.global.nc, global/shared with plain loads)
+FUSED_AUTO_KERNELS = ("global", "texture")
+#: threads per block, x (the last axis) first: 2-D (32, 8), 3-D in-plane (32, 8), 1-D (256,)
+DEFAULT_FUSED_BLOCK = {1: (256,), 2: (32, 8), 3: (32, 8)}
+#: rows (y) per thread in 2-D (cells along x per thread in 1-D): output tile = block × rows
+DEFAULT_FUSED_ROWS = {1: 1, 2: 2, 3: 1}
+#: planes one 3-D block walks (a chunk primes 4 planes on either side: (L + 8) / L loads)
+DEFAULT_FUSED_MARCH = 64
+#: static shared memory of one block (numba-cuda allocates shared arrays statically)
+SHARED_LIMIT = 48 * 1024
+
+
+def _fold_fn(bc: int):
+    """Index map of the φ loads at any depth outside the domain: wrap (periodic), the
+    edge-duplicating reflection of ``np.pad(mode="symmetric")`` (mirror), clamp (fixed: the value
+    is replaced by v anyway)."""
+    if bc == PERIODIC:
+
+        @cuda.jit(device=True)
+        def fold(i, n):
+            if i >= 0 and i < n:
+                return i
+            return i % n
+    elif bc == MIRROR:
+
+        @cuda.jit(device=True)
+        def fold(i, n):
+            if i >= 0 and i < n:
+                return i
+            m = i % (2 * n)
+            if m >= n:
+                m = 2 * n - 1 - m
+            return m
+    else:
+
+        @cuda.jit(device=True)
+        def fold(i, n):
+            return min(max(i, 0), n - 1)
+
+    return fold
+
+
+def _ftype(dtype: str):
+    return numba.float32 if dtype == "float32" else numba.float64
+
+
+def _itemsize(dtype: str) -> int:
+    return np.dtype(dtype).itemsize
+
+
+def tile_2d(nd: int, block: tuple, rows: int) -> tuple:
+    """(TY, TX) output tile of the 1-/2-D kernel for thread block ``block`` (x first)."""
+    if nd == 1:
+        return 1, int(block[0]) * rows
+    return int(block[1]) * rows, int(block[0])
+
+
+def shared_bytes(nd: int, block: tuple, rows: int, dtype: str) -> int:
+    """Static shared memory of one block of the fused kernel."""
+    w = _itemsize(dtype)
+    if nd == 3:
+        bx, by = int(block[0]), int(block[1])
+        return 3 * w * ((by + 8) * (bx + 8) + (by + 6) * (bx + 6) + (by + 4) * (bx + 4)
+                        + (by + 2) * (bx + 2))
+    ty, tx = tile_2d(nd, block, rows)
+    hy = 1 if nd == 2 else 0
+    return w * ((ty + 8 * hy) * (tx + 8) + (ty + 6 * hy) * (tx + 6) + (ty + 4 * hy) * (tx + 4))
+
+
+# --------------------------------------------------------------------------------------------
+# 1-D / 2-D
+# --------------------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=None)
+def fused_kernel_2d(nd: int, bc: int, nc: bool, dtype: str, block: tuple, rows: int):
+    """Fused RK2 step of a 1-D (``nd=1``) or 2-D field, one output tile per block.
+
+    Launch with ``block`` threads (x first; 2-D (BX, BY), 1-D (BX,)) over tiles of BY·rows × BX
+    cells (1-D: BX·rows cells). Arguments: ``(src, out, n0, n1, n2, coef1, coef2, mh2, kh2, nd2,
+    c0, c1, c2, c3, vphi, vmu)`` with the field's 3-D view ``(n0, n1, n2)``. Every region loop
+    has a constant trip count (no integer division); tiles at least 4 cells from every boundary
+    load by flat offset and skip all boundary logic."""
+    if nd not in (1, 2):
+        raise ValueError("fused_kernel_2d is for 1-D and 2-D fields")
+    load = LDNC if nc else LD
+    fold = _fold_fn(bc)
+    fixed = bc == FIXED
+    a1 = nd == 2
+    R = int(rows)
+    if R < 1:
+        raise ValueError("rows per thread must be >= 1")
+    BX = int(block[0])
+    BY = int(block[1]) if a1 else 1
+    TY, TX = tile_2d(nd, block, R)
+    A = 1 if a1 else 0  # halo step along y
+    PX, PY = TX + 8, TY + 8 * A  # φ: tile + 4
+    MX, MY = TX + 6, TY + 6 * A  # μ(φ): tile + 3
+    SX, SY = TX + 4, TY + 4 * A  # φ*: tile + 2
+    NX, NY = TX + 2, TY + 2 * A  # μ(φ*): tile + 1 (in the μ array)
+    NPHI, NMU, NST = PX * PY, MX * MY, SX * SY
+    # loop trip counts per region (threads x, y)
+    LPX, LPY = -(-PX // BX), -(-PY // BY)
+    LMX, LMY = -(-MX // BX), -(-MY // BY)
+    LSX, LSY = -(-SX // BX), -(-SY // BY)
+    LNX, LNY = -(-NX // BX), -(-NY // BY)
+    LTX, LTY = -(-TX // BX), -(-TY // BY)
+    ftype = _ftype(dtype)
+
+    @cuda.jit(device=True)
+    def mu(p, s, kh2, nd2, c0, c1, c2, c3):
+        return c0 + p * (c1 + p * (c2 + p * c3)) - kh2 * (s - nd2 * p)
+
+    @cuda.jit(device=True)
+    def outside(j, i, n1, n2):
+        o = i < 0 or i >= n2
+        if a1:
+            o = o or j < 0 or j >= n1
+        return o
+
+    @cuda.jit
+    def kernel(src, out, n0, n1, n2, coef1, coef2, mh2, kh2, nd2, c0, c1, c2, c3, vphi, vmu):
+        sphi = cuda.shared.array(NPHI, ftype)
+        smu = cuda.shared.array(NMU, ftype)
+        sst = cuda.shared.array(NST, ftype)
+        tx = cuda.threadIdx.x
+        ty = cuda.threadIdx.y
+        i0 = numba.int64(cuda.blockIdx.x) * TX
+        j0 = numba.int64(cuda.blockIdx.y) * TY
+        inner = i0 >= 4 and i0 + TX + 4 <= n2
+        if a1:
+            inner = inner and j0 >= 4 and j0 + TY + 4 <= n1
+        # 1. φ on the tile + 4
+        g0 = (j0 - 4 * A) * n2 + (i0 - 4)
+        for yy in range(LPY):
+            y = ty + yy * BY
+            if y < PY:
+                for xx in range(LPX):
+                    x = tx + xx * BX
+                    if x < PX:
+                        if inner:
+                            v = load(src, g0 + y * n2 + x)
+                        else:
+                            gj = j0 - 4 * A + y
+                            gi = i0 - 4 + x
+                            if fixed and outside(gj, gi, n1, n2):
+                                v = vphi
+                            else:
+                                jj = fold(gj, n1) if a1 else gj
+                                v = load(src, jj * n2 + fold(gi, n2))
+                        sphi[y * PX + x] = v
+        cuda.syncthreads()
+        # 2. μ(φ) on the tile + 3
+        for yy in range(LMY):
+            y = ty + yy * BY
+            if y < MY:
+                for xx in range(LMX):
+                    x = tx + xx * BX
+                    if x < MX:
+                        q = (y + A) * PX + x + 1
+                        s = sphi[q - 1] + sphi[q + 1]
+                        if a1:
+                            s = s + (sphi[q - PX] + sphi[q + PX])
+                        m = mu(sphi[q], s, kh2, nd2, c0, c1, c2, c3)
+                        if fixed and not inner:
+                            if outside(j0 - 3 * A + y, i0 - 3 + x, n1, n2):
+                                m = vmu
+                        smu[y * MX + x] = m
+        cuda.syncthreads()
+        # 3. φ* = φ + coef1·M lap μ(φ) on the tile + 2
+        for yy in range(LSY):
+            y = ty + yy * BY
+            if y < SY:
+                for xx in range(LSX):
+                    x = tx + xx * BX
+                    if x < SX:
+                        q = (y + A) * MX + x + 1
+                        s = smu[q - 1] + smu[q + 1]
+                        if a1:
+                            s = s + (smu[q - MX] + smu[q + MX])
+                        r = mh2 * (s - nd2 * smu[q])
+                        v = sphi[(y + 2 * A) * PX + x + 2] + coef1 * r
+                        if fixed and not inner:
+                            if outside(j0 - 2 * A + y, i0 - 2 + x, n1, n2):
+                                v = vphi
+                        sst[y * SX + x] = v
+        cuda.syncthreads()
+        # 4. μ(φ*) on the tile + 1 (into the μ array: μ(φ) is no longer read)
+        for yy in range(LNY):
+            y = ty + yy * BY
+            if y < NY:
+                for xx in range(LNX):
+                    x = tx + xx * BX
+                    if x < NX:
+                        q = (y + A) * SX + x + 1
+                        s = sst[q - 1] + sst[q + 1]
+                        if a1:
+                            s = s + (sst[q - SX] + sst[q + SX])
+                        m = mu(sst[q], s, kh2, nd2, c0, c1, c2, c3)
+                        if fixed and not inner:
+                            if outside(j0 - A + y, i0 - 1 + x, n1, n2):
+                                m = vmu
+                        smu[y * NX + x] = m
+        cuda.syncthreads()
+        # 5. φⁿ⁺¹ = φ + coef2·M lap μ(φ*) on the tile
+        for yy in range(LTY):
+            y = ty + yy * BY
+            gj = j0 + y
+            if y < TY and gj < n1:
+                for xx in range(LTX):
+                    x = tx + xx * BX
+                    gi = i0 + x
+                    if x < TX and gi < n2:
+                        q = (y + A) * NX + x + 1
+                        s = smu[q - 1] + smu[q + 1]
+                        if a1:
+                            s = s + (smu[q - NX] + smu[q + NX])
+                        r = mh2 * (s - nd2 * smu[q])
+                        ST(out, gj * n2 + gi, sphi[(y + 4 * A) * PX + x + 4] + coef2 * r)
+
+    return kernel
+
+
+# --------------------------------------------------------------------------------------------
+# 3-D: streaming along axis 0
+# --------------------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=None)
+def fused_kernel_3d(bc: int, nc: bool, dtype: str, block: tuple, length: int):
+    """Fused RK2 step of a 3-D field, streaming along axis 0 (z).
+
+    A block of (BX, BY) threads owns a BY × BX in-plane tile and the planes ``[kb, kb + length)``
+    of its chunk (``blockIdx.z``). Iteration t loads φ(t) on the tile + 4 into a ring of 3 planes,
+    then computes μ(φ)(t−1) on the tile + 3, φ*(t−2) on the tile + 2, μ(φ*)(t−3) on the tile + 1
+    (rings of 3 planes each) and writes φⁿ⁺¹(t−4); each thread keeps φ of its own cell for the
+    last 5 planes in registers (the base of the second stage). A chunk runs t = kb−4 …
+    kb+length+3. Arguments as :func:`fused_kernel_2d`."""
+    load = LDNC if nc else LD
+    fold = _fold_fn(bc)
+    fixed = bc == FIXED
+    BX, BY = int(block[0]), int(block[1])
+    L = int(length)
+    if L < 1:
+        raise ValueError("fused march length must be >= 1")
+    TX, TY = BX, BY
+    PX, PY = TX + 8, TY + 8
+    MX, MY = TX + 6, TY + 6
+    SX, SY = TX + 4, TY + 4
+    NX, NY = TX + 2, TY + 2
+    PP, MP, SP, NP = PX * PY, MX * MY, SX * SY, NX * NY  # plane sizes
+    RPHI, RMU, RST, RNU = 3 * PP, 3 * MP, 3 * SP, 3 * NP  # rings of 3 planes
+    LPX, LPY = -(-PX // BX), -(-PY // BY)
+    LMX, LMY = -(-MX // BX), -(-MY // BY)
+    LSX, LSY = -(-SX // BX), -(-SY // BY)
+    LNX, LNY = -(-NX // BX), -(-NY // BY)
+    ftype = _ftype(dtype)
+
+    @cuda.jit(device=True)
+    def mu(p, s, kh2, nd2, c0, c1, c2, c3):
+        return c0 + p * (c1 + p * (c2 + p * c3)) - kh2 * (s - nd2 * p)
+
+    @cuda.jit(device=True)
+    def outside(k, j, i, n0, n1, n2):
+        return i < 0 or i >= n2 or j < 0 or j >= n1 or k < 0 or k >= n0
+
+    @cuda.jit
+    def kernel(src, out, n0, n1, n2, coef1, coef2, mh2, kh2, nd2, c0, c1, c2, c3, vphi, vmu):
+        sphi = cuda.shared.array(RPHI, ftype)
+        smu = cuda.shared.array(RMU, ftype)
+        sst = cuda.shared.array(RST, ftype)
+        snu = cuda.shared.array(RNU, ftype)
+        tx = cuda.threadIdx.x
+        ty = cuda.threadIdx.y
+        i0 = numba.int64(cuda.blockIdx.x) * TX
+        j0 = numba.int64(cuda.blockIdx.y) * TY
+        kb = numba.int64(cuda.blockIdx.z) * L
+        ke = min(kb + L, n0)
+        P = n1 * n2
+        inplane = i0 >= 4 and i0 + TX + 4 <= n2 and j0 >= 4 and j0 + TY + 4 <= n1
+        # this thread's cell and φ of it at the last 4 planes (base of the second stage)
+        gi = i0 + tx
+        gj = j0 + ty
+        mine = gi < n2 and gj < n1
+        qc = (ty + 4) * PX + tx + 4
+        b1 = vphi
+        b2 = vphi
+        b3 = vphi
+        b4 = vphi
+        b5 = vphi
+        t = kb - 4
+        while t < ke + 4:
+            # 1. φ(t) on the tile + 4 (ring slot t mod 3)
+            kin = t >= 0 and t < n0
+            op = ((t - kb + 6) % 3) * PP
+            if inplane and kin:
+                g0 = t * P + (j0 - 4) * n2 + (i0 - 4)
+                for yy in range(LPY):
+                    y = ty + yy * BY
+                    if y < PY:
+                        for xx in range(LPX):
+                            x = tx + xx * BX
+                            if x < PX:
+                                sphi[op + y * PX + x] = load(src, g0 + y * n2 + x)
+            else:
+                kk = fold(t, n0)
+                for yy in range(LPY):
+                    y = ty + yy * BY
+                    if y < PY:
+                        for xx in range(LPX):
+                            x = tx + xx * BX
+                            if x < PX:
+                                pj = j0 - 4 + y
+                                pi = i0 - 4 + x
+                                if fixed and outside(t, pj, pi, n0, n1, n2):
+                                    v = vphi
+                                else:
+                                    v = load(src, kk * P + fold(pj, n1) * n2 + fold(pi, n2))
+                                sphi[op + y * PX + x] = v
+            cuda.syncthreads()
+            b5 = b4
+            b4 = b3
+            b3 = b2
+            b2 = b1
+            b1 = sphi[op + qc]
+            # planes t−4 … t inside and an interior in-plane tile: no fixed-boundary overrides
+            edge = not (inplane and t - 4 >= 0 and t < n0)
+            # 2. μ(φ)(t−1) on the tile + 3, from φ(t−2), φ(t−1), φ(t)
+            u = t - 1
+            if u >= kb - 3:
+                om = ((u - kb + 6) % 3) * MP
+                pc = ((u - kb + 6) % 3) * PP
+                pm = ((u - kb + 5) % 3) * PP
+                pp = ((u - kb + 7) % 3) * PP
+                for yy in range(LMY):
+                    y = ty + yy * BY
+                    if y < MY:
+                        for xx in range(LMX):
+                            x = tx + xx * BX
+                            if x < MX:
+                                q = (y + 1) * PX + x + 1
+                                s = (sphi[pc + q - 1] + sphi[pc + q + 1]) + (
+                                    sphi[pc + q - PX] + sphi[pc + q + PX])
+                                s = s + (sphi[pm + q] + sphi[pp + q])
+                                m = mu(sphi[pc + q], s, kh2, nd2, c0, c1, c2, c3)
+                                if fixed and edge:
+                                    if outside(u, j0 - 3 + y, i0 - 3 + x, n0, n1, n2):
+                                        m = vmu
+                                smu[om + y * MX + x] = m
+            cuda.syncthreads()
+            # 3. φ*(t−2) on the tile + 2, from μ(φ)(t−3 … t−1) and φ(t−2)
+            u = t - 2
+            if u >= kb - 2:
+                os_ = ((u - kb + 6) % 3) * SP
+                mc = ((u - kb + 6) % 3) * MP
+                mm = ((u - kb + 5) % 3) * MP
+                mp = ((u - kb + 7) % 3) * MP
+                pc = ((u - kb + 6) % 3) * PP
+                for yy in range(LSY):
+                    y = ty + yy * BY
+                    if y < SY:
+                        for xx in range(LSX):
+                            x = tx + xx * BX
+                            if x < SX:
+                                q = (y + 1) * MX + x + 1
+                                s = (smu[mc + q - 1] + smu[mc + q + 1]) + (
+                                    smu[mc + q - MX] + smu[mc + q + MX])
+                                s = s + (smu[mm + q] + smu[mp + q])
+                                r = mh2 * (s - nd2 * smu[mc + q])
+                                v = sphi[pc + (y + 2) * PX + x + 2] + coef1 * r
+                                if fixed and edge:
+                                    if outside(u, j0 - 2 + y, i0 - 2 + x, n0, n1, n2):
+                                        v = vphi
+                                sst[os_ + y * SX + x] = v
+            cuda.syncthreads()
+            # 4. μ(φ*)(t−3) on the tile + 1, from φ*(t−4 … t−2)
+            u = t - 3
+            if u >= kb - 1:
+                on = ((u - kb + 6) % 3) * NP
+                sc = ((u - kb + 6) % 3) * SP
+                sm = ((u - kb + 5) % 3) * SP
+                sp = ((u - kb + 7) % 3) * SP
+                for yy in range(LNY):
+                    y = ty + yy * BY
+                    if y < NY:
+                        for xx in range(LNX):
+                            x = tx + xx * BX
+                            if x < NX:
+                                q = (y + 1) * SX + x + 1
+                                s = (sst[sc + q - 1] + sst[sc + q + 1]) + (
+                                    sst[sc + q - SX] + sst[sc + q + SX])
+                                s = s + (sst[sm + q] + sst[sp + q])
+                                m = mu(sst[sc + q], s, kh2, nd2, c0, c1, c2, c3)
+                                if fixed and edge:
+                                    if outside(u, j0 - 1 + y, i0 - 1 + x, n0, n1, n2):
+                                        m = vmu
+                                snu[on + y * NX + x] = m
+            cuda.syncthreads()
+            # 5. φⁿ⁺¹(t−4) on the tile, from μ(φ*)(t−5 … t−3) and φ(t−4)
+            u = t - 4
+            if u >= kb and mine:
+                nc_ = ((u - kb + 6) % 3) * NP
+                nm = ((u - kb + 5) % 3) * NP
+                npl = ((u - kb + 7) % 3) * NP
+                q = (ty + 1) * NX + tx + 1
+                s = (snu[nc_ + q - 1] + snu[nc_ + q + 1]) + (snu[nc_ + q - NX] + snu[nc_ + q + NX])
+                s = s + (snu[nm + q] + snu[npl + q])
+                r = mh2 * (s - nd2 * snu[nc_ + q])
+                ST(out, u * P + gj * n2 + gi, b5 + coef2 * r)
+            t += 1
+
+    return kernel
+
+
+# --------------------------------------------------------------------------------------------
+# launch plan and the auto choice
+# --------------------------------------------------------------------------------------------
+class FusedPlan:
+    """The compiled fused RK2 step for one field shape: ``plan(src, out, coef1, coef2, scal)``
+    writes ``out = RK2 step of src`` (whole field, flat device buffers);
+    :meth:`advance` runs steps on a solver's buffer list (φⁿ in ``buffers[0]``, written to
+    ``buffers[2]``, then swapped: two buffers, ``buffers[1]`` (φ*) is not touched).
+
+    ``kernel`` picks the loads (``texture``/``combined``: ``ld.global.nc``), ``block`` the
+    threads (x first; default :data:`DEFAULT_FUSED_BLOCK`), ``rows`` the output rows per thread
+    in 2-D (cells per thread in 1-D; default :data:`DEFAULT_FUSED_ROWS`), ``march`` the planes
+    per 3-D block (default :data:`DEFAULT_FUSED_MARCH`). Attributes for the occupancy report:
+    ``fn``, ``griddim``, ``blockdim``, ``kernel_name``, ``layout`` (``"fused"``)."""
+
+    layout = "fused"
+    cpt = 1
+    vec = 0
+
+    def __init__(self, kernel: str, ndim: int, shape3, bc: int, dtype, *, block=None, rows=None,
+                 march=None):
+        self.kernel_name, self.ndim, self.bc = kernel, int(ndim), int(bc)
+        self.dtype = np.dtype(dtype)
+        self.shape3 = tuple(int(n) for n in shape3)
+        nc = kernel in ("texture", "combined")
+        self.block = tuple(int(b) for b in (block or DEFAULT_FUSED_BLOCK[self.ndim]))
+        if self.ndim == 3 and len(self.block) == 3 and self.block[2] == 1:
+            self.block = self.block[:2]  # (bx, by, 1): one plane per thread, as the march blocks
+        want = 1 if self.ndim == 1 else 2
+        if len(self.block) != want:
+            raise ValueError(f"fused block {block!r} must have {want} entries (x first"
+                             f"{'; in-plane, or (bx, by, 1)' if self.ndim == 3 else ''})")
+        if min(self.block) < 1:
+            raise ValueError(f"fused block {block!r} must be positive")
+        self.rows = int(rows or DEFAULT_FUSED_ROWS[self.ndim])
+        self.march = 0
+        n0, n1, n2 = self.shape3
+        if self.ndim == 3:
+            self.rows = 1
+            self.march = int(march or DEFAULT_FUSED_MARCH)
+            self.fn = fused_kernel_3d(self.bc, nc, self.dtype.name, self.block, self.march)
+            self.tile = (self.block[1], self.block[0])
+            self.griddim = (math.ceil(n2 / self.block[0]), math.ceil(n1 / self.block[1]),
+                            math.ceil(n0 / self.march))
+        else:
+            self.fn = fused_kernel_2d(self.ndim, self.bc, nc, self.dtype.name, self.block,
+                                      self.rows)
+            self.tile = tile_2d(self.ndim, self.block, self.rows)
+            ny = n1 if self.ndim == 2 else 1
+            self.griddim = (math.ceil(n2 / self.tile[1]), math.ceil(ny / self.tile[0]), 1)
+        self.blockdim = self.block + (1,) * (3 - len(self.block))
+        self.shared_bytes = shared_bytes(self.ndim, self.block, self.rows, self.dtype.name)
+        if self.shared_bytes > SHARED_LIMIT:
+            raise ValueError(f"fused block {self.block} x {self.rows} rows needs "
+                             f"{self.shared_bytes} B of shared memory in {self.dtype.name} "
+                             f"(limit {SHARED_LIMIT}); choose a smaller block")
+        self._kargs, self._keep = {}, {}
+        self._fast = None
+
+    @property
+    def description(self) -> str:
+        blk = "x".join(str(b) for b in self.block)
+        if self.ndim == 3:
+            return f"fused RK2, block {blk}, {self.march} planes/block"
+        return f"fused RK2, block {blk}, tile {'x'.join(str(t) for t in self.tile[::-1])}"
+
+    def __call__(self, src, out, coef1, coef2, scal):
+        """``out = src + coef2·R(src + coef1·R(src))`` on flat device buffers; ``scal`` =
+        (mh2, kh2, nd2, c0, c1, c2, c3, vphi, vmu) in the array dtype."""
+        t = self.dtype.type
+        key = (id(src), id(out), coef1, coef2, id(scal))
+        if self._fast is not None:
+            kargs = self._kargs.get(key)
+            if kargs is not None:
+                _launch_api.launch(*kargs)
+                return
+        n0, n1, n2 = self.shape3
+        args = (src, out, n0, n1, n2, t(coef1), t(coef2), *scal)
+        if self._fast is not None:
+            try:
+                kargs = _launch_api.prepare(self._fast, self._configured.stream, self.griddim,
+                                            self.blockdim, args)
+            except Exception:  # pragma: no cover - numba-cuda internals changed
+                self._fast = None
+            else:
+                if len(self._kargs) > 16:
+                    self._kargs.clear()
+                self._kargs[key] = kargs
+                self._keep[key] = (src, out, scal)
+                _launch_api.launch(*kargs)
+                return
+        if SIMULATOR:
+            self.fn[self.griddim, self.blockdim](*args)
+            return
+        self._configured = self.fn[self.griddim, self.blockdim]
+        self._configured(*args)
+        self._fast = _launch_api.compiled(self.fn)
+
+    def record(self, target, src, out, coef1, coef2, scal):
+        """Record this step into ``target`` (a ``cuda.core`` graph builder) instead of launching
+        it; the plan must have launched once (compiled)."""
+        if self._fast is None:
+            raise RuntimeError("the fused kernel has not been launched (compiled) yet")
+        t = self.dtype.type
+        n0, n1, n2 = self.shape3
+        args = (src, out, n0, n1, n2, t(coef1), t(coef2), *scal)
+        _stream, config, kernel, kargs = _launch_api.prepare(
+            self._fast, self._configured.stream, self.griddim, self.blockdim, args)
+        # the recorded graph refers to the buffers: keep them alive with the plan
+        self._keep[("graph", id(src), id(out), coef1, coef2)] = (src, out, scal, kargs)
+        _launch_api.record(target, config, kernel, kargs)
+
+    def advance(self, buffers, nsteps: int, coefs, scal) -> None:
+        """``nsteps`` fused steps on a solver's buffer list (rotated in place: the new φ is
+        ``buffers[0]``, as after the unfused scheme's rotation)."""
+        c1, c2 = coefs
+        for _ in range(int(nsteps)):
+            self(buffers[0], buffers[2], c1, c2, scal)
+            buffers[0], buffers[2] = buffers[2], buffers[0]
+
+
+#: the fused step as a one-stage scheme for :class:`simengine.field.cuda.graph.StepGraph`:
+#: buffers[0] → buffers[2], then swapped (period 2, so a graph of an even number of steps
+#: leaves every buffer in its slot)
+FUSED_SCHEME = Scheme("rk2-fused", (Stage(0, 0, 2, 1.0),), (2, 1, 0))
+
+
+def graph_recording(plan: FusedPlan, coefs, scal):
+    """``(scheme, coefs, record_stage)`` for :class:`~simengine.field.cuda.graph.StepGraph`:
+    each recorded "stage" is one fused step with the solver's two RK2 coefficients."""
+    c1, c2 = coefs
+
+    def record_stage(target, src, base, out, coef):
+        plan.record(target, src, out, c1, c2, scal)
+
+    return FUSED_SCHEME, (c2,), record_stage
+
+
+def choose(fused, *, kernel: str, ndim: int, integrator: str, whole: bool, hints: bool,
+           simulator: bool = SIMULATOR) -> tuple:
+    """Whether a CUDA solver runs the fused step: ``(on, why)``.
+
+    ``fused``: ``True`` / ``False`` / ``None`` (auto). ``True`` needs ``rk2`` (``ValueError``
+    otherwise); a slab of a decomposed grid (``whole=False``) always runs unfused (its halo is 2
+    rows deep, one stage's footprint; the fused step would need 4). Auto is on for
+    :data:`FUSED_AUTO` dimensions with the :data:`FUSED_AUTO_KERNELS`, when no launch hint of
+    the unfused kernels (``block``, ``cells_per_thread``, ``march``, ``vec``) was given
+    (``hints``), and only on a real GPU (under the simulator the unfused kernels stay the
+    default so that their tests test them)."""
+    if fused is False:
+        return False, "fused off"
+    if integrator != "rk2":
+        if fused is True:
+            raise ValueError(f"fused needs integrator rk2, not {integrator!r}")
+        return False, "euler is one stage"
+    if not whole:
+        return False, "slab (halo 2): unfused"
+    if fused is True:
+        return True, "fused on"
+    if fused is not None:
+        raise ValueError(f"fused must be true, false or auto, not {fused!r}")
+    if simulator:
+        return False, "auto: unfused under the simulator"
+    if kernel not in FUSED_AUTO_KERNELS or not FUSED_AUTO.get(ndim, False):
+        return False, f"auto: unfused for {kernel} {ndim}-D"
+    if hints:
+        return False, "auto: launch hints of the unfused kernels given"
+    return True, "auto: fused"
+
+
+def fused_plan_for(solver, fused, block):
+    """The :class:`FusedPlan` of a CUDA solver, or ``None`` when it runs unfused (see
+    :func:`choose`). When fused is on, the solver's launch hints describe the fused kernel:
+    ``block`` (a tuple) its thread block (``"auto"`` tunes the unfused kernels only and leaves
+    the fused default), ``cells_per_thread`` its rows per thread (2-D) / cells per thread
+    (1-D), ``march`` its planes per block (3-D)."""
+    h = solver._hints
+    explicit = isinstance(block, (list, tuple))
+    hints = explicit or isinstance(block, str) or any(h.get(k) is not None
+                                                      for k in ("cpt", "march", "vec"))
+    on, _ = choose(fused, kernel=solver.kernel, ndim=solver.grid.ndim,
+                   integrator=solver.integrator, whole=solver.slab.whole, hints=hints)
+    if not on:
+        return None
+    return FusedPlan(solver.kernel, solver.grid.ndim, solver.shape3, solver.boundary.code,
+                     solver.dtype, block=tuple(block) if explicit else None, rows=h.get("cpt"),
+                     march=h.get("march"))

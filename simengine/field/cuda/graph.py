@@ -1,0 +1,76 @@
+"""Many time steps per host call: the stage launches of ``K`` steps recorded once as a CUDA Graph.
+
+A small grid is launch-bound: a numba-cuda launch costs ≈ 20 µs of host time while a 200² stage
+moves its data in well under a microsecond. A CUDA Graph replays recorded kernel launches with
+≈ 1 µs per kernel and one host call for the whole graph, so :class:`StepGraph` records the stage
+launches of ``K`` steps (``K`` even: the three buffers rotate with period 2, so after ``K`` steps
+every buffer is back in its slot and the same graph can be replayed) and the solver replays it
+``n // K`` times. No host synchronisation happens between steps; observables are computed only
+when the controller asks for them (at output steps).
+
+Why a graph and not a persistent kernel with a grid-wide barrier: the graph replays exactly the
+kernels (and so the bits) of the ordinary path — every strategy, block shape and boundary —
+whereas a cooperative kernel would be a fifth implementation of the stencil whose grid size is
+capped by residency. Recording uses ``cuda.core``'s public graph builder; the kernels' arguments
+are marshalled by :mod:`.launch` as for the fast launch path.
+
+Not used under the simulator, for slabs (their halos are exchanged between stages through the
+host) or when recording fails (the solver then launches step by step; :attr:`StepGraph.error`
+says why).
+"""
+from __future__ import annotations
+
+from . import launch as _launch_api
+
+#: steps recorded in one graph (even); replays of fewer steps launch step by step
+GRAPH_STEPS = 64
+
+
+def core_device(device_id: int):
+    from cuda.core import Device
+
+    d = Device(int(device_id))
+    d.set_current()
+    return d
+
+
+def record_steps(target, buffers, scheme, coefs, record_stage, steps):
+    """Record the stages of ``steps`` steps of ``scheme`` in the order the integrator launches
+    them (:func:`simengine.field.integrator.advance`). The buffers must be back in their slots
+    afterwards, so that the recording can be replayed."""
+    bufs = list(buffers)
+    for _ in range(int(steps)):
+        for i, st in enumerate(scheme.stages):
+            record_stage(target, bufs[st.src], bufs[st.base], bufs[st.out], coefs[i])
+        bufs = [bufs[j] for j in scheme.rotate]
+    if [id(b) for b in bufs] != [id(b) for b in buffers]:
+        raise ValueError(f"the buffers are not back in their slots after {steps} steps of "
+                         f"{scheme.name}")
+
+
+class StepGraph:
+    """``K`` steps of ``scheme`` over ``buffers`` (a fixed buffer assignment) as one CUDA Graph.
+
+    ``record_stage(target, src, base, out, coef)`` records one stage launch into ``target`` (a
+    ``cuda.core`` graph builder); the solver provides it from its stage plan.
+    """
+
+    def __init__(self, device_id, buffers, scheme, coefs, record_stage, steps=GRAPH_STEPS):
+        if steps % 2:
+            raise ValueError("a step graph records an even number of steps")
+        self.steps = int(steps)
+        dev = core_device(device_id)
+        builder = dev.create_graph_builder()
+        builder.begin_building()
+        try:
+            record_steps(builder, buffers, scheme, coefs, record_stage, self.steps)
+        except BaseException:
+            builder.end_building()
+            raise
+        self.graph = builder.end_building().complete()
+        self.stream = _launch_api.default_stream()
+
+    def replay(self, times: int = 1) -> None:
+        """Launch the recorded steps ``times`` times on the default stream (asynchronous)."""
+        for _ in range(int(times)):
+            self.graph.launch(self.stream)
