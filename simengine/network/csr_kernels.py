@@ -585,12 +585,12 @@ def rmat_csr(scale: int, edge_factor: int, a: float, b: float, c: float, key: in
     given key and ``mul`` whatever ``chunks`` (the parallel split) is.
 
     The edges are generated twice and never stored: once to count the arcs of every bucket of
-    2^rbits consecutive rows (rbits = min(scale − BUCKET_BITS, 40 − scale), at least 0), once to write each arc as a 40-bit key (row in the
-    bucket, target) — low 32 bits in the index array itself, the rest in a byte array — at its
-    bucket's next slot; then every bucket's keys are radix-sorted and the distinct targets
-    written back row after row, and the rows are shifted together.  Peak memory beyond the
-    final CSR: the duplicates' slots, one byte per arc, and per-chunk bucket counters (≈ 1.3×
-    the CSR in all)."""
+    2^rbits consecutive rows (rbits = min(scale − BUCKET_BITS, 40 − scale), at least 0), once
+    to write each arc as a 40-bit key (row in the bucket, target) — low 32 bits in the index
+    array itself, the rest in a byte array — at its bucket's next slot; then every bucket's keys
+    are radix-sorted and the distinct targets written back row after row, and the rows are
+    shifted together.  Peak memory beyond the final CSR: the duplicates' slots, one byte per
+    arc, per-row kept counts and per-chunk bucket counters (≈ 1.3× the CSR in all)."""
     n = 1 << scale
     m = edge_factor * n
     C = int(chunks or numba.get_num_threads())
