@@ -50,7 +50,13 @@ from .config import FIXED, MIRROR, PERIODIC, SIMULATOR
 #: ``fused: auto`` turns the fused step on for these dimensions (whole-grid RK2 runs of the
 #: ``global``/``texture`` kernels without explicit launch hints, real GPU only). 1-D stays
 #: unfused by default (its fields are small, launch-bound). Flip after measuring.
-FUSED_AUTO = {1: False, 2: True, 3: True}
+FUSED_AUTO = {1: False, 2: True, 3: False}
+#: ... and only for grids of at most this many cells: measured on an H100 (2026-11-23) the fused
+#: step wins where launches dominate (200² fp64 with CUDA Graphs: 6.5 µs/step against 9.0 µs
+#: for two unfused stages) but loses on bandwidth-bound grids (4096² fp32 0.44 ms against the pair
+#: kernel's 0.14 ms; 3-D 256³ fp64 2.1–2.5 ms against 0.59 ms): the shared-memory pipeline
+#: recomputes the halo, holds 135 registers in 3-D and runs at 12–19 % occupancy
+FUSED_AUTO_MAX_CELLS = 1 << 18
 #: the kernels ``fused: auto`` applies to (``fused: true`` works with all four: texture/combined
 #: load through ld.global.nc, global/shared with plain loads)
 FUSED_AUTO_KERNELS = ("global", "texture")
@@ -601,7 +607,7 @@ def graph_recording(plan: FusedPlan, coefs, scal):
 
 
 def choose(fused, *, kernel: str, ndim: int, integrator: str, whole: bool, hints: bool,
-           simulator: bool = SIMULATOR) -> tuple:
+           simulator: bool = SIMULATOR, cells: int = 0) -> tuple:
     """Whether a CUDA solver runs the fused step: ``(on, why)``.
 
     ``fused``: ``True`` / ``False`` / ``None`` (auto). ``True`` needs ``rk2`` (``ValueError``
@@ -629,6 +635,8 @@ def choose(fused, *, kernel: str, ndim: int, integrator: str, whole: bool, hints
         return False, f"auto: unfused for {kernel} {ndim}-D"
     if hints:
         return False, "auto: launch hints of the unfused kernels given"
+    if cells > FUSED_AUTO_MAX_CELLS:
+        return False, f"auto: unfused above {FUSED_AUTO_MAX_CELLS} cells (bandwidth-bound)"
     return True, "auto: fused"
 
 
@@ -643,7 +651,8 @@ def fused_plan_for(solver, fused, block):
     hints = explicit or isinstance(block, str) or any(h.get(k) is not None
                                                       for k in ("cpt", "march", "vec"))
     on, _ = choose(fused, kernel=solver.kernel, ndim=solver.grid.ndim,
-                   integrator=solver.integrator, whole=solver.slab.whole, hints=hints)
+                   integrator=solver.integrator, whole=solver.slab.whole, hints=hints,
+                   cells=int(np.prod(solver.shape3)))
     if not on:
         return None
     return FusedPlan(solver.kernel, solver.grid.ndim, solver.shape3, solver.boundary.code,
