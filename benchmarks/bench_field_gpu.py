@@ -44,7 +44,10 @@ def copy_bandwidth():
     return best
 
 
-def small_grid(shape=(200, 200), precision="float64", kernel="texture", steps=(20000, 220000)):
+SMALL_FUSED_VARIANTS = [((32, 8), 2), ((16, 16), 1), ((32, 4), 1), ((16, 8), 1), ((8, 8), 1)]
+
+
+def small_grid(shape=(200, 200), precision="float64", kernel="texture", steps=(20000, 1020000)):
     """Steady-state µs per RK2 step of a small grid, launch-bound: the solver with and without
     CUDA Graphs (:mod:`simengine.field.cuda.graph`), and the CLI path as a user runs it — the
     difference of a ``steps[1]``- and a ``steps[0]``-step run divided by the step difference, so
@@ -59,9 +62,9 @@ def small_grid(shape=(200, 200), precision="float64", kernel="texture", steps=(2
     grid = Grid(shape)
     host = np.random.default_rng(0).uniform(-0.1, 0.1, shape)
     n = 20000
-    for graphs in (False, True):
+    for fused, graphs in ((False, False), (False, True), (None, True)):
         s = CudaFieldSolver(MODEL, grid, Boundary("periodic"), kernel=kernel,
-                            precision=precision, dt=DT)
+                            precision=precision, dt=DT, fused=fused)
         s.use_graphs = graphs
         s.load(host)
         s.advance(1000)
@@ -70,10 +73,27 @@ def small_grid(shape=(200, 200), precision="float64", kernel="texture", steps=(2
         s.advance(n)
         s.synchronize()
         us = (time.perf_counter() - t) / n * 1e6
-        rows.append((f"solver, {'CUDA Graphs of %d steps' % ck.graph.GRAPH_STEPS if graphs else 'one launch per stage'}", us))
+        how = (f"CUDA Graphs of {ck.graph.GRAPH_STEPS} steps" if graphs else
+               "one launch per stage")
+        label = "default (fused: auto)" if fused is None else "unfused"
+        rows.append((f"solver {label}, {s.name}, {how}", us))
         print(f"small {shape} {precision} {kernel}: {rows[-1][0]}: {us:.2f} us/step"
               + (f" (graph error: {s._graph_error})" if graphs and s._graph_error else ""),
               flush=True)
+    for block, nrows in SMALL_FUSED_VARIANTS:  # fused step shapes, with graphs
+        s = CudaFieldSolver(MODEL, grid, Boundary("periodic"), kernel=kernel,
+                            precision=precision, dt=DT, fused=True, block=block,
+                            cells_per_thread=nrows)
+        s.load(host)
+        s.advance(1000)
+        s.synchronize()
+        t = time.perf_counter()
+        s.advance(n)
+        s.synchronize()
+        us = (time.perf_counter() - t) / n * 1e6
+        rows.append((f"solver, fused step block {block[0]}x{block[1]} rows {nrows}, "
+                     f"CUDA Graphs", us))
+        print(f"small {shape} {precision}: {rows[-1][0]}: {us:.2f} us/step", flush=True)
     scen = (f"kind: field\nname: small\ngrid: {{shape: {list(shape)}}}\nboundary: {{type: periodic}}\n"
             f"model: {{mobility: 1.0, kappa: 1.0, potential: {{b: 1.0, u: 1.0}}}}\n"
             f"initial: {{type: noise, mean: 0.0, amplitude: 0.05, seed: 1}}\n"

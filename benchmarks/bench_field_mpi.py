@@ -88,7 +88,9 @@ def worker(a):
                                       "halo": max(r["halo"] for r in res) / el,
                                       "exchange": {"PeerHaloExchange": "peer",
                                                    "MPIHaloExchange": "host"}.get(
-                                          type(ex).__name__, "–"),
+                                          type(ex).__name__, "–")
+                                      + (" (no overlap: " + ex.stream_note + ")"
+                                         if getattr(ex, "stream_note", None) else ""),
                                       "parts": [r["parts"] for r in res],
                                       "name": solver.name}), flush=True)
 

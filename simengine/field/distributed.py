@@ -110,7 +110,7 @@ class PeerHaloExchange:
             return None
         ex.solver = solver
         ex._slots = [id(b) for b in solver.buffers]  # the buffers' original slots
-        ex._stream = _nonblocking_stream(solver.device)
+        ex._stream, ex.stream_note = _nonblocking_stream(solver.device)
         ex._method = os.environ.get("SIMENGINE_PEER_COPY", "kernel")
         return ex
 
@@ -179,19 +179,25 @@ class PeerHaloExchange:
 
 
 def _nonblocking_stream(device_id):
-    """A CUDA stream that does not synchronise with the legacy default stream (numba's stream
-    0, where the stages run), so copies on it overlap a stage."""
+    """``(stream, note)``: a CUDA stream that does not synchronise with the legacy default stream
+    (numba's stream 0, where the stages run), at high priority, so that the halo copies overlap
+    a stage; ``note`` says why the fallback (a blocking stream: no overlap) was taken."""
     from numba import cuda
 
     try:
         from cuda.core import Device, StreamOptions
 
-        s = Device(int(device_id)).create_stream(options=StreamOptions(nonblocking=True))
+        dev = Device(int(device_id))
+        dev.set_current()
+        try:
+            s = dev.create_stream(options=StreamOptions(nonblocking=True, priority=-5))
+        except Exception:
+            s = dev.create_stream(options=StreamOptions(nonblocking=True))
         ns = cuda.external_stream(int(s.handle))
         ns._core_stream = s  # keep the owner alive
-        return ns
-    except Exception:  # pragma: no cover - older cuda.core: a blocking stream (no overlap)
-        return cuda.stream()
+        return ns, None
+    except Exception as exc:  # older cuda.core: a blocking stream (no overlap)
+        return cuda.stream(), f"{type(exc).__name__}: {exc}"
 
 
 _peer_copy_kernel = None
