@@ -89,6 +89,8 @@ def worker(a):
                                       "exchange": {"PeerHaloExchange": "peer",
                                                    "MPIHaloExchange": "host"}.get(
                                           type(ex).__name__, "–")
+                                      + (" + overlap" if getattr(ex, "overlap", False)
+                                         else "")
                                       + (" (no overlap: " + ex.stream_note + ")"
                                          if getattr(ex, "stream_note", None) else ""),
                                       "parts": [r["parts"] for r in res],
