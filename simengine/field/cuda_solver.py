@@ -129,21 +129,24 @@ class CudaFieldSolver(FieldSolver):
     def advance(self, nsteps: int = 1) -> None:
         """``nsteps`` steps; a whole-grid run replays recorded CUDA Graphs of
         :data:`~simengine.field.cuda.graph.GRAPH_STEPS` steps (one host call per graph instead
-        of one launch per stage, see :mod:`simengine.field.cuda.graph`), the rest step by step."""
+        of one launch per stage, see :mod:`simengine.field.cuda.graph`) and smaller graphs for
+        the rest; at most one step is launched alone."""
         n = int(nsteps)
-        K = ck.graph.GRAPH_STEPS
-        if n < K or not self._graphs_usable():
+        if n < 2 or not self._graphs_usable():
             return self._launch_steps(n)
         if (self.fused_plan or self.plan)._fast is None:  # the first steps compile the kernels
             self._launch_steps(2)
             n -= 2
-        g = self._step_graph()
-        if g is None:
-            return self._launch_steps(n)
-        g.replay(n // K)
-        self.steps += (n // K) * K
-        if n % K:
-            self._launch_steps(n % K)
+        plan, rest = ck.graph.split_steps(n)
+        for k, times in plan:
+            g = self._step_graph(k)
+            if g is None:  # recording failed: launch what is left step by step
+                rest += k * times
+                continue
+            g.replay(times)
+            self.steps += k * times
+        if rest:
+            self._launch_steps(rest)
 
     def _launch_steps(self, n: int) -> None:
         """``n`` steps launched one by one."""
@@ -157,8 +160,9 @@ class CudaFieldSolver(FieldSolver):
         return (self.use_graphs and not ck.SIMULATOR and self.slab.whole
                 and self._graph_error is None)
 
-    def _step_graph(self):
-        key = tuple(id(b) for b in self.buffers)
+    def _step_graph(self, steps=None):
+        steps = ck.graph.GRAPH_STEPS if steps is None else int(steps)
+        key = tuple(id(b) for b in self.buffers) + (steps,)
         g = self._graphs.get(key)
         if g is None:
             def record_stage(target, src, base, out, coef):
@@ -170,7 +174,7 @@ class CudaFieldSolver(FieldSolver):
                     self.fused_plan, self.coefs, self.scal)
             try:
                 g = ck.graph.StepGraph(self.device, self.buffers, scheme, coefs,
-                                       record_stage)
+                                       record_stage, steps=steps)
             except Exception as exc:  # recording unsupported here: launch step by step
                 self._graph_error = f"{type(exc).__name__}: {exc}"
                 return None

@@ -62,6 +62,12 @@ FUSED_AUTO_MAX_CELLS = 1 << 18
 FUSED_AUTO_KERNELS = ("global", "texture")
 #: threads per block, x (the last axis) first: 2-D (32, 8), 3-D in-plane (32, 8), 1-D (256,)
 DEFAULT_FUSED_BLOCK = {1: (256,), 2: (32, 8), 3: (32, 8)}
+#: the 2-D block and rows for grids of at most FUSED_AUTO_MAX_CELLS cells (launch- and
+#: latency-bound: more, smaller blocks). H100, 200² with CUDA Graphs, µs/step fp64 / fp32:
+#: 32×8 rows 2: 6.38 / 6.15; 16×16 rows 1: 5.15 / 4.82; 16×8 rows 1: 4.65 / 4.57; 8×8 rows 1:
+#: 4.65 / 4.40
+SMALL_FUSED_BLOCK = (16, 8)
+SMALL_FUSED_ROWS = 1
 #: rows (y) per thread in 2-D (cells along x per thread in 1-D): output tile = block × rows
 DEFAULT_FUSED_ROWS = {1: 1, 2: 2, 3: 1}
 #: planes one 3-D block walks (a chunk primes 4 planes on either side: (L + 8) / L loads)
@@ -655,6 +661,11 @@ def fused_plan_for(solver, fused, block):
                    cells=int(np.prod(solver.shape3)))
     if not on:
         return None
+    cells = int(np.prod(solver.shape3))
+    blk = tuple(block) if explicit else None
+    rows = h.get("cpt")
+    if (blk is None and rows is None and solver.grid.ndim == 2
+            and cells <= FUSED_AUTO_MAX_CELLS):
+        blk, rows = SMALL_FUSED_BLOCK, SMALL_FUSED_ROWS  # latency-bound: many small blocks
     return FusedPlan(solver.kernel, solver.grid.ndim, solver.shape3, solver.boundary.code,
-                     solver.dtype, block=tuple(block) if explicit else None, rows=h.get("cpt"),
-                     march=h.get("march"))
+                     solver.dtype, block=blk, rows=rows, march=h.get("march"))

@@ -24,6 +24,20 @@ from . import launch as _launch_api
 
 #: steps recorded in one graph (even); replays of fewer steps launch step by step
 GRAPH_STEPS = 64
+#: smaller graphs for the rest of an advance (an output cadence of 1000 steps leaves 40 after
+#: 15 graphs of 64): 40 = 16 + 16 + 4 + 4, and at most one odd step is launched alone
+GRAPH_REST_STEPS = (16, 4, 2)
+
+
+def split_steps(n: int):
+    """``[(graph steps, replays), ...]`` for ``n`` steps, largest graphs first, and the steps
+    left to launch one by one (0 or 1)."""
+    plan = []
+    for k in (GRAPH_STEPS,) + GRAPH_REST_STEPS:
+        r, n = divmod(n, k)
+        if r:
+            plan.append((k, r))
+    return plan, n
 
 
 def core_device(device_id: int):
