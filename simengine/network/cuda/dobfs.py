@@ -30,8 +30,17 @@ THREADS = 16 if simulator() else 256
 @cuda.jit
 def _top_down(indptr, indices, rindptr, queue, nq, nxt, dist, level, counters):
     i = cuda.grid(1)
+    tid = cuda.threadIdx.x
+    # the level's arc totals are summed per block in shared memory: one global atomic per block
+    # instead of two per discovered vertex (all on the same two addresses)
+    acc = cuda.shared.array(2, int64)
+    if tid < 2:
+        acc[tid] = 0
+    cuda.syncthreads()
     if i < nq:
         u = queue[i]
+        mo = int64(0)
+        mi = int64(0)
         for e in range(indptr[u], indptr[u + 1]):
             v = indices[e]
             if dist[v] == UNREACHED:
@@ -39,8 +48,15 @@ def _top_down(indptr, indices, rindptr, queue, nq, nxt, dist, level, counters):
                 if old == UNREACHED:
                     pos = cuda.atomic.add(counters, 0, 1)
                     nxt[pos] = v
-                    cuda.atomic.add(counters, 1, indptr[v + 1] - indptr[v])
-                    cuda.atomic.add(counters, 2, rindptr[v + 1] - rindptr[v])
+                    mo += indptr[v + 1] - indptr[v]
+                    mi += rindptr[v + 1] - rindptr[v]
+        if mo != 0:
+            cuda.atomic.add(acc, 0, mo)
+        if mi != 0:
+            cuda.atomic.add(acc, 1, mi)
+    cuda.syncthreads()
+    if tid < 2 and acc[tid] != 0:
+        cuda.atomic.add(counters, tid + 1, acc[tid])
 
 
 @cuda.jit
@@ -183,7 +199,14 @@ def dobfs_partials(graph, sources, batch: int = 8, store=None):
     dg = _prepared(graph)
     n = dg.n
     B = max(1, min(int(batch), len(sources)))
-    buf = DOBFSBuffers(n, B)
+    # kept with the graph on this device (B·n distances + 4 n-long arrays: allocating and zeroing
+    # them per call cost more than a BFS on a big graph)
+    from . import graph_cache
+
+    cache = graph_cache(graph)
+    buf = cache.get(("dobfs", B))
+    if buf is None:
+        buf = cache[("dobfs", B)] = DOBFSBuffers(n, B)
     rows = np.arange(B, dtype=np.int64)
     for lo in range(0, len(sources), B):
         s = sources[lo:lo + B]
