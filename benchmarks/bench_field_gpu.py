@@ -62,9 +62,10 @@ def small_grid(shape=(200, 200), precision="float64", kernel="texture", steps=(2
     grid = Grid(shape)
     host = np.random.default_rng(0).uniform(-0.1, 0.1, shape)
     n = 20000
-    for fused, graphs in ((False, False), (False, True), (None, True)):
+    def steady_us(graphs=True, **options):
+        """µs per step of ``n`` steps after 1000 of warm-up (and the solver)."""
         s = CudaFieldSolver(MODEL, grid, Boundary("periodic"), kernel=kernel,
-                            precision=precision, dt=DT, fused=fused)
+                            precision=precision, dt=DT, **options)
         s.use_graphs = graphs
         s.load(host)
         s.advance(1000)
@@ -72,28 +73,19 @@ def small_grid(shape=(200, 200), precision="float64", kernel="texture", steps=(2
         t = time.perf_counter()
         s.advance(n)
         s.synchronize()
-        us = (time.perf_counter() - t) / n * 1e6
-        how = (f"CUDA Graphs of {ck.graph.GRAPH_STEPS} steps" if graphs else
-               "one launch per stage")
-        label = "default (fused: auto)" if fused is None else "unfused"
-        rows.append((f"solver {label}, {s.name}, {how}", us))
+        return (time.perf_counter() - t) / n * 1e6, s
+
+    cases = [(f"solver unfused, {{name}}, one launch per stage", False, dict(fused=False)),
+             (f"solver unfused, {{name}}, CUDA Graphs", True, dict(fused=False)),
+             (f"solver default (fused: auto), {{name}}, CUDA Graphs", True, dict(fused=None))]
+    cases += [(f"solver, fused step block {b[0]}x{b[1]} rows {r}, CUDA Graphs", True,
+               dict(fused=True, block=b, cells_per_thread=r)) for b, r in SMALL_FUSED_VARIANTS]
+    for label, graphs, options in cases:
+        us, s = steady_us(graphs, **options)
+        rows.append((label.format(name=s.name), us))
         print(f"small {shape} {precision} {kernel}: {rows[-1][0]}: {us:.2f} us/step"
               + (f" (graph error: {s._graph_error})" if graphs and s._graph_error else ""),
               flush=True)
-    for block, nrows in SMALL_FUSED_VARIANTS:  # fused step shapes, with graphs
-        s = CudaFieldSolver(MODEL, grid, Boundary("periodic"), kernel=kernel,
-                            precision=precision, dt=DT, fused=True, block=block,
-                            cells_per_thread=nrows)
-        s.load(host)
-        s.advance(1000)
-        s.synchronize()
-        t = time.perf_counter()
-        s.advance(n)
-        s.synchronize()
-        us = (time.perf_counter() - t) / n * 1e6
-        rows.append((f"solver, fused step block {block[0]}x{block[1]} rows {nrows}, "
-                     f"CUDA Graphs", us))
-        print(f"small {shape} {precision}: {rows[-1][0]}: {us:.2f} us/step", flush=True)
     scen = (f"kind: field\nname: small\ngrid: {{shape: {list(shape)}}}\nboundary: {{type: periodic}}\n"
             f"model: {{mobility: 1.0, kappa: 1.0, potential: {{b: 1.0, u: 1.0}}}}\n"
             f"initial: {{type: noise, mean: 0.0, amplitude: 0.05, seed: 1}}\n"
