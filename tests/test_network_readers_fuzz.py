@@ -27,6 +27,16 @@ NASTY = ["-1", "0", "1", "4", "99999999999999999999", "9223372036854775808", "1"
 COUNTS = {}
 
 
+@pytest.fixture(autouse=True)
+def small_memory(monkeypatch):
+    """A fuzzed header may promise any vertex count up to the memory limit, and a reader may
+    legitimately allocate that much (isolated vertices are a valid graph): with the machine's
+    memory as the limit, a lucky mutation allocates gigabytes. The test hook caps it."""
+    from simengine.resources import HOST_LIMIT_ENV
+
+    monkeypatch.setenv(HOST_LIMIT_ENV, str(256 << 20))
+
+
 def parse(path, fmt, directed, weights):
     """Read ``path``; anything but a graph or a one-line UserError naming the file fails."""
     try:

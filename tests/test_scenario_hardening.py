@@ -334,7 +334,8 @@ def test_set_overrides_go_through_the_same_limits(tmp_path):
         with pytest.raises(UserError) as ei:
             load_scenario(p, [override])
         msg = str(ei.value)
-        assert expect in msg and len(msg) < 400, msg
+        # bounded apart from the scenario's path (longer under pytest-xdist's tmp dirs)
+        assert expect in msg and len(msg) - len(str(p)) < 340, msg
 
 
 # ----------------------------------------------------------------------------------- files
