@@ -71,3 +71,24 @@ def test_split_steps_covers_every_step_with_even_graphs(n):
     assert rest in (0, 1) and rest == n % 2
     assert all(k % 2 == 0 for k, _ in plan)
     assert [k for k, _ in plan] == sorted((k for k, _ in plan), reverse=True)
+
+
+def test_replay_steps_uses_graphs_and_launches_what_recording_could_not():
+    replayed, launched = [], []
+
+    class Fake:
+        def __init__(self, k):
+            self.k = k
+
+        def replay(self, times):
+            replayed.append((self.k, times))
+
+    # every size records: 1001 = 15·64 + 2·16 + 2·4 + 1 launched alone
+    assert cgraph.replay_steps(1001, Fake, launched.append) == 1000
+    assert replayed == [(64, 15), (16, 2), (4, 2)] and launched == [1]
+    # the 16-step graph cannot be recorded: its steps are launched with the odd one
+    replayed.clear()
+    launched.clear()
+    assert cgraph.replay_steps(1001, lambda k: None if k == 16 else Fake(k), launched.append) \
+        == 968
+    assert replayed == [(64, 15), (4, 2)] and launched == [33]

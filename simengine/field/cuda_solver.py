@@ -137,16 +137,7 @@ class CudaFieldSolver(FieldSolver):
         if (self.fused_plan or self.plan)._fast is None:  # the first steps compile the kernels
             self._launch_steps(2)
             n -= 2
-        plan, rest = ck.graph.split_steps(n)
-        for k, times in plan:
-            g = self._step_graph(k)
-            if g is None:  # recording failed: launch what is left step by step
-                rest += k * times
-                continue
-            g.replay(times)
-            self.steps += k * times
-        if rest:
-            self._launch_steps(rest)
+        self.steps += ck.graph.replay_steps(n, self._step_graph, self._launch_steps)
 
     def _launch_steps(self, n: int) -> None:
         """``n`` steps launched one by one."""

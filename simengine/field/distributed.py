@@ -15,6 +15,7 @@ need not be CUDA-aware (the GPU host's is not, and a device buffer handed to it 
 """
 from __future__ import annotations
 
+import functools
 import os
 import time
 
@@ -132,7 +133,7 @@ class PeerHaloExchange:
         if self._method == "kernel":
             threads = 256
             blocks = min(4096, max(1, -(-n // threads)))
-            _peer_copy[blocks, threads, self._stream](dst, d0, src, s0, n)
+            _peer_copy()[blocks, threads, self._stream](dst, d0, src, s0, n)
         else:
             dst[d0:d0 + n].copy_to_device(src[s0:s0 + n], stream=self._stream)
 
@@ -212,36 +213,24 @@ def _nonblocking_stream(device_id):
         return cuda.stream(), f"{type(exc).__name__}: {exc}"
 
 
-_peer_copy_kernel = None
+@functools.lru_cache(maxsize=None)
+def _peer_copy():
+    """The kernel ``dst[d0 + i] = src[s0 + i]``, i < n, grid-stride (compiled on first use)."""
+    from numba import cuda
 
+    @cuda.jit
+    def copy(dst, d0, src, s0, n):
+        i = cuda.grid(1)
+        step = cuda.gridsize(1)
+        while i < n:
+            dst[d0 + i] = src[s0 + i]
+            i += step
 
-class _LazyPeerCopy:
-    """``dst[d0 + i] = src[s0 + i]``, i < n, grid-stride (compiled on first use)."""
-
-    def __getitem__(self, config):
-        global _peer_copy_kernel
-        if _peer_copy_kernel is None:
-            from numba import cuda
-
-            @cuda.jit
-            def copy(dst, d0, src, s0, n):
-                i = cuda.grid(1)
-                step = cuda.gridsize(1)
-                while i < n:
-                    dst[d0 + i] = src[s0 + i]
-                    i += step
-
-            _peer_copy_kernel = copy
-        return _peer_copy_kernel[config]
-
-
-_peer_copy = _LazyPeerCopy()
+    return copy
 
 
 def halo_mode() -> str:
     """``SIMENGINE_HALO``: ``auto`` (peer copies where possible, else host), ``host``, ``peer``."""
-    import os
-
     mode = os.environ.get("SIMENGINE_HALO", "auto").strip().lower() or "auto"
     if mode not in ("auto", "host", "peer"):
         raise ValueError(f"SIMENGINE_HALO={mode!r}: expected auto, host or peer")

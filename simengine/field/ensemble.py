@@ -325,28 +325,24 @@ class _CudaMembers:
         self.plan(src, base, out, coef, self.scal)
 
     def advance(self, nsteps):
-        """As :meth:`CudaFieldSolver.advance`: whole CUDA Graphs of ``GRAPH_STEPS`` steps
-        (:mod:`simengine.field.cuda.graph`, the same kernels and bits), the rest stage by stage."""
+        """As :meth:`CudaFieldSolver.advance`: recorded CUDA Graphs of
+        :func:`~simengine.field.cuda.graph.split_steps` sizes (the same kernels and bits), at
+        most one step stage by stage."""
         from .cuda import graph
         from .cuda.config import SIMULATOR
 
-        n, K = int(nsteps), graph.GRAPH_STEPS
-        if n < K or SIMULATOR or not self.use_graphs or self._graph_error is not None:
+        n = int(nsteps)
+        if n < 2 or SIMULATOR or not self.use_graphs or self._graph_error is not None:
             return self.ens._advance_stages(n)
         if not self.plan.ready:   # the first steps compile the kernel and prepare launches
             self.ens._advance_stages(2)
             n -= 2
-        g = self._step_graph()
-        if g is None:
-            return self.ens._advance_stages(n)
-        g.replay(n // K)
-        if n % K:
-            self.ens._advance_stages(n % K)
+        graph.replay_steps(n, self._step_graph, self.ens._advance_stages)
 
-    def _step_graph(self):
+    def _step_graph(self, steps):
         from .cuda import graph
 
-        key = tuple(id(b) for b in self.buffers)
+        key = tuple(id(b) for b in self.buffers) + (int(steps),)
         g = self._graphs.get(key)
         if g is None:
             def record_stage(target, src, base, out, coef):
@@ -354,7 +350,7 @@ class _CudaMembers:
 
             try:
                 g = graph.StepGraph(self.device, self.buffers, self.ens.scheme, self.ens.coefs,
-                                    record_stage)
+                                    record_stage, steps=steps)
             except Exception as exc:  # recording unsupported here: launch step by step
                 self._graph_error = f"{type(exc).__name__}: {exc}"
                 return None

@@ -48,6 +48,24 @@ def core_device(device_id: int):
     return d
 
 
+def replay_steps(n: int, step_graph, launch_steps) -> int:
+    """Advance ``n`` steps through recorded graphs of the :func:`split_steps` sizes —
+    ``step_graph(k)`` gives the graph of ``k`` steps, or ``None`` when recording failed — and the
+    rest through ``launch_steps(m)``. Returns the steps the graphs replayed."""
+    plan, rest = split_steps(int(n))
+    replayed = 0
+    for k, times in plan:
+        g = step_graph(k)
+        if g is None:  # recording failed: launch these steps one by one
+            rest += k * times
+            continue
+        g.replay(times)
+        replayed += k * times
+    if rest:
+        launch_steps(rest)
+    return replayed
+
+
 def record_steps(target, buffers, scheme, coefs, record_stage, steps):
     """Record the stages of ``steps`` steps of ``scheme`` in the order the integrator launches
     them (:func:`simengine.field.integrator.advance`). The buffers must be back in their slots
