@@ -198,11 +198,24 @@ class PathStatistics:
 
     # ------------------------------------------------------------------ accumulation
     def _add_columns(self, col_sum, col_sum_lo, col_reach, col_harm, col_harm_lo, hist):
-        self.col_sum, e = two_sum(self.col_sum, np.asarray(col_sum, dtype=np.float64))
-        self.col_sum_lo += e + col_sum_lo
-        self.col_harm, e = two_sum(self.col_harm, np.asarray(col_harm, dtype=np.float64))
-        self.col_harm_lo += e + col_harm_lo
-        self.col_reach += col_reach
+        # in place and threaded (accumulate.py): the same TwoSum arithmetic as ``two_sum`` on the
+        # arrays, without its n-long temporaries (0.45 s per batch at n = 10^7)
+        from .accumulate import add_compensated, add_counts
+
+        for acc, lo, x, xlo in ((self.col_sum, self.col_sum_lo, col_sum, col_sum_lo),
+                                (self.col_harm, self.col_harm_lo, col_harm, col_harm_lo)):
+            x = np.ascontiguousarray(x)
+            if x.shape != acc.shape:
+                raise ValueError("partial is for a graph of another size")
+            has_lo = not np.isscalar(xlo)
+            xl = np.ascontiguousarray(xlo, dtype=np.float64) if has_lo else x[:1] * 0.0
+            if not has_lo and xlo != 0.0:
+                raise ValueError("a scalar compensation term must be 0.0")
+            add_compensated(acc, lo, x, xl, has_lo)
+        col_reach = np.ascontiguousarray(col_reach)
+        if col_reach.shape != self.col_reach.shape:
+            raise ValueError("partial is for a graph of another size")
+        add_counts(self.col_reach, col_reach)
         h = np.asarray(hist, dtype=np.int64)
         if len(h) > len(self.hist):
             self.hist = np.concatenate([self.hist, np.zeros(len(h) - len(self.hist), np.int64)])

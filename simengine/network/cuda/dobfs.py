@@ -16,7 +16,7 @@ reduction (:mod:`.reduce`) turns into a ``ChunkPartial``.
 from __future__ import annotations
 
 import numpy as np
-from numba import cuda, int64
+from numba import cuda, float64, int64
 
 from . import device_graph, simulator
 from .common import fill
@@ -28,9 +28,12 @@ THREADS = 16 if simulator() else 256
 
 
 @cuda.jit
-def _top_down(indptr, indices, rindptr, queue, nq, nxt, dist, level, counters):
+def _top_down(indptr, indices, rindptr, queue, nq, nxt, dist, level, slots, k):
     i = cuda.grid(1)
     tid = cuda.threadIdx.x
+    counters = slots[k]
+    if i < 4:
+        slots[1 - k, i] = 0         # the next level's counters (the host has read them)
     # the level's arc totals are summed per block in shared memory: one global atomic per block
     # instead of two per discovered vertex (all on the same two addresses)
     acc = cuda.shared.array(2, int64)
@@ -60,9 +63,12 @@ def _top_down(indptr, indices, rindptr, queue, nq, nxt, dist, level, counters):
 
 
 @cuda.jit
-def _bottom_up(indptr, rindptr, rindices, front, nxt, dist, level, n, counters):
+def _bottom_up(indptr, rindptr, rindices, front, nxt, dist, level, n, slots, k):
     v = cuda.grid(1)
     tid = cuda.threadIdx.x
+    counters = slots[k]
+    if v < 4:
+        slots[1 - k, v] = 0
     acc = cuda.shared.array(3, int64)
     if tid < 3:
         acc[tid] = 0
@@ -93,17 +99,43 @@ def _queue_to_bitmap(queue, nq, bitmap):
 
 
 @cuda.jit
-def _bitmap_to_queue(bitmap, n, queue, counters):
+def _bitmap_to_queue(bitmap, n, queue, slots, k):
     v = cuda.grid(1)
     if v < n and bitmap[v] != 0:
-        queue[cuda.atomic.add(counters, 3, 1)] = v
+        queue[cuda.atomic.add(slots, (k, 3), 1)] = v
 
 
 @cuda.jit
-def _start(dist, queue, s):
-    if cuda.grid(1) == 0:
+def _start(dist, queue, s, slots):
+    i = cuda.grid(1)
+    if i == 0:
         dist[s] = 0
         queue[0] = s
+    if i < 8:
+        slots[i // 4, i % 4] = 0
+
+
+@cuda.jit
+def _columns(dist, srcs, nrows, ncols, col_sum, col_reach, col_harm):
+    """Column sums of rows 0..nrows-1 of ``dist`` (one thread per target, sources in order: the
+    arithmetic of :func:`.reduce._col_kernel`, without its histogram, which comes from the level
+    counts)."""
+    t = cuda.grid(1)
+    if t < ncols:
+        acc = 0.0
+        harm = 0.0
+        cnt = 0
+        for b in range(nrows):
+            d = dist[b, t]
+            if t != srcs[b] and d != UNREACHED:
+                x = float64(d)
+                acc += x
+                cnt += 1
+                if x > 0.0:
+                    harm += 1.0 / x
+        col_sum[t] = acc
+        col_reach[t] = cnt
+        col_harm[t] = harm
 
 
 def _blocks(k: int) -> int:
@@ -121,16 +153,35 @@ class DOBFSBuffers:
         self.nxt_q = cuda.device_array(max(1, n), np.int32)
         self.front = cuda.to_device(np.zeros(max(1, n), np.uint8))
         self.nxt_b = cuda.to_device(np.zeros(max(1, n), np.uint8))
-        self.counters = cuda.to_device(np.zeros(4, np.int64))
+        # two slots of level counters (new vertices, their out-arcs, their in-arcs, queue
+        # position): level L adds into slot L % 2 and clears the other one for level L + 1
+        self.slots = cuda.to_device(np.zeros((2, 4), np.int64))
+        self.host_counters = cuda.pinned_array(4, np.int64)
+        #: vertices per level of the last traversal (level 0 = the source)
+        self.level_count = [1]
+
+
+class ColumnBuffers:
+    """Column sums of a batch on the device and their page-locked host staging (n each)."""
+
+    def __init__(self, n: int):
+        m = max(1, n)
+        self.col_sum = cuda.device_array(m, np.float64)
+        self.col_reach = cuda.device_array(m, np.int64)
+        self.col_harm = cuda.device_array(m, np.float64)
+        self.h_sum = cuda.pinned_array(m, np.float64)
+        self.h_reach = cuda.pinned_array(m, np.int64)
+        self.h_harm = cuda.pinned_array(m, np.float64)
 
 
 def dobfs_row(dg, source: int, buf: DOBFSBuffers, row: int = 0, alpha: int = ALPHA,
               beta: int = BETA):
-    """BFS from ``source`` into ``buf.dist[row]``.  Returns (levels, pull levels)."""
+    """BFS from ``source`` into ``buf.dist[row]``; ``buf.level_count`` gets the vertices per
+    level.  Returns (levels, pull levels)."""
     n = dg.n
     dist = buf.dist[row]
     fill[_blocks(n), THREADS](dist, UNREACHED)
-    _start[1, 1](dist, buf.queue, int(source))
+    _start[1, 32](dist, buf.queue, int(source), buf.slots)
     deg = int(dg.degree_host[source])
     if dg.directed:
         rdeg_s = int(dg.t_indptr_host[source + 1] - dg.t_indptr_host[source])
@@ -138,37 +189,40 @@ def dobfs_row(dg, source: int, buf: DOBFSBuffers, row: int = 0, alpha: int = ALP
         rdeg_s = deg
     nq, mf, mu = 1, deg, dg.num_arcs - rdeg_s
     queue, nxt_q, front, nxt_b = buf.queue, buf.nxt_q, buf.front, buf.nxt_b
-    zeros = np.zeros(4, np.int64)
+    slots, hc = buf.slots, buf.host_counters
+    counts = [1]
     level = 0
     pulls = 0
     bottom_up = False
     nf = prev_nf = 1
     while nf > 0:
         level += 1
-        buf.counters.copy_to_device(zeros)
+        k = level & 1
         if not bottom_up and mf > mu // alpha and nf >= n // beta:
             fill[_blocks(n), THREADS](front, np.uint8(0))
             _queue_to_bitmap[_blocks(nq), THREADS](queue, nq, front)
             bottom_up = True
         elif bottom_up and nf < prev_nf and nf < n // beta:
             # the bitmap holds exactly the nf frontier vertices: the queue gets nq = nf entries
-            _bitmap_to_queue[_blocks(n), THREADS](front, n, queue, buf.counters)
+            _bitmap_to_queue[_blocks(n), THREADS](front, n, queue, slots, k)
             bottom_up = False
         prev_nf = nf
         if bottom_up:
             _bottom_up[_blocks(n), THREADS](dg.indptr, dg.t_indptr, dg.t_indices, front, nxt_b,
-                                            dist, np.int32(level), n, buf.counters)
+                                            dist, np.int32(level), n, slots, k)
             front, nxt_b = nxt_b, front
             pulls += 1
         else:
             _top_down[_blocks(nq), THREADS](dg.indptr, dg.indices, dg.t_indptr, queue, nq,
-                                            nxt_q, dist, np.int32(level), buf.counters)
+                                            nxt_q, dist, np.int32(level), slots, k)
             queue, nxt_q = nxt_q, queue
-        c = buf.counters.copy_to_host()
-        nf, mf = int(c[0]), int(c[1])
-        mu -= int(c[2])
+        slots[k].copy_to_host(hc)
+        nf, mf = int(hc[0]), int(hc[1])
+        mu -= int(hc[2])
         nq = nf
+        counts.append(nf)
     buf.queue, buf.nxt_q, buf.front, buf.nxt_b = queue, nxt_q, front, nxt_b
+    buf.level_count = counts
     return level - 1, pulls
 
 
@@ -192,26 +246,57 @@ def _prepared(graph):
 
 def dobfs_partials(graph, sources, batch: int = 8, store=None):
     """Per-source direction-optimising BFS on the GPU: one ChunkPartial per batch of ``batch``
-    sources (traversed one after another, reduced together on the device), in source order."""
-    from .reduce import copy_to_store, reduce_rows
+    sources (traversed one after another), in source order.
+
+    Row statistics and the histogram come from the level counts (as on the CPU,
+    :func:`simengine.network.cpu.dobfs.row_from_levels`); the column sums from one pass over the
+    batch's distance rows on the device (:func:`_columns`), copied through page-locked staging
+    into fresh host arrays by all host threads."""
+    from . import graph_cache
+    from ..accumulate import parallel_copy
+    from ..cpu.dobfs import row_from_levels
+    from ..statistics import ChunkPartial
+    from .reduce import copy_to_store
 
     sources = np.ascontiguousarray(sources, dtype=np.int64)
     dg = _prepared(graph)
     n = dg.n
     B = max(1, min(int(batch), len(sources)))
     # kept with the graph on this device (B·n distances + 4 n-long arrays: allocating and zeroing
-    # them per call cost more than a BFS on a big graph)
-    from . import graph_cache
-
+    # them per call cost more than a BFS on a big graph; the column buffers and their page-locked
+    # host staging do not depend on B)
     cache = graph_cache(graph)
     buf = cache.get(("dobfs", B))
     if buf is None:
         buf = cache[("dobfs", B)] = DOBFSBuffers(n, B)
+    cols = cache.get("dobfs_columns")
+    if cols is None:
+        cols = cache["dobfs_columns"] = ColumnBuffers(n)
     rows = np.arange(B, dtype=np.int64)
     for lo in range(0, len(sources), B):
         s = sources[lo:lo + B]
+        k = len(s)
+        row_sum, row_reach = np.zeros(k), np.zeros(k, np.int64)
+        row_max, row_harm = np.zeros(k), np.zeros(k)
+        hist = np.zeros(1, np.int64)
         for b, src in enumerate(s):
-            dobfs_row(dg, int(src), buf, b)
+            levels, _ = dobfs_row(dg, int(src), buf, b)
+            rs, rr, rm, rh, h = row_from_levels(np.asarray(buf.level_count, np.int64), levels)
+            row_sum[b], row_reach[b], row_max[b], row_harm[b] = rs, rr, rm, rh
+            if len(h) > len(hist):
+                hist = np.concatenate([hist, np.zeros(len(h) - len(hist), np.int64)])
+            hist[:len(h)] += h
         if store is not None:
-            copy_to_store(buf.dist, rows[:len(s)], store, lo, float(UNREACHED))
-        yield reduce_rows(buf.dist, rows[:len(s)], s, n, float(UNREACHED), False, 1.0)
+            copy_to_store(buf.dist, rows[:k], store, lo, float(UNREACHED))
+        if n:
+            _columns[_blocks(n), THREADS](buf.dist, cuda.to_device(s), k, n, cols.col_sum,
+                                          cols.col_reach, cols.col_harm)
+            cols.col_sum.copy_to_host(cols.h_sum)
+            cols.col_reach.copy_to_host(cols.h_reach)
+            cols.col_harm.copy_to_host(cols.h_harm)
+            col_sum, col_reach = parallel_copy(cols.h_sum[:n]), parallel_copy(cols.h_reach[:n])
+            col_harm = parallel_copy(cols.h_harm[:n])
+        else:
+            col_sum, col_reach, col_harm = np.zeros(0), np.zeros(0, np.int64), np.zeros(0)
+        yield ChunkPartial(s.copy(), row_sum, row_reach, row_max, row_harm, col_sum, col_reach,
+                           col_harm, hist)
