@@ -220,3 +220,70 @@ def test_per_source_auto_on_disconnected_graphs_equals_scipy_and_batch_engines(c
             np.testing.assert_allclose(sa[k], sb[k], rtol=1e-12, err_msg=k)
     else:
         assert_same_stats(st, ref)
+
+
+def test_column_accumulation_in_place_equals_two_sum():
+    """PathStatistics adds column sums in place (accumulate.py); the result is bit-identical to
+    the array form of TwoSum, for add (scalar compensation) and merge (array compensation), and
+    integer-valued partials (dobfs on the GPU) leave the compensation untouched."""
+    from simengine.network.statistics import ChunkPartial, two_sum
+
+    rng = np.random.default_rng(7)
+    n = 1001
+    st = PathStatistics(n, False, False, 1.0, False, 6)
+    ref_sum, ref_lo, ref_harm, ref_hlo = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
+    ref_reach = np.zeros(n, np.int64)
+    for i, scale in enumerate((1.0, 1e12, 1e-9)):
+        cs, ch = rng.random(n) * scale, rng.random(n) / 3
+        cr = rng.integers(0, 4, n)
+        st.add(ChunkPartial(np.array([2 * i, 2 * i + 1]), np.ones(2), np.ones(2, np.int64),
+                            np.ones(2), np.ones(2), cs, cr, ch, np.ones(3, np.int64)))
+        ref_sum, e = two_sum(ref_sum, cs)
+        ref_lo += e + 0.0
+        ref_harm, e = two_sum(ref_harm, ch)
+        ref_hlo += e + 0.0
+        ref_reach += cr
+    assert ref_lo.any() and ref_hlo.any()
+    other = PathStatistics(n, False, False, 1.0, False, 6)
+    oc = rng.random(n) * 1e6
+    other.add(ChunkPartial(np.array([100]), np.ones(1), np.ones(1, np.int64), np.ones(1),
+                           np.ones(1), oc, np.ones(n, np.int64), oc / 7, np.ones(2, np.int64)))
+    other.col_sum_lo[:] = rng.random(n) * 1e-12
+    other.col_harm_lo[:] = rng.random(n) * 1e-13
+    st.merge(other)
+    ref_sum, e = two_sum(ref_sum, other.col_sum)
+    ref_lo += e + other.col_sum_lo
+    ref_harm, e = two_sum(ref_harm, other.col_harm)
+    ref_hlo += e + other.col_harm_lo
+    ref_reach += 1
+    for got, want in ((st.col_sum, ref_sum), (st.col_sum_lo, ref_lo), (st.col_harm, ref_harm),
+                      (st.col_harm_lo, ref_hlo), (st.col_reach, ref_reach)):
+        assert np.array_equal(got, want)
+    np.testing.assert_array_equal(st.hist, [4, 4, 3])
+    ints = PathStatistics(n, False, False, 1.0, False, 6)
+    for i in range(2):
+        v = rng.integers(0, 50, n).astype(np.float64)
+        ints.add(ChunkPartial(np.array([i]), np.ones(1), np.ones(1, np.int64), np.ones(1),
+                              np.ones(1), v, np.ones(n, np.int64), v, np.ones(1, np.int64)))
+    assert not ints.col_sum_lo.any()
+    with pytest.raises(ValueError):
+        ints.add(ChunkPartial(np.array([5]), np.ones(1), np.ones(1, np.int64), np.ones(1),
+                              np.ones(1), np.ones(n), np.ones(n - 1, np.int64), np.ones(n),
+                              np.ones(1, np.int64)))
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_dobfs_gpu_levels_and_columns_equal_msbfs(directed):
+    """The GPU dobfs takes its row statistics and histogram from the level counts and its column
+    sums from one pass over the batch: equal to the CPU MS-BFS on a disconnected graph whose size
+    is not a multiple of the block, with repeated batches (buffers reused) and a store."""
+    g = _components_graph(77, 3, 2, directed, None, 11)
+    src = np.array([76, 0, 40, 5, 60])              # 76 is isolated
+    a = PathStatistics.for_graph(g, planned_sources=len(src))
+    run_sources(g, src, a, "dobfs", backend="cuda", batch=2)
+    b, _ = _stats(g, src, "msbfs")
+    assert_same_stats(a, b)
+    np.testing.assert_array_equal(a.hist, b.hist[:len(a.hist)])
+    c = PathStatistics.for_graph(g, planned_sources=len(src))    # cached buffers, other batch
+    run_sources(g, src, c, "dobfs", backend="cuda", batch=3)
+    assert_same_stats(c, b)
