@@ -59,6 +59,11 @@ def main(argv=None):
 
     first, _ = timed_run("dobfs", src[:1])
     print(f"# dobfs first call {first:.3f} s", flush=True)
+    timed_run("dobfs", src[:1], persistent=False)
+    pl = [timed_run("dobfs", src, persistent=False)[0] for _ in range(2)]
+    out["dobfs_per_level_run_s"] = pl
+    print(f"# dobfs (launch per level) run_sources: {[round(x, 4) for x in pl]} s "
+          f"-> {1e3 * min(pl) / a.sources:.2f} ms/source", flush=True)
     steady = []
     for _ in range(3):
         s, st_d = timed_run("dobfs", src)
@@ -147,16 +152,23 @@ def main(argv=None):
     print(f"# sum kernel ms {sum(r['kernel_ms'] for r in levels):.3f}, "
           f"sum host ms {sum(r['host_ms'] for r in levels):.3f}", flush=True)
 
-    # ---- dobfs_row alone, all sources
-    for _ in range(2):
-        cuda.synchronize()
-        t0 = time.perf_counter()
-        for b, s in enumerate(src):
-            D.dobfs_row(dg, int(s), buf, b)
-        cuda.synchronize()
-        rows_s = time.perf_counter() - t0
-    out["dobfs_rows_ms_per_source"] = 1e3 * rows_s / len(src)
-    print(f"# dobfs_row x{len(src)}: {1e3 * rows_s / len(src):.2f} ms/source", flush=True)
+    # ---- the traversals alone, all sources: a launch per level, one launch per source
+    for name, fn in (("dobfs_row", D.dobfs_row), ("dobfs_row_persistent", D.dobfs_row_persistent)):
+        res = []
+        for _ in range(3):
+            cuda.synchronize()
+            t0 = time.perf_counter()
+            for b, s in enumerate(src):
+                lv = fn(dg, int(s), buf, b)
+            cuda.synchronize()
+            res.append(1e3 * (time.perf_counter() - t0) / len(src))
+        out[name + "_ms_per_source"] = res
+        print(f"# {name} x{len(src)}: {[round(x, 3) for x in res]} ms/source (levels, pulls of "
+              f"the last: {lv}; grid {D._grid_blocks()} blocks)", flush=True)
+    d_row = buf.dist.copy_to_host()
+    D.dobfs_row(dg, int(src[-1]), buf, 0)
+    print(f"# last source: one-launch row == per-level row: "
+          f"{bool((buf.dist.copy_to_host()[0] == d_row[len(src) - 1]).all())}", flush=True)
 
     # ---- the column pass and the copies of a batch
     from simengine.network.accumulate import parallel_copy

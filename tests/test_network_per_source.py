@@ -284,6 +284,44 @@ def test_dobfs_gpu_levels_and_columns_equal_msbfs(directed):
     b, _ = _stats(g, src, "msbfs")
     assert_same_stats(a, b)
     np.testing.assert_array_equal(a.hist, b.hist[:len(a.hist)])
-    c = PathStatistics.for_graph(g, planned_sources=len(src))    # cached buffers, other batch
-    run_sources(g, src, c, "dobfs", backend="cuda", batch=3)
+    c = PathStatistics.for_graph(g, planned_sources=len(src))    # cached buffers, other batch,
+    run_sources(g, src, c, "dobfs", backend="cuda", batch=3, persistent=False)  # launch per level
     assert_same_stats(c, b)
+
+
+ONE_LAUNCH_GRAPHS = {
+    "gnm_directed": lambda: gen.erdos_renyi_gnm(70, 170, seed=2, directed=True),
+    "grid": lambda: gen.grid((6, 7)),
+    "two_components": GRAPHS["two_components"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(ONE_LAUNCH_GRAPHS))
+def test_dobfs_gpu_one_launch_equals_launch_per_level(name):
+    """The one-launch (cooperative) traversal gives the distances, level counts and pull levels
+    of the launch-per-level one, for the default rule, pull-early and push-only; a traversal
+    deeper than the level cap falls back to the launch-per-level one."""
+    from simengine.network.cuda.dobfs import (UNREACHED, DOBFSBuffers, _prepared, dobfs_row,
+                                              dobfs_row_persistent)
+
+    g = ONE_LAUNCH_GRAPHS[name]()
+    dg = _prepared(g)
+    buf = DOBFSBuffers(g.n, 2)
+    pulls = 0
+    for alpha, beta in ((14, 24), (1, 10**9), (10**9, 1)):
+        for s in (0, g.n - 1):
+            want = dobfs_row(dg, s, buf, 0, alpha, beta)
+            pulls += want[1]
+            want_counts = np.asarray(buf.level_count, np.int64)
+            got = dobfs_row_persistent(dg, s, buf, 1, alpha, beta)
+            assert got == want, (name, alpha, beta, s)
+            np.testing.assert_array_equal(np.asarray(buf.level_count, np.int64), want_counts)
+            d = buf.dist.copy_to_host().astype(np.int64)
+            assert np.array_equal(d[0], d[1])
+            d[d == UNREACHED] = -1
+            assert np.array_equal(d[1], scipy_hops(g, s)), (name, alpha, beta, s)
+    assert pulls > 0                                # bottom-up levels were exercised
+    buf.cap = 3                                     # deeper than 3 levels: the fallback
+    assert dobfs_row_persistent(dg, 0, buf, 1) == dobfs_row(dg, 0, buf, 0)
+    d = buf.dist.copy_to_host()
+    assert np.array_equal(d[0], d[1])

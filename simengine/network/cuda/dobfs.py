@@ -25,6 +25,9 @@ from ..cpu.dobfs import ALPHA, BETA
 #: int32 distance of a vertex not reached (yet)
 UNREACHED = np.int32(np.iinfo(np.int32).max)
 THREADS = 16 if simulator() else 256
+#: levels whose counts the one-launch traversal keeps (a deeper graph falls back to the
+#: launch-per-level traversal for that source)
+LEVEL_CAP = 1 << 16
 
 
 @cuda.jit
@@ -138,6 +141,118 @@ def _columns(dist, srcs, nrows, ncols, col_sum, col_reach, col_harm):
         col_harm[t] = harm
 
 
+@cuda.jit
+def _dobfs_all(indptr, indices, rindptr, rindices, n, num_arcs, dist, s, mf0, mu0, alpha, beta,
+               queues, fronts, ctr, level_count, cap, out):
+    """The whole traversal from ``s`` in one cooperative launch (grid-stride loops, grid-wide
+    barriers between phases): the same levels, kernels and switching rule as :func:`dobfs_row`,
+    decided by every thread from the level counters, with no host round trip per level.
+
+    ``queues`` (2, n) and ``fronts`` (2, n) hold the current and the next queue / bitmap;
+    ``ctr`` (3, 4) three slots of level counters (level L adds into slot L % 3 and clears slot
+    (L + 1) % 3, which nobody reads any more); ``level_count[L]`` = vertices at level L for
+    L < cap; ``out`` = (levels, pull levels, 1 if the levels overflowed ``cap``)."""
+    grid = cuda.cg.this_grid()
+    g = cuda.grid(1)
+    gs = cuda.gridsize(1)
+    tid = cuda.threadIdx.x
+    acc = cuda.shared.array(3, int64)
+    for v in range(g, n, gs):
+        dist[v] = UNREACHED
+    if g < 12:
+        ctr[g // 4, g % 4] = 0
+    grid.sync()
+    if g == 0:
+        dist[s] = 0
+        queues[0, 0] = s
+        level_count[0] = 1
+    grid.sync()
+    nf = int64(1)
+    prev_nf = int64(1)
+    nq = int64(1)
+    mf = int64(mf0)
+    mu = int64(mu0)
+    cq = 0                      # queues[cq] / fronts[cf]: the current frontier
+    cf = 0
+    bottom_up = False
+    level = 0
+    pulls = 0
+    while nf > 0:
+        level += 1
+        k = level % 3
+        if g < 4:
+            ctr[(level + 1) % 3, g] = 0
+        if not bottom_up and mf > mu // alpha and nf >= n // beta:
+            for v in range(g, n, gs):
+                fronts[cf, v] = 0
+            grid.sync()
+            for i in range(g, nq, gs):
+                fronts[cf, queues[cq, i]] = 1
+            grid.sync()
+            bottom_up = True
+        elif bottom_up and nf < prev_nf and nf < n // beta:
+            for v in range(g, n, gs):
+                if fronts[cf, v] != 0:
+                    queues[cq, cuda.atomic.add(ctr, (k, 3), 1)] = v
+            grid.sync()
+            bottom_up = False
+        prev_nf = nf
+        if tid < 3:
+            acc[tid] = 0
+        cuda.syncthreads()
+        mo = int64(0)
+        mi = int64(0)
+        cnt = int64(0)
+        if bottom_up:
+            for v in range(g, n, gs):
+                hit = 0
+                if dist[v] == UNREACHED:
+                    for e in range(rindptr[v], rindptr[v + 1]):
+                        if fronts[cf, rindices[e]] != 0:
+                            hit = 1
+                            break
+                fronts[1 - cf, v] = hit
+                if hit:
+                    dist[v] = level
+                    cnt += 1
+                    mo += indptr[v + 1] - indptr[v]
+                    mi += rindptr[v + 1] - rindptr[v]
+            cf = 1 - cf
+            pulls += 1
+        else:
+            for i in range(g, nq, gs):
+                u = queues[cq, i]
+                for e in range(indptr[u], indptr[u + 1]):
+                    v = indices[e]
+                    if dist[v] == UNREACHED:
+                        old = cuda.atomic.cas(dist, v, UNREACHED, level)
+                        if old == UNREACHED:
+                            queues[1 - cq, cuda.atomic.add(ctr, (k, 0), 1)] = v
+                            mo += indptr[v + 1] - indptr[v]
+                            mi += rindptr[v + 1] - rindptr[v]
+            cq = 1 - cq
+        if cnt != 0:
+            cuda.atomic.add(acc, 0, cnt)
+        if mo != 0:
+            cuda.atomic.add(acc, 1, mo)
+        if mi != 0:
+            cuda.atomic.add(acc, 2, mi)
+        cuda.syncthreads()
+        if tid < 3 and acc[tid] != 0:
+            cuda.atomic.add(ctr, (k, tid), acc[tid])
+        grid.sync()
+        nf = ctr[k, 0]
+        mf = ctr[k, 1]
+        mu -= ctr[k, 2]
+        nq = nf
+        if g == 0 and level < cap:
+            level_count[level] = nf
+    if g == 0:
+        out[0] = level - 1
+        out[1] = pulls
+        out[2] = 1 if level >= cap else 0
+
+
 def _blocks(k: int) -> int:
     return max(1, (k + THREADS - 1) // THREADS)
 
@@ -149,10 +264,17 @@ class DOBFSBuffers:
     def __init__(self, n: int, B: int):
         self.n, self.B = n, B
         self.dist = cuda.device_array((B, n), np.int32)
-        self.queue = cuda.device_array(max(1, n), np.int32)
-        self.nxt_q = cuda.device_array(max(1, n), np.int32)
-        self.front = cuda.to_device(np.zeros(max(1, n), np.uint8))
-        self.nxt_b = cuda.to_device(np.zeros(max(1, n), np.uint8))
+        # current and next queue / bitmap (rows of one array each: the one-launch traversal
+        # indexes them; the launch-per-level one swaps the row views)
+        self.queues = cuda.device_array((2, max(1, n)), np.int32)
+        self.fronts = cuda.to_device(np.zeros((2, max(1, n)), np.uint8))
+        self.queue, self.nxt_q = self.queues[0], self.queues[1]
+        self.front, self.nxt_b = self.fronts[0], self.fronts[1]
+        self.ctr = cuda.to_device(np.zeros((3, 4), np.int64))
+        self.cap = int(min(max(1, n) + 2, LEVEL_CAP))
+        self.d_level_count = cuda.device_array(self.cap, np.int64)
+        self.d_out = cuda.device_array(3, np.int64)
+        self.out = cuda.pinned_array(3, np.int64)
         # two slots of level counters (new vertices, their out-arcs, their in-arcs, queue
         # position): level L adds into slot L % 2 and clears the other one for level L + 1
         self.slots = cuda.to_device(np.zeros((2, 4), np.int64))
@@ -226,6 +348,53 @@ def dobfs_row(dg, source: int, buf: DOBFSBuffers, row: int = 0, alpha: int = ALP
     return level - 1, pulls
 
 
+_coop_blocks: dict = {}
+
+
+def _grid_blocks() -> int:
+    """Blocks of the one-launch traversal: all must be resident at once."""
+    if simulator():
+        return 1            # the simulator runs cooperative grids of one block only
+    dev = cuda.get_current_device()
+    key = int(getattr(dev, "id", 0))
+    if key in _coop_blocks:
+        return _coop_blocks[key]
+    blocks = None
+    for kern in list(_dobfs_all.overloads.values()):
+        try:
+            blocks = int(kern.max_cooperative_grid_blocks(THREADS))
+        except Exception:       # pragma: no cover
+            blocks = None
+    if not blocks:
+        return dev.MULTIPROCESSOR_COUNT     # before the first compilation: one block per SM fits
+    _coop_blocks[key] = blocks
+    return blocks
+
+
+def dobfs_row_persistent(dg, source: int, buf: DOBFSBuffers, row: int = 0, alpha: int = ALPHA,
+                         beta: int = BETA):
+    """:func:`dobfs_row` as one cooperative launch (no host round trip per level); the same
+    distances, level counts and return value.  A traversal deeper than ``buf.cap`` levels is
+    redone by :func:`dobfs_row`."""
+    n = dg.n
+    deg = int(dg.degree_host[source])
+    if dg.directed:
+        rdeg_s = int(dg.t_indptr_host[source + 1] - dg.t_indptr_host[source])
+    else:
+        rdeg_s = deg
+    _dobfs_all[_grid_blocks(), THREADS](
+        dg.indptr, dg.indices, dg.t_indptr, dg.t_indices, np.int64(n), np.int64(dg.num_arcs),
+        buf.dist[row], np.int64(source), np.int64(deg), np.int64(dg.num_arcs - rdeg_s),
+        np.int64(alpha), np.int64(beta), buf.queues, buf.fronts, buf.ctr, buf.d_level_count,
+        np.int64(buf.cap), buf.d_out)
+    buf.d_out.copy_to_host(buf.out)
+    levels, pulls, overflow = (int(x) for x in buf.out)
+    if overflow:
+        return dobfs_row(dg, source, buf, row, alpha, beta)
+    buf.level_count = buf.d_level_count[:levels + 2].copy_to_host()
+    return levels, pulls
+
+
 def dobfs(graph, source: int) -> np.ndarray:
     """Hop distances from ``source`` (int64, -1 = unreachable), computed on the GPU."""
     dg = _prepared(graph)
@@ -244,9 +413,10 @@ def _prepared(graph):
     return dg
 
 
-def dobfs_partials(graph, sources, batch: int = 8, store=None):
+def dobfs_partials(graph, sources, batch: int = 8, store=None, persistent: bool = True):
     """Per-source direction-optimising BFS on the GPU: one ChunkPartial per batch of ``batch``
-    sources (traversed one after another), in source order.
+    sources (traversed one after another: one cooperative launch each when ``persistent``, else
+    a launch per level), in source order.
 
     Row statistics and the histogram come from the level counts (as on the CPU,
     :func:`simengine.network.cpu.dobfs.row_from_levels`); the column sums from one pass over the
@@ -273,6 +443,7 @@ def dobfs_partials(graph, sources, batch: int = 8, store=None):
     if cols is None:
         cols = cache["dobfs_columns"] = ColumnBuffers(n)
     rows = np.arange(B, dtype=np.int64)
+    traverse = dobfs_row_persistent if persistent else dobfs_row
     for lo in range(0, len(sources), B):
         s = sources[lo:lo + B]
         k = len(s)
@@ -280,7 +451,7 @@ def dobfs_partials(graph, sources, batch: int = 8, store=None):
         row_max, row_harm = np.zeros(k), np.zeros(k)
         hist = np.zeros(1, np.int64)
         for b, src in enumerate(s):
-            levels, _ = dobfs_row(dg, int(src), buf, b)
+            levels, _ = traverse(dg, int(src), buf, b)
             rs, rr, rm, rh, h = row_from_levels(np.asarray(buf.level_count, np.int64), levels)
             row_sum[b], row_reach[b], row_max[b], row_harm[b] = rs, rr, rm, rh
             if len(h) > len(hist):

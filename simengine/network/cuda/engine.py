@@ -92,8 +92,9 @@ def iter_partials(graph, sources, algorithm: str, store=None, batch=None, bin_wi
 
     ``algorithm`` is one of :data:`RUNS` (already checked against the graph by the registry).
     ``batch``: sources per batch (msbfs: 32·W, W = batch // 32).  Options: ``sort_by_degree``
-    (bfs), ``delta`` (nearfar), ``persistent`` (msbfs: one cooperative launch per batch).  Every
-    step runs with the device's context current; the caller's code between two partials does not.
+    (bfs), ``delta`` (nearfar), ``persistent`` (msbfs: one cooperative launch per batch; dobfs:
+    one per source).  Every step runs with the device's context current; the caller's code
+    between two partials does not.
     """
     if algorithm not in RUNS:
         raise ValueError(f"the CUDA engine does not run {algorithm!r}")
@@ -120,7 +121,8 @@ def _partials(graph, sources, alg, store, batch, bin_width, sort_by_degree, delt
         return
     if alg == "dobfs":
         from .dobfs import dobfs_partials
-        yield from dobfs_partials(graph, sources, batch=int(batch) if batch else 8, store=store)
+        yield from dobfs_partials(graph, sources, batch=int(batch) if batch else 8, store=store,
+                                  persistent=persistent)
         return
     dg = device_graph(graph)           # on_device made ``device`` current: caches are keyed by it
     if alg == "fw":
