@@ -8,10 +8,15 @@
   atomics are needed except one per block for the level's totals (summed in shared memory);
 * the frontier changes representation (queue ↔ bitmap) when the direction changes.
 
-The host reads three counters per level (new vertices, their out-arcs, their in-arcs) and applies
-the same switching rule as the CPU engine (:mod:`simengine.network.cpu.dobfs`).  A batch of sources
-is traversed one after another into the rows of one (B, n) distance block, which the on-device
-reduction (:mod:`.reduce`) turns into a ``ChunkPartial``.
+Two drivers with the same levels and the same switching rule as the CPU engine
+(:mod:`simengine.network.cpu.dobfs`): :func:`dobfs_row_persistent` (default) runs the whole
+traversal of a source in one cooperative launch — grid-stride loops, grid-wide barriers between
+phases, every thread deciding the direction from the level counters — and :func:`dobfs_row`
+launches each level and reads the counters on the host (also the fallback beyond
+:data:`LEVEL_CAP` levels).  A batch of sources is traversed one after another into the rows of
+one (B, n) distance block; the row statistics and the histogram come from the level counts, the
+column sums from one pass over the block (:func:`_columns`), copied to the host through
+page-locked staging (:func:`dobfs_partials`).
 """
 from __future__ import annotations
 
