@@ -191,3 +191,33 @@ def test_user_error_on_ranks_is_one_line(tmp_path):
     lines = [ln for ln in r.stderr.splitlines() if ln.startswith("simengine")]
     assert len(lines) == 1, r.stderr
     assert not (tmp_path / "x.h5").exists()
+
+
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_merge_of_rank_accumulators(ranks):
+    """merge_into on real ranks (tests/mpi/network_merge.py): float partials with compensation
+    terms on some ranks only, rows placed, counts and histogram summed."""
+    e = dict(os.environ)
+    e.update({"MPIR_CVAR_CH4_PROGRESS_THROTTLE": "true", "HYDRA_LAUNCHER": "fork"})
+    r = subprocess.run([MPIEXEC, "-n", str(ranks), sys.executable,
+                        str(Path(__file__).parent / "mpi" / "network_merge.py")],
+                       capture_output=True, text=True, timeout=300, env=e)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"merge ok on {ranks} ranks" in r.stdout
+
+
+def test_guided_claims_shrink_to_the_tail_width():
+    """Claims are multiples of the sweep width while the share allows, then powers of two down
+    to the tail width; without a tail width they never go below the alignment."""
+    from simengine.network.distributed import GUIDED_SHARE, guided_size
+
+    share = 2 * GUIDED_SHARE  # two ranks
+    assert guided_size(40 * 1024 * share, 2, 2048, 1024, 256) == 2048
+    assert guided_size(3 * 1024 * share, 2, 2048, 1024, 256) == 2048
+    assert guided_size(1024 * share, 2, 2048, 1024, 256) == 1024
+    assert guided_size(700 * share, 2, 2048, 1024, 256) == 512
+    assert guided_size(300 * share, 2, 2048, 1024, 256) == 256
+    assert guided_size(10, 2, 2048, 1024, 256) == 256
+    assert guided_size(700 * share, 2, 2048, 1024) == 1024      # no tail width: full width
+    assert guided_size(700 * share, 2, 2048, 1024, 1024) == 1024
+    assert guided_size(5, 3, 100) == 1                            # unaligned (CPU sources)

@@ -52,19 +52,27 @@ def claim_size(num_sources: int, ranks: int, batch: int, align: int = 1,
     return max(1, k)
 
 
-def guided_size(remaining: int, ranks: int, largest: int, align: int = 1) -> int:
+def guided_size(remaining: int, ranks: int, largest: int, align: int = 1,
+                tail: int | None = None) -> int:
     """The next claim's size: a share of what is left (``remaining / (ranks·GUIDED_SHARE)``),
-    at most ``largest``, at least and a multiple of ``align`` — claims shrink towards the end so
-    that ranks finish together."""
+    at most ``largest``, a multiple of ``align`` — claims shrink towards the end so that ranks
+    finish together. ``tail`` (a power of two dividing ``align``; default ``align``): once the
+    share is below ``align`` the claim is the largest power of two ≤ the share, at least
+    ``tail`` — narrower bit-parallel sweeps at the very end, so that the ranks' finishing times
+    differ by at most a ``tail``-wide batch instead of a full-width one."""
     k = min(int(largest), max(1, int(remaining) // max(1, ranks * GUIDED_SHARE)))
     if align > 1:
-        k = max(align, k - k % align)
+        tail = align if tail is None else int(tail)
+        if k >= align or tail >= align:
+            k = max(align, k - k % align)
+        else:
+            k = max(tail, 1 << (k.bit_length() - 1))
     return max(1, k)
 
 
 def run_sources_ranks(graph, sources, stats: PathStatistics, comm, algorithm="auto",
                       backend="cpu", store_dtype=None, batch=2048, stop_requested=None,
-                      align=1):
+                      align=1, tail=None):
     """Process ``sources`` over the ranks of ``comm`` (collective: every rank calls it with the
     same ``sources``). Returns ``(rows, positions)`` on rank 0 when ``store_dtype`` is given —
     the distance rows computed by all ranks and their indices into ``sources`` — else ``None``.
@@ -97,7 +105,7 @@ def run_sources_ranks(graph, sources, stats: PathStatistics, comm, algorithm="au
                 counter.fetch_add(total)  # drain: nobody claims another batch
                 break
             # claim the next batch before computing this one: the claim completes meanwhile
-            nxt = counter.fetch_add_async(guided_size(total - i - k, comm.size, k, align))
+            nxt = counter.fetch_add_async(guided_size(total - i - k, comm.size, k, align, tail))
             part = sources[i:i + k]
             store = None if store_dtype is None else np.empty((len(part), graph.n), store_dtype)
             step = piece if counter.hosted_here and comm.size > 1 else len(part)
@@ -129,20 +137,42 @@ def run_sources_ranks(graph, sources, stats: PathStatistics, comm, algorithm="au
 
 def merge_into(stats: PathStatistics, local: PathStatistics, comm) -> None:
     """Add the union of every rank's ``local`` accumulator to ``stats`` on every rank
-    (collective). Sources must be disjoint between ranks."""
-    done = comm.allreduce_array(local.done.astype(np.int32), "sum")
-    if done.max(initial=0) > 1:
-        raise RuntimeError("a source was processed on two ranks")
-    union = PathStatistics(stats.n, stats.directed, stats.weighted, stats.bin_width,
+    (collective). Sources must be disjoint between ranks.
+
+    Three collectives, whatever the statistics: the per-source values of each rank's own sources
+    travel as one small all-gather (they are disjoint, so they are placed, not summed); the
+    per-target column sums as one ``Allreduce`` of a packed float64 block (the compensation terms
+    only when some rank has a non-zero one — integer distance sums never do) and one of a packed
+    int64 block (reach counts and histogram). Before, eleven ``n``-long arrays were all-reduced
+    one by one, the per-source ones mostly zeros."""
+    n = stats.n
+    own = np.flatnonzero(local.done)
+    rows = comm.allgather((own, local.row_sum[own], local.row_reach[own], local.row_max[own],
+                           local.row_harm[own]))
+    union = PathStatistics(n, stats.directed, stats.weighted, stats.bin_width,
                            stats.sampled, stats.planned_sources)
-    union.done = done.astype(bool)
-    # per-source arrays are zero outside each rank's own sources: their sum is exact; the column
-    # sums travel with their compensation terms
-    for name in ("row_sum", "row_reach", "row_max", "row_harm", "col_sum", "col_sum_lo",
-                 "col_reach", "col_harm", "col_harm_lo"):
-        setattr(union, name, comm.allreduce_array(getattr(local, name), "sum"))
+    for idx, rsum, rreach, rmax, rharm in rows:
+        if union.done[idx].any():
+            raise RuntimeError("a source was processed on two ranks")
+        union.done[idx] = True
+        union.row_sum[idx] = rsum
+        union.row_reach[idx] = rreach
+        union.row_max[idx] = rmax
+        union.row_harm[idx] = rharm
+    # the column sums travel with their compensation terms when any rank has one
+    lo = comm.allreduce(int(bool(local.col_sum_lo.any() or local.col_harm_lo.any())), "max")
+    cols = [local.col_sum, local.col_harm] + ([local.col_sum_lo, local.col_harm_lo] if lo else [])
+    f = comm.allreduce_array(np.stack(cols), "sum")
+    union.col_sum, union.col_harm = f[0], f[1]
+    if lo:
+        union.col_sum_lo, union.col_harm_lo = f[2], f[3]
     nb = comm.allreduce(len(local.hist), "max")
-    h = np.zeros(nb, np.int64)
-    h[:len(local.hist)] = local.hist
-    union.hist = comm.allreduce_array(h, "sum")
-    stats.merge(union)
+    ints = np.zeros(n + nb, np.int64)
+    ints[:n] = local.col_reach
+    ints[n:n + len(local.hist)] = local.hist
+    ints = comm.allreduce_array(ints, "sum")
+    union.col_reach, union.hist = ints[:n], ints[n:]
+    if stats.is_empty():  # the first round of a run: the union is the result (no copies)
+        stats.take(union)
+    else:
+        stats.merge(union)

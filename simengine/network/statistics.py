@@ -237,15 +237,38 @@ class PathStatistics:
         self.row_harm[s] = p.row_harm
         self._add_columns(p.col_sum, 0.0, p.col_reach, p.col_harm, 0.0, p.hist)
 
+    def is_empty(self) -> bool:
+        """Nothing accumulated yet (no source, no column count)."""
+        return not self.done.any() and not self.col_reach.any() and not self.hist.any()
+
+    def take(self, other: "PathStatistics") -> None:
+        """Become ``other`` (same graph and settings) when nothing is accumulated yet: its arrays
+        are taken over, not copied — for a temporary such as the union of the ranks'
+        accumulators. ValueError otherwise."""
+        if not self.is_empty():
+            raise ValueError("take: this accumulator is not empty; use merge")
+        self._check_same(other)
+        for k in self._ARRAYS:
+            setattr(self, k, getattr(other, k))
+
+    def _check_same(self, other: "PathStatistics") -> None:
+        if (other.n, other.directed, other.weighted, other.bin_width, other.sampled) != \
+                (self.n, self.directed, self.weighted, self.bin_width, self.sampled):
+            raise ValueError("merge: the accumulators are for different graphs or settings")
+
     def merge(self, other: "PathStatistics") -> None:
         """Add the accumulator ``other`` of a disjoint set of sources (another rank, another device,
         an earlier part of the run).  ValueError if the graphs or settings differ or a source is in
         both."""
-        if (other.n, other.directed, other.weighted, other.bin_width, other.sampled) != \
-                (self.n, self.directed, self.weighted, self.bin_width, self.sampled):
-            raise ValueError("merge: the accumulators are for different graphs or settings")
+        self._check_same(other)
         if (self.done & other.done).any():
             raise ValueError("merge: a source was accumulated by both")
+        if self.is_empty():
+            # nothing accumulated yet (the first merge of a run on ranks): adding to zeros is
+            # exact, so the sums are the other's values — copies instead of compensated sums
+            for k in self._ARRAYS:
+                setattr(self, k, getattr(other, k).copy())
+            return
         m = other.done
         self.done |= m
         for k in ("row_sum", "row_reach", "row_max", "row_harm"):
