@@ -282,6 +282,7 @@ def fused_row(kern, nd, shape, s3, bnd, grid, dtype, bufs, scal, rows_per_thread
 WARP_COLS = (1, 2)
 WARP_LENGTHS = (32, 64, 128, 256)
 WARP_WARPS = (2, 4, 8)
+WARP_AHEAD = (0, 1)
 
 
 def _time_fused(plan, bufs, scal, steps, reps=5):
@@ -377,18 +378,19 @@ def warp_rows(shape, dtype, bw, steps, loads=("texture", "global")):
     rows.append(line("fused tile " + tile.description.split(", ", 1)[1],
                      _time_fused(tile, bufs, scal, steps), diff(tile), occupancy_report(tile)))
     for kern in loads:
+        full = kern == loads[0]  # the other loads: a subset (W 4, L 64/128)
         for cols in WARP_COLS:
-            for length in WARP_LENGTHS:
-                for warps in WARP_WARPS:
-                    try:
-                        plan = WarpFusedPlan(kern, 2, s3, bnd.code, dtype, cols=cols,
-                                             length=length, warps=warps)
-                        t = _time_fused(plan, bufs, scal, steps)
-                        rows.append(line(f"warp {kern} C{cols} L{length} W{warps}", t,
-                                         diff(plan), occupancy_report(plan)))
-                    except Exception as exc:
-                        print(f"2d {dtype.name} warp {kern} C{cols} L{length} W{warps}: FAILED "
-                              f"{exc!r}", flush=True)
+            for length in (WARP_LENGTHS if full else (64, 128)):
+                for warps in (WARP_WARPS if full else (4,)):
+                    for ahead in WARP_AHEAD:
+                        label = f"warp {kern} C{cols} L{length} W{warps} A{ahead}"
+                        try:
+                            plan = WarpFusedPlan(kern, 2, s3, bnd.code, dtype, cols=cols,
+                                                 length=length, warps=warps, ahead=ahead)
+                            t = _time_fused(plan, bufs, scal, steps)
+                            rows.append(line(label, t, diff(plan), occupancy_report(plan)))
+                        except Exception as exc:
+                            print(f"2d {dtype.name} {label}: FAILED {exc!r}", flush=True)
     del bufs, f
     best = min((r for r in rows if r["variant"].startswith("warp")),
                key=lambda r: r["ms_per_step"], default=None)

@@ -97,9 +97,9 @@ def test_warp_matches_tile_fused(bnd):
     dtype = np.dtype(np.float64)
     grid, boundary, scal, host = _setup(shape, bnd, dtype, seed=3)
     s3 = ck.view3(shape)
-    for cols in (1, 2):
+    for cols, ahead in ((1, 0), (2, 1), (2, 0)):
         plan = fw.WarpFusedPlan("global", 2, s3, boundary.code, dtype, cols=cols,
-                                length=4 if SIM else 16, warps=2)
+                                length=4 if SIM else 16, warps=2, ahead=ahead)
         tile = fz.FusedPlan("global", 2, s3, boundary.code, dtype,
                             block=(8, 4) if SIM else None, rows=1 if SIM else None)
         f = [cuda.to_device(host), cuda.device_array(host.size, dtype)]
@@ -124,6 +124,8 @@ def test_warp_small_grids():
 def test_plan_checks():
     with pytest.raises(ValueError, match="2-D"):
         fw.WarpFusedPlan("texture", 3, (4, 4, 4), 0, np.float64)
+    with pytest.raises(ValueError, match="0 or 1"):
+        fw.WarpFusedPlan("texture", 2, (1, 4, 4), 0, np.float64, ahead=2)
     with pytest.raises(ValueError, match="1 or 2"):
         fw.WarpFusedPlan("texture", 2, (1, 4, 4), 0, np.float64, cols=3)
     p = fw.WarpFusedPlan("texture", 2, (1, 100, 1000), 0, np.float32, cols=1, length=32,

@@ -49,6 +49,8 @@ HALO = 4
 DEFAULT_WARP_COLS = 2
 DEFAULT_WARP_LENGTH = 64
 DEFAULT_WARP_WARPS = 4
+#: rows loaded ahead of the row being computed (0 or 1)
+DEFAULT_WARP_AHEAD = 1
 #: ``fused: auto`` (and ``fused: true`` without fused launch hints) runs this form on 2-D grids
 #: above :data:`simengine.field.cuda.fused.FUSED_AUTO_MAX_CELLS` cells, per precision, where it
 #: measured faster than the unfused default
@@ -104,13 +106,18 @@ def _exchange(ftype):
 
 
 @functools.lru_cache(maxsize=None)
-def warp_kernel(bc: int, nc: bool, dtype: str, cols: int):
+def warp_kernel(bc: int, nc: bool, dtype: str, cols: int, ahead: int = 1):
     """Warp-marching fused RK2 step of a 2-D field (``cols`` = 1 or 2 columns per lane).
 
     Launch with ``(32·W,)`` threads per block over ``(ceil(ceil(n2 / (32·cols − 8)) / W),
     ceil(n1 / L))`` blocks. Arguments: ``(src, out, n0, n1, n2, L, coef1, coef2, mh2, kh2, nd2,
-    c0, c1, c2, c3, vphi, vmu)`` with the field's 3-D view ``(1, n1, n2)``."""
+    c0, c1, c2, c3, vphi, vmu)`` with the field's 3-D view ``(1, n1, n2)``. ``ahead`` = 1 loads
+    row t + 1 while row t is computed (twice the bytes in flight per warp), 0 loads row t at the
+    top of its iteration."""
     C = int(cols)
+    A = int(ahead)
+    if A not in (0, 1):
+        raise ValueError("ahead must be 0 or 1")
     if C not in (1, 2):
         raise ValueError("columns per lane must be 1 or 2")
     load = LDNC if nc else LD
@@ -125,6 +132,30 @@ def warp_kernel(bc: int, nc: bool, dtype: str, cols: int):
     @cuda.jit(device=True)
     def mu(p, s, kh2, nd2, c0, c1, c2, c3):
         return c0 + p * (c1 + p * (c2 + p * c3)) - kh2 * (s - nd2 * p)
+
+    @cuda.jit(device=True)
+    def row1(src, t, n1, n2, gi, xo, vphi):
+        """φ of row t at the lane's (folded) column gi."""
+        if fixed and (xo or t < 0 or t >= n1):
+            return vphi
+        return load(src, fold(t, n1) * n2 + gi)
+
+    @cuda.jit(device=True)
+    def row2(src, t, n1, n2, ia, ib, pair, xa, xb, vphi):
+        """φ of row t at the lane's two columns (one pair load where aligned)."""
+        row = fold(t, n1) * n2
+        if pair:
+            va, vb = load2(src, row + ia)
+        else:
+            va = load(src, row + ia)
+            vb = load(src, row + ib)
+        if fixed:
+            yo = t < 0 or t >= n1
+            if xa or yo:
+                va = vphi
+            if xb or yo:
+                vb = vphi
+        return va, vb
 
     if C == 1:
 
@@ -155,12 +186,16 @@ def warp_kernel(bc: int, nc: bool, dtype: str, cols: int):
             sb = z
             na = z  # μ(φ*)(t−4), (t−5)
             nb = z
+            nx = z
+            if A:
+                nx = row1(src, kb - HALO, n1, n2, gi, xo, vphi)
             for t in range(kb - HALO, ke + HALO):
                 # φ(t)
-                if fixed and (xo or t < 0 or t >= n1):
-                    p0 = vphi
+                if A:
+                    p0 = nx
+                    nx = row1(src, t + 1, n1, n2, gi, xo, vphi)
                 else:
-                    p0 = load(src, fold(t, n1) * n2 + gi)
+                    p0 = row1(src, t, n1, n2, gi, xo, vphi)
                 # x-neighbours of φ(t−1), μ(φ)(t−2), φ*(t−3), μ(φ*)(t−4)
                 pl, ml, sl, nl, pr, mr, sr, nr = nbrs(scr, t, p1, ma, sa, na, p1, ma, sa, na)
                 # μ(φ)(t−1)
@@ -242,20 +277,18 @@ def warp_kernel(bc: int, nc: bool, dtype: str, cols: int):
         nab = z
         nba = z
         nbb = z
+        nxa = z
+        nxb = z
+        if A:
+            nxa, nxb = row2(src, kb - HALO, n1, n2, ia, ib, pair, xa, xb, vphi)
         for t in range(kb - HALO, ke + HALO):
             # φ(t)
-            row = fold(t, n1) * n2
-            if pair:
-                p0a, p0b = load2(src, row + ia)
+            if A:
+                p0a = nxa
+                p0b = nxb
+                nxa, nxb = row2(src, t + 1, n1, n2, ia, ib, pair, xa, xb, vphi)
             else:
-                p0a = load(src, row + ia)
-                p0b = load(src, row + ib)
-            if fixed:
-                yo = t < 0 or t >= n1
-                if xa or yo:
-                    p0a = vphi
-                if xb or yo:
-                    p0b = vphi
+                p0a, p0b = row2(src, t, n1, n2, ia, ib, pair, xa, xb, vphi)
             # x-neighbours: left of a is b of lane − 1, right of b is a of lane + 1
             pl, ml, sl, nl, pr, mr, sr, nr = nbrs(scr, t, p1b, mab, sab, nab, p1a, maa, saa, naa)
             # μ(φ)(t−1)
@@ -336,8 +369,8 @@ class WarpFusedPlan:
 
     ``kernel`` picks the loads (``texture``/``combined``: ``ld.global.nc``), ``cols`` the columns
     per lane (1, or 2 with pair loads/stores), ``length`` the rows of one chunk, ``warps`` the
-    warps per block (default :data:`DEFAULT_WARP_COLS`, :data:`DEFAULT_WARP_LENGTH`,
-    :data:`DEFAULT_WARP_WARPS`)."""
+    warps per block, ``ahead`` the rows loaded ahead (default :data:`DEFAULT_WARP_COLS`,
+    :data:`DEFAULT_WARP_LENGTH`, :data:`DEFAULT_WARP_WARPS`, :data:`DEFAULT_WARP_AHEAD`)."""
 
     layout = "fused"
     form = "warp"
@@ -347,7 +380,7 @@ class WarpFusedPlan:
     march = 0
 
     def __init__(self, kernel: str, ndim: int, shape3, bc: int, dtype, *, cols=None,
-                 length=None, warps=None):
+                 length=None, warps=None, ahead=None):
         if int(ndim) != 2:
             raise ValueError("the warp-marching fused step is for 2-D fields")
         self.kernel_name, self.ndim, self.bc = kernel, 2, int(bc)
@@ -356,11 +389,12 @@ class WarpFusedPlan:
         self.cols = int(cols or DEFAULT_WARP_COLS)
         self.length = int(length or DEFAULT_WARP_LENGTH)
         self.warps = int(warps or DEFAULT_WARP_WARPS)
+        self.ahead = int(DEFAULT_WARP_AHEAD if ahead is None else ahead)
         if self.length < 1 or not 1 <= self.warps <= 32:
             raise ValueError(f"warp fused: length {self.length} must be >= 1, warps "
                              f"{self.warps} in 1..32")
         nc = kernel in ("texture", "combined")
-        self.fn = warp_kernel(self.bc, nc, self.dtype.name, self.cols)
+        self.fn = warp_kernel(self.bc, nc, self.dtype.name, self.cols, self.ahead)
         _, n1, n2 = self.shape3
         ow = out_width(self.cols)
         self.block = (WARP * self.warps,)
@@ -375,7 +409,7 @@ class WarpFusedPlan:
     @property
     def description(self) -> str:
         return (f"fused RK2 warp-marching, {self.warps} warps x {self.cols} col/lane, "
-                f"{self.length} rows/chunk")
+                f"{self.length} rows/chunk" + (", load-ahead" if self.ahead else ""))
 
     def _args(self, src, out, coef1, coef2, scal):
         t = self.dtype.type
