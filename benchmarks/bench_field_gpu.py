@@ -325,7 +325,29 @@ def _solver_ms(shape, dtype, fused, steps=400):
     return float(np.median(ts)) * 1e3, s.name
 
 
-def warp_rows(shape, dtype, bw, steps, loads=("texture", "global")):
+def warp_configs(sweep="short"):
+    """(loads, columns per lane, rows per chunk (None = fitted), warps per block, load-ahead).
+    ``full``: the whole grid of WARP_COLS × WARP_LENGTHS × WARP_WARPS × WARP_AHEAD with
+    texture loads plus a plain-load subset; ``short``: around the defaults."""
+    if sweep == "full":
+        for cols in WARP_COLS:
+            for length in WARP_LENGTHS:
+                for warps in WARP_WARPS:
+                    for ahead in WARP_AHEAD:
+                        yield "texture", cols, length, warps, ahead
+        for cols in WARP_COLS:
+            for length in (64, 128):
+                for ahead in WARP_AHEAD:
+                    yield "global", cols, length, 4, ahead
+    for warps in (2, 4):
+        for length in (32, 64, 128, None):
+            yield "texture", 2, length, warps, 1
+    yield "texture", 2, None, 2, 0
+    yield "texture", 1, None, 2, 1
+    yield "global", 2, None, 2, 1
+
+
+def warp_rows(shape, dtype, bw, steps, sweep="short"):
     """The warp-marching fused step (cuda/fused_warp.py): columns per lane × rows per chunk ×
     warps per block × loads, against the unfused default (the StagePlan defaults, two stages
     per step) measured here; |warp − unfused| / max after 20 steps at dt from a random field;
@@ -377,20 +399,17 @@ def warp_rows(shape, dtype, bw, steps, loads=("texture", "global")):
     tile = FusedPlan("texture", 2, s3, bnd.code, dtype)
     rows.append(line("fused tile " + tile.description.split(", ", 1)[1],
                      _time_fused(tile, bufs, scal, steps), diff(tile), occupancy_report(tile)))
-    for kern in loads:
-        full = kern == loads[0]  # the other loads: a subset (W 4, L 64/128)
-        for cols in WARP_COLS:
-            for length in (WARP_LENGTHS if full else (64, 128)):
-                for warps in (WARP_WARPS if full else (4,)):
-                    for ahead in WARP_AHEAD:
-                        label = f"warp {kern} C{cols} L{length} W{warps} A{ahead}"
-                        try:
-                            plan = WarpFusedPlan(kern, 2, s3, bnd.code, dtype, cols=cols,
-                                                 length=length, warps=warps, ahead=ahead)
-                            t = _time_fused(plan, bufs, scal, steps)
-                            rows.append(line(label, t, diff(plan), occupancy_report(plan)))
-                        except Exception as exc:
-                            print(f"2d {dtype.name} {label}: FAILED {exc!r}", flush=True)
+    for kern, cols, length, warps, ahead in warp_configs(sweep):
+        label = f"warp {kern} C{cols} L{length or 'auto'} W{warps} A{ahead}"
+        try:
+            plan = WarpFusedPlan(kern, 2, s3, bnd.code, dtype, cols=cols, length=length,
+                                 warps=warps, ahead=ahead)
+            t = _time_fused(plan, bufs, scal, steps)
+            if not length:
+                label += f" (L={plan.length})"
+            rows.append(line(label, t, diff(plan), occupancy_report(plan)))
+        except Exception as exc:
+            print(f"2d {dtype.name} {label}: FAILED {exc!r}", flush=True)
     del bufs, f
     best = min((r for r in rows if r["variant"].startswith("warp")),
                key=lambda r: r["ms_per_step"], default=None)
@@ -422,6 +441,8 @@ def main(argv=None):
                         "(the warp-marching fused step on 2-D 4096²: columns/lane x rows/chunk "
                         "x warps/block x loads, vs the unfused default and the solver)")
     p.add_argument("--march", default="32", help="march lengths for the 'march' group")
+    p.add_argument("--warp-sweep", default="short", choices=("short", "full"),
+                   help="the 'warp' group: around the defaults, or the full grid of variants")
     p.add_argument("--json", default=None)
     args = p.parse_args(argv)
 
@@ -438,7 +459,7 @@ def main(argv=None):
     if "warp" in args.variants.split(","):  # the warp-marching fused step, 2-D 4096²
         warp = []
         for prec in args.precisions.split(","):
-            warp += warp_rows(shapes["2d"], np.dtype(prec), bw, args.steps)
+            warp += warp_rows(shapes["2d"], np.dtype(prec), bw, args.steps, args.warp_sweep)
         print("\n| precision | variant | ms/step | G cell-steps/s | % 2-word | % 5-word "
               "| × unfused | |warp−unfused| 20 steps | regs | occupancy |\n"
               "|---|---|---|---|---|---|---|---|---|---|")

@@ -121,6 +121,22 @@ def test_warp_small_grids():
                _unfused_steps(shape, boundary, dtype, host, scal, 1), dtype)
 
 
+def test_chunk_length_changes_nothing():
+    """The chunk length (explicit, or fitted to the GPU after the first launch) changes only the
+    launch geometry: bit-identical results on the simulator and on a GPU."""
+    shape = (13, 20) if SIM else (700, 900)
+    dtype = np.dtype(np.float64)
+    grid, boundary, scal, host = _setup(shape, "periodic", dtype, seed=9)
+    s3 = ck.view3(shape)
+    auto = fw.WarpFusedPlan("texture", 2, s3, boundary.code, dtype, cols=1, warps=1)
+    fixed = fw.WarpFusedPlan("texture", 2, s3, boundary.code, dtype, cols=1, warps=1, length=3)
+    a = _warp_steps(auto, host, scal, 2)
+    assert auto.auto_length and not fixed.auto_length
+    if not SIM:
+        assert auto.length >= fw.WARP_MIN_LENGTH and "(auto)" in auto.description
+    np.testing.assert_array_equal(a, _warp_steps(fixed, host, scal, 2))
+
+
 def test_plan_checks():
     with pytest.raises(ValueError, match="2-D"):
         fw.WarpFusedPlan("texture", 3, (4, 4, 4), 0, np.float64)

@@ -45,10 +45,14 @@ WARP = 32
 #: the fused step's halo: 4 cells (two stages of a 2-cell-deep stencil)
 HALO = 4
 #: defaults (H100, 4096², see docs/field-gpu.md "Warp-marching fused step"): columns per lane,
-#: rows per chunk, warps per block
+#: warps per block
 DEFAULT_WARP_COLS = 2
+DEFAULT_WARP_WARPS = 2
+#: rows per chunk of the first launch; then, unless a length was given, the plan picks the
+#: shortest chunk (at least WARP_MIN_LENGTH rows) whose warps all fit on the GPU at once
+#: (one wave: measured, a partial second wave costs more than longer chunks)
 DEFAULT_WARP_LENGTH = 64
-DEFAULT_WARP_WARPS = 4
+WARP_MIN_LENGTH = 32
 #: rows loaded ahead of the row being computed (0 or 1)
 DEFAULT_WARP_AHEAD = 1
 #: ``fused: auto`` (and ``fused: true`` without fused launch hints) runs this form on 2-D grids
@@ -368,7 +372,8 @@ class WarpFusedPlan:
     :meth:`record`, :meth:`advance`, ``description``, ``shared_bytes``, ``_fast``).
 
     ``kernel`` picks the loads (``texture``/``combined``: ``ld.global.nc``), ``cols`` the columns
-    per lane (1, or 2 with pair loads/stores), ``length`` the rows of one chunk, ``warps`` the
+    per lane (1, or 2 with pair loads/stores), ``length`` the rows of one chunk (default: fitted
+    to the GPU after the first launch, see :meth:`_fit_length`), ``warps`` the
     warps per block, ``ahead`` the rows loaded ahead (default :data:`DEFAULT_WARP_COLS`,
     :data:`DEFAULT_WARP_LENGTH`, :data:`DEFAULT_WARP_WARPS`, :data:`DEFAULT_WARP_AHEAD`)."""
 
@@ -387,6 +392,7 @@ class WarpFusedPlan:
         self.dtype = np.dtype(dtype)
         self.shape3 = tuple(int(n) for n in shape3)
         self.cols = int(cols or DEFAULT_WARP_COLS)
+        self.auto_length = not length
         self.length = int(length or DEFAULT_WARP_LENGTH)
         self.warps = int(warps or DEFAULT_WARP_WARPS)
         self.ahead = int(DEFAULT_WARP_AHEAD if ahead is None else ahead)
@@ -399,17 +405,39 @@ class WarpFusedPlan:
         ow = out_width(self.cols)
         self.block = (WARP * self.warps,)
         self.blockdim = (WARP * self.warps, 1, 1)
-        self.griddim = (math.ceil(math.ceil(n2 / ow) / self.warps), math.ceil(n1 / self.length),
-                        1)
-        self.tile = (self.length, ow * self.warps)  # (y, x) output cells of one block
+        self._geometry()
         self.shared_bytes = 0
         self._kargs, self._keep = {}, {}
         self._fast = None
 
+    def _geometry(self):
+        _, n1, n2 = self.shape3
+        ow = out_width(self.cols)
+        self.griddim = (math.ceil(math.ceil(n2 / ow) / self.warps), math.ceil(n1 / self.length),
+                        1)
+        self.tile = (self.length, ow * self.warps)  # (y, x) output cells of one block
+
+    def _fit_length(self):
+        """After the first (compiling) launch: the shortest chunk, at least
+        :data:`WARP_MIN_LENGTH` rows, whose blocks all fit on the GPU at once (resident blocks
+        from the kernel's registers, as the occupancy report computes them). The chunk length
+        changes nothing in the numbers, only the launch geometry."""
+        from ..cuda_tuning import occupancy_report
+
+        occ = occupancy_report(self)
+        per_sm, sms = occ.get("blocks_per_sm"), occ.get("sm_count")
+        if not per_sm or not sms:
+            return
+        chunks = max(1, (int(per_sm) * int(sms)) // self.griddim[0])
+        self.length = max(WARP_MIN_LENGTH, math.ceil(self.shape3[1] / chunks))
+        self._geometry()
+        self._kargs.clear()
+
     @property
     def description(self) -> str:
         return (f"fused RK2 warp-marching, {self.warps} warps x {self.cols} col/lane, "
-                f"{self.length} rows/chunk" + (", load-ahead" if self.ahead else ""))
+                f"{self.length} rows/chunk{' (auto)' if self.auto_length else ''}"
+                + (", load-ahead" if self.ahead else ""))
 
     def _args(self, src, out, coef1, coef2, scal):
         t = self.dtype.type
@@ -445,6 +473,9 @@ class WarpFusedPlan:
         self._configured = self.fn[self.griddim, self.blockdim]
         self._configured(*args)
         self._fast = _launch_api.compiled(self.fn)
+        if self.auto_length:
+            self._fit_length()
+            self._configured = self.fn[self.griddim, self.blockdim]
 
     def record(self, target, src, out, coef1, coef2, scal):
         """Record this step into ``target`` (a ``cuda.core`` graph builder); the plan must have
