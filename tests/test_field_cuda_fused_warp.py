@@ -137,6 +137,28 @@ def test_chunk_length_changes_nothing():
     np.testing.assert_array_equal(a, _warp_steps(fixed, host, scal, 2))
 
 
+def test_fit_length(monkeypatch):
+    """The fitted chunk length from the registers (H100 figures, fp32 C=2 at 46 registers:
+    40 resident warps per SM by the sub-partition rule, 20 blocks of 2 warps): one wave at
+    WARP_FILL of the block slots; explicit lengths are kept; at least WARP_MIN_LENGTH rows."""
+    from types import SimpleNamespace
+
+    from simengine.field import cuda_tuning
+
+    dev = SimpleNamespace(MAX_REGISTERS_PER_MULTIPROCESSOR=65536,
+                          MAX_THREADS_PER_MULTI_PROCESSOR=2048, MAX_BLOCKS_PER_MULTIPROCESSOR=32)
+    monkeypatch.setattr(fw.cuda, "get_current_device", lambda: dev)
+    monkeypatch.setattr(cuda_tuning, "occupancy_report",
+                        lambda plan: {"registers_per_thread": 46, "sm_count": 132})
+    p = fw.WarpFusedPlan("texture", 2, (1, 4096, 4096), 0, np.float32, cols=2, warps=2)
+    p._fit_length()
+    assert p.griddim[0] == 37 and p.length == 62 and p.griddim[1] == 67
+    assert p.griddim[0] * p.griddim[1] <= fw.WARP_FILL * 20 * 132
+    small = fw.WarpFusedPlan("texture", 2, (1, 600, 600), 0, np.float32, cols=2, warps=2)
+    small._fit_length()
+    assert small.length == fw.WARP_MIN_LENGTH
+
+
 def test_plan_checks():
     with pytest.raises(ValueError, match="2-D"):
         fw.WarpFusedPlan("texture", 3, (4, 4, 4), 0, np.float64)
