@@ -55,7 +55,8 @@ FUSED_AUTO = {1: False, 2: True, 3: False}
 #: step wins where launches dominate (200² fp64 with CUDA Graphs: 6.5 µs/step against 9.0 µs
 #: for two unfused stages) but loses on bandwidth-bound grids (4096² fp32 0.44 ms against the pair
 #: kernel's 0.14 ms; 3-D 256³ fp64 2.1–2.5 ms against 0.59 ms): the shared-memory pipeline
-#: recomputes the halo, holds 135 registers in 3-D and runs at 12–19 % occupancy
+#: recomputes the halo, holds 135 registers in 3-D and runs at 12–19 % occupancy. Larger 2-D
+#: grids run the warp-marching form instead (:mod:`.fused_warp`, per ``WARP_AUTO``)
 FUSED_AUTO_MAX_CELLS = 1 << 18
 #: the kernels ``fused: auto`` applies to (``fused: true`` works with all four: texture/combined
 #: load through ld.global.nc, global/shared with plain loads)
