@@ -8,6 +8,7 @@ with array rolls as the user-level reference.
 
     python benchmarks/bench_field_gpu.py [--sizes 2d,3d] [--tune] [--json out.json]
     python benchmarks/bench_field_gpu.py --variants fused,base   # the fused RK2 step vs default
+    python benchmarks/bench_field_gpu.py --variants warp   # warp-marching fused step, 2-D 4096²
 
 Fused rows also report the 2-word traffic model (read φⁿ, write φⁿ⁺¹) and the largest
 difference from two unfused stages after 20 steps.
@@ -278,6 +279,152 @@ def fused_row(kern, nd, shape, s3, bnd, grid, dtype, bufs, scal, rows_per_thread
     return row
 
 
+WARP_COLS = (1, 2)
+WARP_LENGTHS = (32, 64, 128, 256)
+WARP_WARPS = (2, 4, 8)
+WARP_AHEAD = (0, 1)
+
+
+def _time_fused(plan, bufs, scal, steps, reps=5):
+    """Median seconds per fused step (one launch per step, coefficient 0 while timing)."""
+    b = list(bufs)
+
+    def run(n):
+        for _ in range(n):
+            plan(b[0], b[2], 0.0, 0.0, scal)
+            b[0], b[2] = b[2], b[0]
+
+    run(2)
+    cuda.synchronize()
+    ts = []
+    for _ in range(reps):
+        start, stop = cuda.event(), cuda.event()
+        start.record()
+        run(steps)
+        stop.record()
+        stop.synchronize()
+        ts.append(cuda.event_elapsed_time(start, stop) / 1e3 / steps)
+    return float(np.median(ts))
+
+
+def _solver_ms(shape, dtype, fused, steps=400):
+    """ms per step of the solver (CUDA Graphs on, as a user runs it) and its name."""
+    from simengine.field.cuda_solver import CudaFieldSolver
+
+    s = CudaFieldSolver(MODEL, Grid(shape), Boundary("periodic"), kernel="texture",
+                        precision=dtype.name, dt=DT, fused=fused)
+    s.load(np.random.default_rng(0).uniform(-0.1, 0.1, shape))
+    s.advance(128)
+    s.synchronize()
+    ts = []
+    for _ in range(3):
+        t = time.perf_counter()
+        s.advance(steps)
+        s.synchronize()
+        ts.append((time.perf_counter() - t) / steps)
+    return float(np.median(ts)) * 1e3, s.name
+
+
+def warp_configs(sweep="short"):
+    """(loads, columns per lane, rows per chunk (None = fitted), warps per block, load-ahead).
+    ``full``: the whole grid of WARP_COLS × WARP_LENGTHS × WARP_WARPS × WARP_AHEAD with
+    texture loads plus a plain-load subset; ``short``: around the defaults."""
+    if sweep == "full":
+        for cols in WARP_COLS:
+            for length in WARP_LENGTHS:
+                for warps in WARP_WARPS:
+                    for ahead in WARP_AHEAD:
+                        yield "texture", cols, length, warps, ahead
+        for cols in WARP_COLS:
+            for length in (64, 128):
+                for ahead in WARP_AHEAD:
+                    yield "global", cols, length, 4, ahead
+    for warps in (2, 4):
+        for length in (32, 64, 128, None):
+            yield "texture", 2, length, warps, 1
+    yield "texture", 2, None, 2, 0
+    yield "texture", 1, None, 2, 1
+    yield "global", 2, None, 2, 1
+
+
+def warp_rows(shape, dtype, bw, steps, sweep="short"):
+    """The warp-marching fused step (cuda/fused_warp.py): columns per lane × rows per chunk ×
+    warps per block × loads, against the unfused default (the StagePlan defaults, two stages
+    per step) measured here; |warp − unfused| / max after 20 steps at dt from a random field;
+    then the solver as a user runs it (CUDA Graphs) with fused auto and fused off."""
+    from simengine.field.cuda.fused import FusedPlan
+    from simengine.field.cuda.fused_warp import WarpFusedPlan
+
+    cells = int(np.prod(shape))
+    grid, bnd = Grid(shape), Boundary("periodic")
+    s3 = ck.view3(shape)
+    scal = ck.stage_scalars(MODEL, grid, bnd, dtype)
+    w = dtype.itemsize
+    host = np.random.default_rng(0).uniform(-1, 1, cells).astype(dtype)
+    bufs = [cuda.to_device(host) for _ in range(3)]
+    unf = ck.StagePlan("texture", 2, s3, bnd.code, dtype)
+    t_unf = time_plan(unf, bufs, scal, steps=steps, reps=5)
+    # the 20-step reference of the unfused default
+    h7 = np.random.default_rng(7).uniform(-1, 1, cells).astype(dtype)
+    u = [cuda.to_device(h7), cuda.device_array(cells, dtype), cuda.device_array(cells, dtype)]
+    for _ in range(20):
+        unf(u[0], u[0], u[1], 0.5 * DT, scal)
+        unf(u[1], u[0], u[2], DT, scal)
+        u[0], u[2] = u[2], u[0]
+    expect = u[0].copy_to_host().astype(np.float64)
+    del u
+    f = [cuda.device_array(cells, dtype), cuda.device_array(cells, dtype)]
+
+    def diff(plan):
+        f[0].copy_to_device(h7)
+        a, b = f
+        for _ in range(20):
+            plan(a, b, 0.5 * DT, DT, scal)
+            a, b = b, a
+        return float(np.max(np.abs(a.copy_to_host() - expect)) / np.max(np.abs(expect)))
+
+    def line(label, t, d, occ):
+        g = cells / t / 1e9
+        m2, m5 = 2 * cells * w / t / bw, 5 * cells * w / t / bw
+        print(f"2d {dtype.name} {label:34s} {t * 1e3:7.4f} ms/step {g:7.1f} Gcell-steps/s "
+              f"2-word {100 * m2:5.1f}% 5-word {100 * m5:5.1f}% of roofline  x{t_unf / t:5.2f} "
+              f"vs unfused  |d|={d:.1e}  regs={occ.get('registers_per_thread')} "
+              f"occ={occ.get('occupancy')}", flush=True)
+        return dict(size="2d", shape=list(shape), precision=dtype.name, variant=label,
+                    ms_per_step=t * 1e3, gcups=g, model2_frac=m2, model5_frac=m5,
+                    vs_unfused=t_unf / t, diff20=d, occupancy=occ)
+
+    rows = [line(f"unfused default ({unf.layout}{'-v2' if unf.vec else ''} c{unf.cpt})",
+                 t_unf, 0.0, occupancy_report(unf))]
+    tile = FusedPlan("texture", 2, s3, bnd.code, dtype)
+    rows.append(line("fused tile " + tile.description.split(", ", 1)[1],
+                     _time_fused(tile, bufs, scal, steps), diff(tile), occupancy_report(tile)))
+    for kern, cols, length, warps, ahead in warp_configs(sweep):
+        label = f"warp {kern} C{cols} L{length or 'auto'} W{warps} A{ahead}"
+        try:
+            plan = WarpFusedPlan(kern, 2, s3, bnd.code, dtype, cols=cols, length=length,
+                                 warps=warps, ahead=ahead)
+            t = _time_fused(plan, bufs, scal, steps)
+            if not length:
+                label += f" (L={plan.length})"
+            rows.append(line(label, t, diff(plan), occupancy_report(plan)))
+        except Exception as exc:
+            print(f"2d {dtype.name} {label}: FAILED {exc!r}", flush=True)
+    del bufs, f
+    best = min((r for r in rows if r["variant"].startswith("warp")),
+               key=lambda r: r["ms_per_step"], default=None)
+    if best:
+        print(f"2d {dtype.name} best warp variant: {best['variant']} {best['ms_per_step']:.4f} "
+              f"ms/step ({best['gcups']:.1f} G), x{best['vs_unfused']:.2f} vs unfused", flush=True)
+    for fused in (None, False):
+        ms, name = _solver_ms(shape, dtype, fused)
+        t = ms / 1e3
+        rows.append(line(f"solver fused={'auto' if fused is None else 'off'} (graphs)", t,
+                         float("nan"), {}))
+        print(f"    solver: {name}", flush=True)
+    return rows
+
+
 def main(argv=None):
     p = argparse.ArgumentParser()
     p.add_argument("--sizes", default="2d,3d")
@@ -290,8 +437,12 @@ def main(argv=None):
                    help="comma list of groups: direct (cells/thread 1, 2, 4), march, sweep "
                         "(march lengths x blocks), tiled, vec (2-D pair kernel variants), "
                         "base (texture with the default options), fused (the fused RK2 step: "
-                        "blocks x rows / planes, checked against the unfused stages)")
+                        "blocks x rows / planes, checked against the unfused stages), warp "
+                        "(the warp-marching fused step on 2-D 4096²: columns/lane x rows/chunk "
+                        "x warps/block x loads, vs the unfused default and the solver)")
     p.add_argument("--march", default="32", help="march lengths for the 'march' group")
+    p.add_argument("--warp-sweep", default="short", choices=("short", "full"),
+                   help="the 'warp' group: around the defaults, or the full grid of variants")
     p.add_argument("--json", default=None)
     args = p.parse_args(argv)
 
@@ -305,6 +456,27 @@ def main(argv=None):
     if "small" in args.sizes.split(","):
         for prec in args.precisions.split(","):
             small_rows += [(prec, *r) for r in small_grid(precision=prec)]
+    if "warp" in args.variants.split(","):  # the warp-marching fused step, 2-D 4096²
+        warp = []
+        for prec in args.precisions.split(","):
+            warp += warp_rows(shapes["2d"], np.dtype(prec), bw, args.steps, args.warp_sweep)
+        print("\n| precision | variant | ms/step | G cell-steps/s | % 2-word | % 5-word "
+              "| × unfused | |warp−unfused| 20 steps | regs | occupancy |\n"
+              "|---|---|---|---|---|---|---|---|---|---|")
+        for r in warp:
+            o = r["occupancy"]
+            print(f"| {r['precision']} | {r['variant']} | {r['ms_per_step']:.4f} | "
+                  f"{r['gcups']:.1f} | {100 * r['model2_frac']:.1f} | "
+                  f"{100 * r['model5_frac']:.1f} | {r['vs_unfused']:.2f} | {r['diff20']:.1e} | "
+                  f"{o.get('registers_per_thread', '–')} | {o.get('occupancy', '–')} |")
+        print(f"\nhonest roofline {bw / 1e9:.0f} GB/s (best device copy) on {dev}, "
+              f"{time.strftime('%Y-%m-%d')}", flush=True)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump({"gpu": dev, "copy_GBs": bw / 1e9, "rows": warp}, f, indent=1,
+                          default=str)
+        if args.variants == "warp":
+            return 0
     for size in args.sizes.split(","):
         if size == "small":
             continue

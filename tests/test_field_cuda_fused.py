@@ -195,9 +195,14 @@ def test_choose():
     assert fz.choose(None, simulator=False, **{**kw, "ndim": 1})[0] is fz.FUSED_AUTO[1]
     assert fz.choose(None, simulator=False, **{**kw, "ndim": 3})[0] is fz.FUSED_AUTO[3]
     assert fz.choose(True, simulator=False, **{**kw, "whole": False})[0] is False
-    # auto: small (launch-bound) grids only; an explicit true holds at any size
+    # auto: small (launch-bound) grids; above the cap only 2-D with the warp-marching form
+    # (cuda/fused_warp.py) where it measured faster; an explicit true holds at any size
     big = fz.FUSED_AUTO_MAX_CELLS + 1
-    assert fz.choose(None, simulator=False, cells=big, **kw)[0] is False
+    from simengine.field.cuda.fused_warp import WARP_AUTO
+
+    for prec in ("float32", "float64"):
+        assert fz.choose(None, simulator=False, cells=big, dtype=prec, **kw)[0] is WARP_AUTO[prec]
+    assert fz.choose(None, simulator=False, cells=big, **{**kw, "ndim": 3})[0] is False
     assert fz.choose(None, simulator=False, cells=200 * 200, **kw)[0] is fz.FUSED_AUTO[2]
     assert fz.choose(True, simulator=False, cells=big, **kw)[0] is True
     assert fz.choose(None, simulator=False, **{**kw, "integrator": "euler"})[0] is False

@@ -55,7 +55,8 @@ FUSED_AUTO = {1: False, 2: True, 3: False}
 #: step wins where launches dominate (200² fp64 with CUDA Graphs: 6.5 µs/step against 9.0 µs
 #: for two unfused stages) but loses on bandwidth-bound grids (4096² fp32 0.44 ms against the pair
 #: kernel's 0.14 ms; 3-D 256³ fp64 2.1–2.5 ms against 0.59 ms): the shared-memory pipeline
-#: recomputes the halo, holds 135 registers in 3-D and runs at 12–19 % occupancy
+#: recomputes the halo, holds 135 registers in 3-D and runs at 12–19 % occupancy. Larger 2-D
+#: grids run the warp-marching form instead (:mod:`.fused_warp`, per ``WARP_AUTO``)
 FUSED_AUTO_MAX_CELLS = 1 << 18
 #: the kernels ``fused: auto`` applies to (``fused: true`` works with all four: texture/combined
 #: load through ld.global.nc, global/shared with plain loads)
@@ -613,7 +614,7 @@ def graph_recording(plan: FusedPlan, coefs, scal):
 
 
 def choose(fused, *, kernel: str, ndim: int, integrator: str, whole: bool, hints: bool,
-           simulator: bool = SIMULATOR, cells: int = 0) -> tuple:
+           simulator: bool = SIMULATOR, cells: int = 0, dtype: str = "float64") -> tuple:
     """Whether a CUDA solver runs the fused step: ``(on, why)``.
 
     ``fused``: ``True`` / ``False`` / ``None`` (auto). ``True`` needs ``rk2`` (``ValueError``
@@ -642,8 +643,18 @@ def choose(fused, *, kernel: str, ndim: int, integrator: str, whole: bool, hints
     if hints:
         return False, "auto: launch hints of the unfused kernels given"
     if cells > FUSED_AUTO_MAX_CELLS:
+        if ndim == 2 and _warp_wins(dtype):  # large 2-D: the warp-marching form (fused_warp)
+            return True, "auto: fused, warp-marching (large 2-D grid)"
         return False, f"auto: unfused above {FUSED_AUTO_MAX_CELLS} cells (bandwidth-bound)"
     return True, "auto: fused"
+
+
+def _warp_wins(dtype: str) -> bool:
+    """Whether the warp-marching fused step (:mod:`.fused_warp`) is the large-2-D-grid choice
+    for this precision (measured: :data:`simengine.field.cuda.fused_warp.WARP_AUTO`)."""
+    from .fused_warp import WARP_AUTO
+
+    return bool(WARP_AUTO.get(str(dtype), False))
 
 
 def fused_plan_for(solver, fused, block):
@@ -658,12 +669,18 @@ def fused_plan_for(solver, fused, block):
                                                       for k in ("cpt", "march", "vec"))
     on, _ = choose(fused, kernel=solver.kernel, ndim=solver.grid.ndim,
                    integrator=solver.integrator, whole=solver.slab.whole, hints=hints,
-                   cells=int(np.prod(solver.shape3)))
+                   cells=int(np.prod(solver.shape3)), dtype=np.dtype(solver.dtype).name)
     if not on:
         return None
     cells = int(np.prod(solver.shape3))
     blk = tuple(block) if explicit else None
     rows = h.get("cpt")
+    if (blk is None and rows is None and solver.grid.ndim == 2 and cells > FUSED_AUTO_MAX_CELLS
+            and _warp_wins(np.dtype(solver.dtype).name)):
+        from .fused_warp import WarpFusedPlan  # large 2-D grid: the warp-marching form
+
+        return WarpFusedPlan(solver.kernel, 2, solver.shape3, solver.boundary.code,
+                             solver.dtype, length=h.get("march"))
     if (blk is None and rows is None and solver.grid.ndim == 2
             and cells <= FUSED_AUTO_MAX_CELLS):
         blk, rows = SMALL_FUSED_BLOCK, SMALL_FUSED_ROWS  # latency-bound: many small blocks
