@@ -164,8 +164,12 @@ class CudaFieldSolver(FieldSolver):
                 scheme, coefs, record_stage = ck.fused.graph_recording(
                     self.fused_plan, self.coefs, self.scal)
             try:
-                g = ck.graph.StepGraph(self.device, self.buffers, scheme, coefs,
-                                       record_stage, steps=steps)
+                if hasattr(self.fused_plan, "graph"):  # K steps per launch (fused_blocked.py)
+                    g = self.fused_plan.graph(self.device, self.buffers, self.coefs, self.scal,
+                                              steps)
+                else:
+                    g = ck.graph.StepGraph(self.device, self.buffers, scheme, coefs,
+                                           record_stage, steps=steps)
             except Exception as exc:  # recording unsupported here: launch step by step
                 self._graph_error = f"{type(exc).__name__}: {exc}"
                 return None

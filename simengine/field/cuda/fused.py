@@ -666,6 +666,11 @@ def fused_plan_for(solver, fused, block):
     rows = h.get("cpt")
     if (blk is None and rows is None and solver.grid.ndim == 2
             and cells <= FUSED_AUTO_MAX_CELLS):
+        from .fused_blocked import BLOCKED_AUTO, BlockedPlan
+
+        if BLOCKED_AUTO:  # latency-bound: several steps per launch (cuda/fused_blocked.py)
+            return BlockedPlan(solver.kernel, 2, solver.shape3, solver.boundary.code,
+                               solver.dtype)
         blk, rows = SMALL_FUSED_BLOCK, SMALL_FUSED_ROWS  # latency-bound: many small blocks
     return FusedPlan(solver.kernel, solver.grid.ndim, solver.shape3, solver.boundary.code,
                      solver.dtype, block=blk, rows=rows, march=h.get("march"))
