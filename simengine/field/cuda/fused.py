@@ -668,7 +668,8 @@ def fused_plan_for(solver, fused, block):
             and cells <= FUSED_AUTO_MAX_CELLS):
         from .fused_blocked import BLOCKED_AUTO, BlockedPlan
 
-        if BLOCKED_AUTO:  # latency-bound: several steps per launch (cuda/fused_blocked.py)
+        if fused is None and BLOCKED_AUTO:  # auto, latency-bound: K steps per launch
+            # (cuda/fused_blocked.py); ``fused: true`` keeps one fused step per launch
             return BlockedPlan(solver.kernel, 2, solver.shape3, solver.boundary.code,
                                solver.dtype)
         blk, rows = SMALL_FUSED_BLOCK, SMALL_FUSED_ROWS  # latency-bound: many small blocks
