@@ -149,7 +149,8 @@ class CudaFieldSolver(FieldSolver):
 
     def _graphs_usable(self) -> bool:
         return (self.use_graphs and not ck.SIMULATOR and self.slab.whole
-                and self._graph_error is None)
+                and self._graph_error is None
+                and not getattr(self.fused_plan, "persistent", False))  # one launch per advance
 
     def _step_graph(self, steps=None):
         steps = ck.graph.GRAPH_STEPS if steps is None else int(steps)

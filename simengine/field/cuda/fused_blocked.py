@@ -66,27 +66,23 @@ def blocked_shared_bytes(tile, steps, dtype) -> int:
 
 
 @functools.lru_cache(maxsize=None)
-def blocked_kernel_2d(bc: int, nc: bool, dtype: str, block: tuple, tile: tuple, steps: int):
-    """``steps`` fused RK2 steps of a 2-D field in one launch, one output tile per block.
-
-    Launch with ``block`` = (BX, BY) threads over tiles ``tile`` = (TY, TX). Arguments as
-    :func:`~.fused.fused_kernel_2d`: ``(src, out, n0, n1, n2, coef1, coef2, mh2, kh2, nd2, c0,
-    c1, c2, c3, vphi, vmu)`` with the field's 3-D view ``(1, n1, n2)``; ``src`` and ``out`` must
-    be different buffers. Tiles at least 4·steps cells from every boundary load by flat offset
-    and skip all boundary logic."""
+def _tile_steps(bc: int, nc: bool, dtype: str, block: tuple, tile: tuple, steps: int):
+    """Device function ``body(src, out, i0, j0, n1, n2, coef1, coef2, mh2, kh2, nd2, c0, c1,
+    c2, c3, vphi, vmu, sphi, smu, sst)``: ``steps`` fused RK2 steps of the output tile at
+    (j0, i0) computed by the calling thread block (``block`` threads) in the shared arrays
+    ``sphi``, ``smu``, ``sst`` of :func:`frame_cells` cells each; ends with a barrier."""
     load = LDNC if nc else LD
     fold = _fold_fn(bc)
     fixed = bc == FIXED
     K = int(steps)
+    del dtype  # the shared arrays come from the kernel
     if K < 1:
         raise ValueError("steps per launch must be >= 1")
     BX, BY = int(block[0]), int(block[1])
     TY, TX = int(tile[0]), int(tile[1])
     H = 4 * K  # halo of the loaded frame
     PX, PY = TX + 2 * H, TY + 2 * H
-    NP = PX * PY
     LPX, LPY = -(-PX // BX), -(-PY // BY)
-    ftype = _ftype(dtype)
 
     @cuda.jit(device=True)
     def mu(p, s, kh2, nd2, c0, c1, c2, c3):
@@ -96,15 +92,11 @@ def blocked_kernel_2d(bc: int, nc: bool, dtype: str, block: tuple, tile: tuple, 
     def outside(j, i, n1, n2):
         return i < 0 or i >= n2 or j < 0 or j >= n1
 
-    @cuda.jit
-    def kernel(src, out, n0, n1, n2, coef1, coef2, mh2, kh2, nd2, c0, c1, c2, c3, vphi, vmu):
-        sphi = cuda.shared.array(NP, ftype)
-        smu = cuda.shared.array(NP, ftype)
-        sst = cuda.shared.array(NP, ftype)
+    @cuda.jit(device=True)
+    def body(src, out, i0, j0, n1, n2, coef1, coef2, mh2, kh2, nd2, c0, c1, c2, c3, vphi, vmu,
+             sphi, smu, sst):
         tx = cuda.threadIdx.x
         ty = cuda.threadIdx.y
-        i0 = numba.int64(cuda.blockIdx.x) * TX
-        j0 = numba.int64(cuda.blockIdx.y) * TY
         fj = j0 - H  # global row of frame row 0
         fi = i0 - H
         inner = i0 >= H and i0 + TX + H <= n2 and j0 >= H and j0 + TY + H <= n1
@@ -212,6 +204,73 @@ def blocked_kernel_2d(bc: int, nc: bool, dtype: str, block: tuple, tile: tuple, 
                                         v = vphi
                                 sphi[q] = v
             cuda.syncthreads()
+
+    return body
+
+
+def frame_cells(tile, steps) -> int:
+    """Cells of one shared array of the blocked kernels: the tile + 4·steps on every side."""
+    return (int(tile[0]) + 8 * int(steps)) * (int(tile[1]) + 8 * int(steps))
+
+
+@functools.lru_cache(maxsize=None)
+def blocked_kernel_2d(bc: int, nc: bool, dtype: str, block: tuple, tile: tuple, steps: int):
+    """``steps`` fused RK2 steps of a 2-D field in one launch, one output tile per block.
+
+    Launch with ``block`` = (BX, BY) threads over tiles ``tile`` = (TY, TX). Arguments as
+    :func:`~.fused.fused_kernel_2d`: ``(src, out, n0, n1, n2, coef1, coef2, mh2, kh2, nd2, c0,
+    c1, c2, c3, vphi, vmu)`` with the field's 3-D view ``(1, n1, n2)``; ``src`` and ``out`` must
+    be different buffers. Tiles at least 4·steps cells from every boundary load by flat offset
+    and skip all boundary logic."""
+    body = _tile_steps(bc, nc, dtype, block, tile, steps)
+    TY, TX = int(tile[0]), int(tile[1])
+    NP = frame_cells(tile, steps)
+    ftype = _ftype(dtype)
+
+    @cuda.jit
+    def kernel(src, out, n0, n1, n2, coef1, coef2, mh2, kh2, nd2, c0, c1, c2, c3, vphi, vmu):
+        sphi = cuda.shared.array(NP, ftype)
+        smu = cuda.shared.array(NP, ftype)
+        sst = cuda.shared.array(NP, ftype)
+        i0 = numba.int64(cuda.blockIdx.x) * TX
+        j0 = numba.int64(cuda.blockIdx.y) * TY
+        body(src, out, i0, j0, n1, n2, coef1, coef2, mh2, kh2, nd2, c0, c1, c2, c3, vphi, vmu,
+             sphi, smu, sst)
+
+    return kernel
+
+
+@functools.lru_cache(maxsize=None)
+def persistent_kernel_2d(bc: int, nc: bool, dtype: str, block: tuple, tile: tuple, steps: int):
+    """A persistent cooperative kernel: ``(a, b, nsync, n0, n1, n2, coef1, …, vmu)`` runs
+    ``nsync`` rounds of ``steps`` fused RK2 steps, a → b, then b → a, …, with a grid-wide
+    barrier (``cuda.cg.this_grid().sync()``) after each round; a 1-D grid of blocks (at most the
+    co-resident blocks) walks the tiles of :func:`blocked_kernel_2d` (``blockIdx.x``, then by
+    ``gridDim.x``). The result is in ``a`` for an even ``nsync``, else in ``b``."""
+    body = _tile_steps(bc, nc, dtype, block, tile, steps)
+    TY, TX = int(tile[0]), int(tile[1])
+    NP = frame_cells(tile, steps)
+    ftype = _ftype(dtype)
+
+    @cuda.jit
+    def kernel(a, b, nsync, n0, n1, n2, coef1, coef2, mh2, kh2, nd2, c0, c1, c2, c3, vphi, vmu):
+        sphi = cuda.shared.array(NP, ftype)
+        smu = cuda.shared.array(NP, ftype)
+        sst = cuda.shared.array(NP, ftype)
+        g = cuda.cg.this_grid()
+        ntx = (n2 + TX - 1) // TX
+        ntiles = ntx * ((n1 + TY - 1) // TY)
+        src, out = a, b
+        for _r in range(nsync):
+            t = numba.int64(cuda.blockIdx.x)
+            while t < ntiles:
+                i0 = (t % ntx) * TX
+                j0 = (t // ntx) * TY
+                body(src, out, i0, j0, n1, n2, coef1, coef2, mh2, kh2, nd2, c0, c1, c2, c3,
+                     vphi, vmu, sphi, smu, sst)
+                t += cuda.gridDim.x
+            g.sync()
+            src, out = out, src
 
     return kernel
 
@@ -387,3 +446,90 @@ class BlockedStepGraph:
     def replay(self, times: int = 1) -> None:
         for _ in range(int(times)):
             self.graph.launch(self.stream)
+
+
+class PersistentPlan:
+    """The fused RK2 step as one persistent cooperative launch per :meth:`advance` call:
+    :func:`persistent_kernel_2d` with a grid-wide barrier after every ``steps`` (K) steps, the
+    grid capped at the co-resident blocks (``max_cooperative_grid_blocks``). No CUDA Graphs
+    (``persistent`` tells the solver): one ordinary launch runs all the steps of an advance (a
+    remainder of n mod K steps: one more launch of the r-step kernel). Under the simulator the
+    grid is one block (the simulator's grid barrier is a block barrier)."""
+
+    layout = "fused"
+    cpt = 1
+    vec = 0
+    persistent = True
+
+    def __init__(self, kernel: str, ndim: int, shape3, bc: int, dtype, *, steps=1, block=None,
+                 tile=None):
+        if int(ndim) != 2:
+            raise ValueError("the persistent fused step is for 2-D fields")
+        self.kernel_name, self.ndim, self.bc = kernel, 2, int(bc)
+        self.dtype = np.dtype(dtype)
+        self.shape3 = tuple(int(n) for n in shape3)
+        self.steps = int(steps)
+        if self.steps < 1:
+            raise ValueError("steps per round must be >= 1")
+        self.block = tuple(int(b) for b in (block or (16, 8)))
+        self.tile = tuple(int(t) for t in (tile or (8, 16)))
+        self.rows, self.march = 1, 0
+        self.shared_bytes = blocked_shared_bytes(self.tile, self.steps, self.dtype.name)
+        if self.shared_bytes > SHARED_LIMIT:
+            raise ValueError(f"persistent fused step: tile {self.tile} x {self.steps} steps "
+                             f"needs {self.shared_bytes} B of shared memory (limit "
+                             f"{SHARED_LIMIT})")
+        self._nc = kernel in ("texture", "combined")
+        self.fns = {}
+        self.fn = self._fn(self.steps)
+        _n0, n1, n2 = self.shape3
+        self.tiles = math.ceil(n2 / self.tile[1]) * math.ceil(n1 / self.tile[0])
+        self.blockdim = self.block + (1,)
+        self.griddim = (1 if SIMULATOR else self.tiles, 1, 1)
+        self._grids = {}
+        self._fast = None  # set after the first launch (the solver's compile check)
+
+    def _fn(self, m):
+        if m not in self.fns:
+            self.fns[m] = persistent_kernel_2d(self.bc, self._nc, self.dtype.name, self.block,
+                                               self.tile, m)
+        return self.fns[m]
+
+    @property
+    def description(self) -> str:
+        blk = "x".join(str(b) for b in self.block)
+        return (f"fused RK2, persistent cooperative kernel ({self.steps} step"
+                f"{'s' if self.steps > 1 else ''}/grid barrier), block {blk}, "
+                f"tile {self.tile[1]}x{self.tile[0]}")
+
+    def _launch(self, m, a, b, nsync, coefs, scal):
+        t = self.dtype.type
+        n0, n1, n2 = self.shape3
+        args = (a, b, np.int64(nsync), n0, n1, n2, t(coefs[0]), t(coefs[1]), *scal)
+        fn = self._fn(m)
+        grid = self._grids.get(m)
+        if grid is None:
+            if SIMULATOR:
+                grid = 1
+            else:
+                kern = fn.compile(tuple(fn.typeof_pyval(v) for v in args))
+                grid = max(1, min(self.tiles, kern.max_cooperative_grid_blocks(self.blockdim)))
+            self._grids[m] = grid
+            if m == self.steps:
+                self.griddim = (grid, 1, 1)
+        fn[(grid, 1, 1), self.blockdim](*args)
+        self._fast = True
+
+    def __call__(self, src, out, coef1, coef2, scal):
+        """One step: ``out`` = RK2 step of ``src``."""
+        self._launch(1, src, out, 1, (coef1, coef2), scal)
+
+    def advance(self, buffers, nsteps: int, coefs, scal) -> None:
+        """``nsteps`` steps on a solver's buffer list (buffers[0] and buffers[2] ping-pong; the
+        new φ ends in ``buffers[0]``)."""
+        q, r = divmod(int(nsteps), self.steps)
+        for m, nsync in ((self.steps, q), (r, 1 if r else 0)):
+            if nsync:
+                self._launch(m, buffers[0], buffers[2], nsync, coefs, scal)
+                if nsync % 2:
+                    buffers[0], buffers[2] = buffers[2], buffers[0]
