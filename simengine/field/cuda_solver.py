@@ -137,7 +137,10 @@ class CudaFieldSolver(FieldSolver):
         if (self.fused_plan or self.plan)._fast is None:  # the first steps compile the kernels
             self._launch_steps(2)
             n -= 2
-        self.steps += ck.graph.replay_steps(n, self._step_graph, self._launch_steps)
+        # (not ``self.steps += replay_steps(...)``: that would read self.steps before the
+        # remainder launched inside replay_steps counts its steps, and lose them)
+        replayed = ck.graph.replay_steps(n, self._step_graph, self._launch_steps)
+        self.steps += replayed
 
     def _launch_steps(self, n: int) -> None:
         """``n`` steps launched one by one."""

@@ -56,7 +56,7 @@ DEFAULT_BLOCKED_TILE = (16, 16)
 #: ``fused: auto`` runs the blocked kernel on 2-D grids of at most
 #: :data:`~.fused.FUSED_AUTO_MAX_CELLS` cells (measured faster than one fused step per launch
 #: on an H100, docs/field-gpu.md); False = one fused step per launch there
-BLOCKED_AUTO = True
+BLOCKED_AUTO = False
 
 
 def blocked_shared_bytes(tile, steps, dtype) -> int:
