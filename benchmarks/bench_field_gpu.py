@@ -45,12 +45,16 @@ def copy_bandwidth():
 
 
 SMALL_FUSED_VARIANTS = [((32, 8), 2), ((16, 16), 1), ((32, 4), 1), ((16, 8), 1), ((8, 8), 1)]
-#: temporally blocked fused step (cuda/fused_blocked.py): (steps per launch K, block, tile (TY, TX))
+#: cuda/fused_blocked.py: (plan, K, block, tile (TY, TX)); plan "blocked" = K steps per launch
+#: (temporal blocking), "persistent" = one cooperative launch per advance, a grid barrier every
+#: K steps. The H100 sweep of 2026-11-24 (docs/field-gpu.md) found none faster than the fused
+#: step 16x8: these are its best shapes
 SMALL_BLOCKED_VARIANTS = {
-    "float64": [(2, (16, 16), (16, 16)), (2, (32, 8), (16, 16)), (2, (16, 8), (16, 16)),
-                (2, (16, 16), (16, 32)), (2, (8, 8), (8, 8)), (3, (16, 16), (16, 16)),
-                (3, (16, 8), (8, 16)), (4, (16, 8), (8, 16)), (4, (8, 8), (8, 8))],
-    "float32": [(2, (16, 16), (16, 16)), (4, (16, 16), (16, 16))],
+    "float64": [("blocked", 1, (16, 8), (8, 16)), ("blocked", 2, (16, 16), (16, 16)),
+                ("blocked", 2, (32, 32), (16, 32)), ("blocked", 3, (16, 16), (16, 16)),
+                ("blocked", 4, (16, 8), (8, 16)), ("persistent", 1, (16, 8), (8, 16)),
+                ("persistent", 1, (8, 8), (8, 8))],
+    "float32": [("blocked", 2, (16, 16), (16, 16)), ("persistent", 1, (16, 8), (8, 16))],
 }
 #: the CLI as it ran before temporal blocking and observation pipelining (for the ratio):
 #: ``fused: true`` (one fused step per launch, block 16×8) and the length scale computed at
@@ -71,7 +75,7 @@ def small_grid(shape=(200, 200), precision="float64", kernel="texture", steps=(2
     import subprocess
     import tempfile
 
-    from simengine.field.cuda.fused_blocked import BlockedPlan
+    from simengine.field.cuda.fused_blocked import BlockedPlan, PersistentPlan
     from simengine.field.cuda_solver import CudaFieldSolver
 
     rows = []
@@ -84,9 +88,10 @@ def small_grid(shape=(200, 200), precision="float64", kernel="texture", steps=(2
         s = CudaFieldSolver(MODEL, grid, Boundary("periodic"), kernel=kernel,
                             precision=precision, dt=DT, **options)
         if blocked is not None:
-            k, blk, tile = blocked
-            s.fused_plan = BlockedPlan(s.kernel, 2, s.shape3, s.boundary.code, s.dtype,
-                                       steps=k, block=blk, tile=tile)
+            kind, k, blk, tile = blocked
+            cls = BlockedPlan if kind == "blocked" else PersistentPlan
+            s.fused_plan = cls(s.kernel, 2, s.shape3, s.boundary.code, s.dtype, steps=k,
+                               block=blk, tile=tile)
         s.use_graphs = graphs
         s.load(host)
         s.advance(1000)
@@ -102,9 +107,10 @@ def small_grid(shape=(200, 200), precision="float64", kernel="texture", steps=(2
     cases += [(f"solver, fused step block {b[0]}x{b[1]} rows {r}, CUDA Graphs", True,
                dict(fused=True, block=b, cells_per_thread=r)) for b, r in SMALL_FUSED_VARIANTS
                if sweep or (b, r) == ((16, 8), 1)]
-    cases += [(f"solver, blocked K={k} block {b[0]}x{b[1]} tile {t[1]}x{t[0]}, CUDA Graphs", True,
-               dict(fused=True, blocked=(k, b, t)))
-              for k, b, t in SMALL_BLOCKED_VARIANTS[precision]]
+    cases += [(f"solver, {kind} K={k} block {b[0]}x{b[1]} tile {t[1]}x{t[0]}"
+               + (", CUDA Graphs" if kind == "blocked" else ", one launch per advance"), True,
+               dict(fused=True, blocked=(kind, k, b, t)))
+              for kind, k, b, t in SMALL_BLOCKED_VARIANTS[precision]]
     ref = None  # the previous default: one fused step per launch, block 16x8 rows 1
     for label, graphs, options in cases:
         try:
@@ -355,6 +361,9 @@ def main(argv=None):
                         "base (texture with the default options), fused (the fused RK2 step: "
                         "blocks x rows / planes, checked against the unfused stages)")
     p.add_argument("--march", default="32", help="march lengths for the 'march' group")
+    p.add_argument("--small-sweep", action="store_true",
+                   help="--sizes small: all fused-step blocks (SMALL_FUSED_VARIANTS), not only "
+                        "the default 16x8")
     p.add_argument("--json", default=None)
     args = p.parse_args(argv)
 
@@ -369,7 +378,7 @@ def main(argv=None):
         for prec in args.precisions.split(","):
             small_rows += [(prec, *r) for r in small_grid(precision=prec,
                                                              cli_previous=prec == "float64",
-                                                             sweep=prec == "float64")]
+                                                             sweep=args.small_sweep)]
     for size in args.sizes.split(","):
         if size == "small":
             continue
