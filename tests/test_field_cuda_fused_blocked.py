@@ -1,10 +1,10 @@
-"""Temporal blocking of the fused RK2 step (``simengine/field/cuda/fused_blocked.py``): K steps per
-launch against K unfused steps.
+"""Temporal blocking of the fused RK2 step and the persistent cooperative kernel
+(``simengine/field/cuda/fused_blocked.py``) against unfused steps.
 
 Under the CUDA simulator (CI): ≤ 32² grids, 8×8 blocks and tiles, a few steps, and the result
 must be bit-identical to the unfused stages (same per-point arithmetic, no FMA contraction) for
 every boundary, fp32/fp64, and step counts not divisible by K. On a GPU: non-tile-multiple grids,
-the default plan (what ``fused: auto`` picks for a small 2-D grid), 1000 steps against the unfused
+the default block and tile, 1001 steps through CUDA Graphs against the unfused
 path (≤ 1e-12 relative in fp64, ≤ 1e-5 in fp32), and CUDA Graph replay bit-identical to launches.
 """
 from __future__ import annotations
@@ -49,10 +49,9 @@ def _blocked(shape, bnd, dtype, k=None, block=BLOCK, tile=TILE):
         s.fused_plan = fb.BlockedPlan(s.kernel, 2, s.shape3, s.boundary.code, s.dtype, steps=k,
                                       block=block, tile=tile)
         return s
-    s = _solver(shape, bnd, dtype)  # fused: auto, no hints: the blocked plan on a small grid
-    if k is not None or block is not None or tile is not None:
-        s.fused_plan = fb.BlockedPlan(s.kernel, 2, s.shape3, s.boundary.code, s.dtype, steps=k,
-                                      block=block, tile=tile)
+    s = _solver(shape, bnd, dtype, fused=True)
+    s.fused_plan = fb.BlockedPlan(s.kernel, 2, s.shape3, s.boundary.code, s.dtype, steps=k,
+                                  block=block, tile=tile)
     return s
 
 
@@ -80,7 +79,7 @@ CASES = ([("periodic", "float64", 2, SHAPE), ("mirror", "float64", 2, SHAPE),
 def test_blocked_matches_unfused(bnd, prec, k, shape):
     dtype = np.dtype(prec)
     phi = _field(shape).astype(dtype)
-    b = _blocked(shape, bnd, dtype, k if SIM else None)
+    b = _blocked(shape, bnd, dtype, k)
     assert isinstance(b.fused_plan, fb.BlockedPlan) and "steps/launch" in b.name
     u = _solver(shape, bnd, dtype, fused=False, **(dict(block=(8, 8)) if SIM else {}))
     assert u.fused_plan is None
@@ -148,6 +147,10 @@ def test_plan_limits():
     with pytest.raises(ValueError, match="2-D"):
         fb.BlockedPlan("texture", 1, (1, 1, 64), 0, np.float64)
     assert fb.blocked_shared_bytes((16, 16), 2, "float64") == 3 * 8 * 32 * 32
+    # fused: auto on a small 2-D grid (a real GPU): the blocked plan only where BLOCKED_AUTO
+    auto = _solver(SMALL, "periodic", np.float64)
+    if not SIM:
+        assert isinstance(auto.fused_plan, fb.BlockedPlan) is fb.BLOCKED_AUTO
 
 
 @pytest.mark.skipif(SIM, reason="the simulator records no CUDA Graphs")
