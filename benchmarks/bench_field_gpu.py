@@ -108,8 +108,8 @@ def small_grid(shape=(200, 200), precision="float64", kernel="texture", steps=(2
                dict(fused=True, block=b, cells_per_thread=r)) for b, r in SMALL_FUSED_VARIANTS
                if sweep or (b, r) == ((16, 8), 1)]
     cases += [(f"solver, {kind} K={k} block {b[0]}x{b[1]} tile {t[1]}x{t[0]}"
-               + (", CUDA Graphs" if kind == "blocked" else ", one launch per advance"), True,
-               dict(fused=True, blocked=(kind, k, b, t)))
+               + (", CUDA Graphs" if kind == "blocked" else ", one launch per advance"),
+               True, dict(fused=True, blocked=(kind, k, b, t)))
               for kind, k, b, t in SMALL_BLOCKED_VARIANTS[precision]]
     ref = None  # the previous default: one fused step per launch, block 16x8 rows 1
     for label, graphs, options in cases:

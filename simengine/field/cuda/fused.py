@@ -668,8 +668,8 @@ def fused_plan_for(solver, fused, block):
             and cells <= FUSED_AUTO_MAX_CELLS):
         from .fused_blocked import BLOCKED_AUTO, BlockedPlan
 
-        if fused is None and BLOCKED_AUTO:  # auto, latency-bound: K steps per launch
-            # (cuda/fused_blocked.py); ``fused: true`` keeps one fused step per launch
+        if fused is None and BLOCKED_AUTO:  # auto, latency-bound: cuda/fused_blocked.py
+            # (DEFAULT_BLOCKED_STEPS per launch, measured faster); ``fused: true``: this kernel
             return BlockedPlan(solver.kernel, 2, solver.shape3, solver.boundary.code,
                                solver.dtype)
         blk, rows = SMALL_FUSED_BLOCK, SMALL_FUSED_ROWS  # latency-bound: many small blocks

@@ -1,4 +1,9 @@
-"""Temporal blocking of the fused RK2 step: ``K`` steps per kernel launch on small 2-D grids.
+"""Temporal blocking of the fused RK2 step: ``K`` steps per kernel launch on small 2-D grids
+(and a persistent cooperative form, :class:`PersistentPlan`).
+
+Measured on an H100 (docs/field-gpu.md): K ≥ 2 and the persistent kernel are slower than one
+step per launch on 200²; ``fused: auto`` runs this module's kernel with K = 1 (block 16×8), 3–7 %
+faster than fused.py's kernel of the same shape.
 
 A 200² grid is latency-bound: one fused step (:mod:`.fused`) moves 0.6 MB in a fraction of a
 microsecond, but every launch — even replayed from a CUDA Graph — costs its start-up, its four
@@ -48,15 +53,18 @@ from .access import LD, LDNC, ST
 from .config import FIXED, SIMULATOR
 from .fused import SHARED_LIMIT, _fold_fn, _ftype, _itemsize
 
-#: steps per launch of ``fused: auto`` on small 2-D grids (see :data:`BLOCKED_AUTO`)
-DEFAULT_BLOCKED_STEPS = 2
+#: steps per launch of ``fused: auto`` on small 2-D grids (see :data:`BLOCKED_AUTO`). H100,
+#: 200² fp64 with CUDA Graphs, µs/step (2026-11-24): K = 1 block 16×8 tile 16×8: 4.46–4.61
+#: (fused.py's kernel, same shape: 4.75–4.78); K = 2 16×16: 5.36; K = 3: 6.46; K = 4 16×8:
+#: 8.73 — more steps per launch lose (each adds 4 dependent phases over a larger frame)
+DEFAULT_BLOCKED_STEPS = 1
 #: threads (x first) and output tile (TY, TX) of ``fused: auto`` on small 2-D grids
-DEFAULT_BLOCKED_BLOCK = (16, 16)
-DEFAULT_BLOCKED_TILE = (16, 16)
-#: ``fused: auto`` runs the blocked kernel on 2-D grids of at most
-#: :data:`~.fused.FUSED_AUTO_MAX_CELLS` cells (measured faster than one fused step per launch
-#: on an H100, docs/field-gpu.md); False = one fused step per launch there
-BLOCKED_AUTO = False
+DEFAULT_BLOCKED_BLOCK = (16, 8)
+DEFAULT_BLOCKED_TILE = (8, 16)
+#: ``fused: auto`` runs this module's kernel (K = DEFAULT_BLOCKED_STEPS) on 2-D grids of at
+#: most :data:`~.fused.FUSED_AUTO_MAX_CELLS` cells: measured 3–7 % faster than fused.py's
+#: kernel of the same shape (docs/field-gpu.md); False = fused.py's kernel (block 16×8)
+BLOCKED_AUTO = True
 
 
 def blocked_shared_bytes(tile, steps, dtype) -> int:
@@ -341,8 +349,9 @@ class BlockedPlan:
     @property
     def description(self) -> str:
         blk = "x".join(str(b) for b in self.block)
-        return (f"fused RK2, {self.steps} steps/launch (temporal blocking), block {blk}, "
-                f"tile {self.tile[1]}x{self.tile[0]}")
+        per = ("1 step/launch" if self.steps == 1
+               else f"{self.steps} steps/launch (temporal blocking)")
+        return f"fused RK2, {per}, block {blk}, tile {self.tile[1]}x{self.tile[0]}"
 
     def _args(self, src, out, coef1, coef2, scal):
         t = self.dtype.type
