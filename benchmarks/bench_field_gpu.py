@@ -46,9 +46,28 @@ def copy_bandwidth():
 
 
 SMALL_FUSED_VARIANTS = [((32, 8), 2), ((16, 16), 1), ((32, 4), 1), ((16, 8), 1), ((8, 8), 1)]
+#: cuda/fused_blocked.py: (plan, K, block, tile (TY, TX)); plan "blocked" = K steps per launch
+#: (temporal blocking), "persistent" = one cooperative launch per advance, a grid barrier every
+#: K steps. The H100 sweep of 2026-11-24 (docs/field-gpu.md) found none faster than the fused
+#: step 16x8: these are its best shapes
+SMALL_BLOCKED_VARIANTS = {
+    "float64": [("blocked", 1, (16, 8), (8, 16)), ("blocked", 2, (16, 16), (16, 16)),
+                ("blocked", 2, (32, 32), (16, 32)), ("blocked", 3, (16, 16), (16, 16)),
+                ("blocked", 4, (16, 8), (8, 16)), ("persistent", 1, (16, 8), (8, 16)),
+                ("persistent", 1, (8, 8), (8, 8))],
+    "float32": [("blocked", 2, (16, 16), (16, 16)), ("persistent", 1, (16, 8), (8, 16))],
+}
+#: the CLI as it ran before temporal blocking and observation pipelining (for the ratio):
+#: ``fused: true`` (one fused step per launch, block 16×8) and the length scale computed at
+#: every stop before the next steps are launched
+_CLI_PREVIOUS = ("import sys; import simengine.field.job as j; i = j.FieldJob.__init__\n"
+                 "def init(self, *a, **k):\n    i(self, *a, **k); self._pipeline = False\n"
+                 "j.FieldJob.__init__ = init\n"
+                 "from simengine.cli import main; sys.exit(main(sys.argv[1:]))")
 
 
-def small_grid(shape=(200, 200), precision="float64", kernel="texture", steps=(20000, 1020000)):
+def small_grid(shape=(200, 200), precision="float64", kernel="texture", steps=(20000, 1020000),
+               cli_previous=True, sweep=True):
     """Steady-state µs per RK2 step of a small grid, launch-bound: the solver with and without
     CUDA Graphs (:mod:`simengine.field.cuda.graph`), and the CLI path as a user runs it — the
     difference of a ``steps[1]``- and a ``steps[0]``-step run divided by the step difference, so
@@ -57,16 +76,23 @@ def small_grid(shape=(200, 200), precision="float64", kernel="texture", steps=(2
     import subprocess
     import tempfile
 
+    from simengine.field.cuda.fused_blocked import BlockedPlan, PersistentPlan
     from simengine.field.cuda_solver import CudaFieldSolver
 
     rows = []
     grid = Grid(shape)
     host = np.random.default_rng(0).uniform(-0.1, 0.1, shape)
     n = 20000
-    def steady_us(graphs=True, **options):
-        """µs per step of ``n`` steps after 1000 of warm-up (and the solver)."""
+    def steady_us(graphs=True, blocked=None, **options):
+        """µs per step of ``n`` steps after 1000 of warm-up (and the solver); ``blocked``:
+        (K, block, tile) of a :class:`BlockedPlan` put in place of the solver's fused plan."""
         s = CudaFieldSolver(MODEL, grid, Boundary("periodic"), kernel=kernel,
                             precision=precision, dt=DT, **options)
+        if blocked is not None:
+            kind, k, blk, tile = blocked
+            cls = BlockedPlan if kind == "blocked" else PersistentPlan
+            s.fused_plan = cls(s.kernel, 2, s.shape3, s.boundary.code, s.dtype, steps=k,
+                               block=blk, tile=tile)
         s.use_graphs = graphs
         s.load(host)
         s.advance(1000)
@@ -80,37 +106,80 @@ def small_grid(shape=(200, 200), precision="float64", kernel="texture", steps=(2
              (f"solver unfused, {{name}}, CUDA Graphs", True, dict(fused=False)),
              (f"solver default (fused: auto), {{name}}, CUDA Graphs", True, dict(fused=None))]
     cases += [(f"solver, fused step block {b[0]}x{b[1]} rows {r}, CUDA Graphs", True,
-               dict(fused=True, block=b, cells_per_thread=r)) for b, r in SMALL_FUSED_VARIANTS]
+               dict(fused=True, block=b, cells_per_thread=r)) for b, r in SMALL_FUSED_VARIANTS
+               if sweep or (b, r) == ((16, 8), 1)]
+    cases += [(f"solver, {kind} K={k} block {b[0]}x{b[1]} tile {t[1]}x{t[0]}"
+               + (", CUDA Graphs" if kind == "blocked" else ", one launch per advance"),
+               True, dict(fused=True, blocked=(kind, k, b, t)))
+              for kind, k, b, t in SMALL_BLOCKED_VARIANTS[precision]]
+    ref = None  # the previous default: one fused step per launch, block 16x8 rows 1
     for label, graphs, options in cases:
-        us, s = steady_us(graphs, **options)
+        try:
+            us, s = steady_us(graphs, **options)
+        except ValueError as exc:  # e.g. a tile too large for 48 KB of shared memory
+            print(f"small {shape} {precision}: {label}: skipped ({exc})", flush=True)
+            continue
+        if "block 16x8 rows 1" in label:
+            ref = us
         rows.append((label.format(name=s.name), us))
         print(f"small {shape} {precision} {kernel}: {rows[-1][0]}: {us:.2f} us/step"
               + (f" (graph error: {s._graph_error})" if graphs and s._graph_error else ""),
               flush=True)
+    if ref:
+        rows = [(w + f" [{ref / us:.2f}x faster than the fused step 16x8]", us) for w, us in rows]
+    # one observation's pieces (what the CLI does every 1000 steps), ms
+    from simengine.field.observables import characteristic_length
+
+    s = CudaFieldSolver(MODEL, grid, Boundary("periodic"), kernel=kernel, precision=precision,
+                        dt=DT)
+    s.load(host)
+    s.advance(10)
+    parts = {"reductions (device)": s.reductions, "field to host": s.state,
+             "S(k) + length (host)": lambda: characteristic_length(phi)}
+    phi = s.state()
+    for what, fn in parts.items():
+        fn()
+        t = time.perf_counter()
+        for _ in range(50):
+            fn()
+        ms = (time.perf_counter() - t) / 50 * 1e3
+        print(f"small {shape} {precision}: one observation: {what}: {ms:.3f} ms", flush=True)
+        rows.append((f"one observation: {what} (ms, not µs/step)", ms))
     scen = (f"kind: field\nname: small\ngrid: {{shape: {list(shape)}}}\nboundary: {{type: periodic}}\n"
             f"model: {{mobility: 1.0, kappa: 1.0, potential: {{b: 1.0, u: 1.0}}}}\n"
             f"initial: {{type: noise, mean: 0.0, amplitude: 0.05, seed: 1}}\n"
             f"time: {{dt: {DT}, steps: STEPS}}\n"
-            f"solver: {{backend: cuda, precision: {precision}}}\n"
+            f"solver: {{backend: cuda, precision: PRECISION}}\n"
             f"output: {{snapshot_every: 20000, checkpoint_every: 20000, observables_every: 1000}}\n")
-    walls = []
-    with tempfile.TemporaryDirectory() as wd:
-        for k in steps:
-            path = os.path.join(wd, f"s{k}.yaml")
-            with open(path, "w") as f:
-                f.write(scen.replace("STEPS", str(k)))
-            t = time.perf_counter()
-            r = subprocess.run([sys.executable, "-m", "simengine", "run", path, "-o",
-                                os.path.join(wd, f"s{k}.h5"), "-q", "--overwrite"],
-                               capture_output=True, text=True)
-            walls.append(time.perf_counter() - t)
-            if r.returncode:
-                print(r.stderr[-2000:])
-                return rows
-    us = (walls[1] - walls[0]) / (steps[1] - steps[0]) * 1e6
-    rows.append((f"CLI `simengine run` (default solver, output every 1000/20000 steps), "
-                 f"({walls[1]:.1f} s − {walls[0]:.1f} s) / {steps[1] - steps[0]} steps", us))
-    print(f"small {shape} {precision}: {rows[-1][0]}: {us:.2f} us/step", flush=True)
+    clis = [("CLI `simengine run` (default solver: fused auto, observation pipelining)",
+             ["-m", "simengine"], "")]
+    if cli_previous:
+        clis.append(("CLI as before (fused: true = one fused step per launch 16x8, length "
+                     "scale before the next steps)", ["-c", _CLI_PREVIOUS], ", fused: true"))
+    cli_us = []
+    for label, cmd, extra in clis:
+        walls = []
+        with tempfile.TemporaryDirectory() as wd:
+            for k in steps:
+                path = os.path.join(wd, f"s{k}.yaml")
+                with open(path, "w") as f:
+                    f.write(scen.replace("STEPS", str(k)).replace("PRECISION}",
+                                                                  f"{precision}{extra}}}"))
+                t = time.perf_counter()
+                r = subprocess.run([sys.executable, *cmd, "run", path, "-o",
+                                    os.path.join(wd, f"s{k}.h5"), "-q", "--overwrite"],
+                                   capture_output=True, text=True)
+                walls.append(time.perf_counter() - t)
+                if r.returncode:
+                    print(r.stderr[-2000:])
+                    return rows
+        us = (walls[1] - walls[0]) / (steps[1] - steps[0]) * 1e6
+        cli_us.append(us)
+        ratio = f" [{us / cli_us[0]:.2f}x the default's time]" if len(cli_us) > 1 else ""
+        rows.append((f"{label}, output every 1000/20000 steps, "
+                     f"({walls[1]:.1f} s − {walls[0]:.1f} s) / {steps[1] - steps[0]} steps"
+                     + ratio, us))
+        print(f"small {shape} {precision}: {rows[-1][0]}: {us:.2f} us/step", flush=True)
     return rows
 
 
@@ -443,6 +512,9 @@ def main(argv=None):
     p.add_argument("--march", default="32", help="march lengths for the 'march' group")
     p.add_argument("--warp-sweep", default="short", choices=("short", "full"),
                    help="the 'warp' group: around the defaults, or the full grid of variants")
+    p.add_argument("--small-sweep", action="store_true",
+                   help="--sizes small: all fused-step blocks (SMALL_FUSED_VARIANTS), not only "
+                        "the default 16x8")
     p.add_argument("--json", default=None)
     args = p.parse_args(argv)
 
@@ -455,7 +527,9 @@ def main(argv=None):
     small_rows = []
     if "small" in args.sizes.split(","):
         for prec in args.precisions.split(","):
-            small_rows += [(prec, *r) for r in small_grid(precision=prec)]
+            small_rows += [(prec, *r) for r in small_grid(precision=prec,
+                                                             cli_previous=prec == "float64",
+                                                             sweep=args.small_sweep)]
     if "warp" in args.variants.split(","):  # the warp-marching fused step, 2-D 4096²
         warp = []
         for prec in args.precisions.split(","):

@@ -137,7 +137,10 @@ class CudaFieldSolver(FieldSolver):
         if (self.fused_plan or self.plan)._fast is None:  # the first steps compile the kernels
             self._launch_steps(2)
             n -= 2
-        self.steps += ck.graph.replay_steps(n, self._step_graph, self._launch_steps)
+        # (not ``self.steps += replay_steps(...)``: that would read self.steps before the
+        # remainder launched inside replay_steps counts its steps, and lose them)
+        replayed = ck.graph.replay_steps(n, self._step_graph, self._launch_steps)
+        self.steps += replayed
 
     def _launch_steps(self, n: int) -> None:
         """``n`` steps launched one by one."""
@@ -149,7 +152,8 @@ class CudaFieldSolver(FieldSolver):
 
     def _graphs_usable(self) -> bool:
         return (self.use_graphs and not ck.SIMULATOR and self.slab.whole
-                and self._graph_error is None)
+                and self._graph_error is None
+                and not getattr(self.fused_plan, "persistent", False))  # one launch per advance
 
     def _step_graph(self, steps=None):
         steps = ck.graph.GRAPH_STEPS if steps is None else int(steps)
@@ -164,8 +168,12 @@ class CudaFieldSolver(FieldSolver):
                 scheme, coefs, record_stage = ck.fused.graph_recording(
                     self.fused_plan, self.coefs, self.scal)
             try:
-                g = ck.graph.StepGraph(self.device, self.buffers, scheme, coefs,
-                                       record_stage, steps=steps)
+                if hasattr(self.fused_plan, "graph"):  # K steps per launch (fused_blocked.py)
+                    g = self.fused_plan.graph(self.device, self.buffers, self.coefs, self.scal,
+                                              steps)
+                else:
+                    g = ck.graph.StepGraph(self.device, self.buffers, scheme, coefs,
+                                           record_stage, steps=steps)
             except Exception as exc:  # recording unsupported here: launch step by step
                 self._graph_error = f"{type(exc).__name__}: {exc}"
                 return None

@@ -12,6 +12,7 @@
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -47,18 +48,30 @@ def free_energy(phi, model: CahnHilliard, grid: Grid, boundary: Boundary) -> flo
     return total * h ** p.ndim
 
 
+@functools.lru_cache(maxsize=8)
+def _wavenumbers(shape: tuple, spacing: float):
+    """``(mask, |k|[mask])`` of :func:`characteristic_length` for one grid (computed once per
+    grid: a run observes the same shape every time; read-only arrays)."""
+    ks = np.meshgrid(*[2 * np.pi * np.fft.fftfreq(n, d=spacing) for n in shape], indexing="ij")
+    kmag = np.sqrt(sum(k * k for k in ks))
+    mask = kmag > 0
+    km = kmag[mask]
+    mask.flags.writeable = False
+    km.flags.writeable = False
+    return mask, km
+
+
 def characteristic_length(phi, spacing: float = 1.0) -> float:
     p = np.asarray(phi, dtype=np.float64)
     s = np.abs(np.fft.fftn(p - p.mean())) ** 2
-    ks = np.meshgrid(*[2 * np.pi * np.fft.fftfreq(n, d=spacing) for n in p.shape], indexing="ij")
-    kmag = np.sqrt(sum(k * k for k in ks))
-    mask = kmag > 0
-    st = float(s[mask].sum())
+    mask, kmag_m = _wavenumbers(tuple(int(n) for n in p.shape), float(spacing))
+    sm = s[mask]
+    st = float(sm.sum())
     if not np.isfinite(st):
         return float("nan")
     if st <= 1e-300 * max(1, p.size):
         return float("inf")
-    k1 = float((kmag[mask] * s[mask]).sum()) / st
+    k1 = float((kmag_m * sm).sum()) / st
     return float(2 * np.pi / k1)
 
 

@@ -683,6 +683,12 @@ def fused_plan_for(solver, fused, block):
                              solver.dtype, length=h.get("march"))
     if (blk is None and rows is None and solver.grid.ndim == 2
             and cells <= FUSED_AUTO_MAX_CELLS):
+        from .fused_blocked import BLOCKED_AUTO, BlockedPlan
+
+        if fused is None and BLOCKED_AUTO:  # auto, latency-bound: cuda/fused_blocked.py
+            # (DEFAULT_BLOCKED_STEPS per launch, measured faster); ``fused: true``: this kernel
+            return BlockedPlan(solver.kernel, 2, solver.shape3, solver.boundary.code,
+                               solver.dtype)
         blk, rows = SMALL_FUSED_BLOCK, SMALL_FUSED_ROWS  # latency-bound: many small blocks
     return FusedPlan(solver.kernel, solver.grid.ndim, solver.shape3, solver.boundary.code,
                      solver.dtype, block=blk, rows=rows, march=h.get("march"))

@@ -1,0 +1,116 @@
+"""Cheaper observations of a CUDA field run (simengine/field/job.py, observables.py): the length
+scale of an observables-only stop is computed while the next steps run (``FieldJob._pipeline``),
+and the wavenumbers of S(k) are computed once per grid — neither may change a number written.
+"""
+from __future__ import annotations
+
+import h5py
+import numpy as np
+import pytest
+
+from simengine import api
+from simengine.field import job as fjob
+from simengine.field import observables as obs
+
+
+def _length_reference(phi, spacing=1.0):
+    """characteristic_length as it was written before the wavenumber cache."""
+    p = np.asarray(phi, dtype=np.float64)
+    s = np.abs(np.fft.fftn(p - p.mean())) ** 2
+    ks = np.meshgrid(*[2 * np.pi * np.fft.fftfreq(n, d=spacing) for n in p.shape], indexing="ij")
+    kmag = np.sqrt(sum(k * k for k in ks))
+    mask = kmag > 0
+    st = float(s[mask].sum())
+    if not np.isfinite(st):
+        return float("nan")
+    if st <= 1e-300 * max(1, p.size):
+        return float("inf")
+    return float(2 * np.pi / (float((kmag[mask] * s[mask]).sum()) / st))
+
+
+@pytest.mark.parametrize("shape,spacing", [((200, 200), 1.0), ((37,), 0.5), ((13, 11), 0.9),
+                                           ((6, 1, 7), 1.3), ((64, 48), 2.0)])
+def test_length_bits_unchanged(shape, spacing):
+    rng = np.random.default_rng(len(shape))
+    for i in range(3):
+        phi = rng.uniform(-1, 1, shape) * (i + 1)
+        assert obs.characteristic_length(phi, spacing) == _length_reference(phi, spacing)
+    flat = np.full(shape, 0.3)
+    assert obs.characteristic_length(flat, spacing) == _length_reference(flat, spacing)
+    assert obs.characteristic_length(np.zeros(shape), spacing) == float("inf")
+
+
+SCENARIO = """\
+kind: field
+name: pipe
+grid: {shape: [13, 11], spacing: 0.9}
+boundary: {type: periodic}
+model: {mobility: 1.0, kappa: 1.0, potential: {b: 1.0, u: 1.0}}
+initial: {type: noise, mean: 0.1, amplitude: 0.3, seed: 5}
+time: {dt: 0.01, steps: 7}
+solver: {backend: cuda, precision: float64, block: [8, 4]}
+output: {observables_every: 1, checkpoint_every: 3, snapshot_every: 3}
+"""
+
+
+def _tables(path):
+    with h5py.File(path, "r") as f:
+        g = f["observables"]
+        return {k: g[k][()] for k in g if k != "wall_time"}
+
+
+def test_pipelined_observations_write_the_same_rows(tmp_path, monkeypatch):
+    pytest.importorskip("numba.cuda")
+    from numba import cuda
+
+    if not cuda.is_available():  # pragma: no cover
+        pytest.skip("no CUDA device and not the simulator")
+    pending = []
+    finish = fjob.FieldJob.finish_observation
+
+    def spy(self):
+        pending.append(self._pending is not None)
+        finish(self)
+
+    monkeypatch.setattr(fjob.FieldJob, "finish_observation", spy)
+    piped = api.run(SCENARIO, tmp_path / "piped.h5")
+    # obs-only stops 1, 2, 4, 5 are completed later (during the next steps)
+    assert sum(pending) == 4
+    init = fjob.FieldJob.__init__
+
+    def serial_init(self, *a, **kw):
+        init(self, *a, **kw)
+        self._pipeline = False
+
+    monkeypatch.setattr(fjob.FieldJob, "__init__", serial_init)
+    pending.clear()
+    serial = api.run(SCENARIO, tmp_path / "serial.h5")
+    assert sum(pending) == 0
+    a, b = _tables(piped), _tables(serial)
+    assert sorted(a) == sorted(b) and list(a["step"]) == list(range(8))
+    for k in a:
+        np.testing.assert_array_equal(a[k], b[k], err_msg=k)
+    assert np.all(np.isfinite(a["length"]))
+
+
+def test_checkpoint_completes_the_pending_row(tmp_path):
+    """An interrupt checkpoint writes the pending row first (rows in step order)."""
+    from types import SimpleNamespace
+
+    sc = api.load(SCENARIO)
+    job = fjob.FieldJob(sc)
+    assert job._pipeline
+    job.start(True, None)
+    writes = []
+    out = SimpleNamespace(obs=[], snaps=[], ckpt=None,
+                          write=lambda complete=False: writes.append(
+                              [r["step"] for r in out.obs]))
+    job.at_stop(0, out, 0.0)  # everything due at 0: written at once
+    assert writes == [[0]] and job._pending is None
+    job.solver.advance(1)
+    job.at_stop(1, out, 0.1)  # observables only: pending
+    assert job._pending is not None and [r["step"] for r in out.obs] == [0]
+    job.solver.advance(1)
+    job.checkpoint(2, out, 0.2)
+    assert job._pending is None and writes[-1] == [0, 1]
+    assert np.isfinite(out.obs[-1]["length"]) and out.obs[-1]["step"] == 1
