@@ -37,6 +37,12 @@ DEFAULT_CPT = {1: 1, 2: 4, 3: 1}
 DEFAULT_MARCH = {1: 0, 2: 0, 3: 32}
 #: thread blocks of the marching kernels (x first; the last entry spans march chunks)
 DEFAULT_MARCH_BLOCK = {2: (128, 1), 3: (32, 4, 1)}
+#: 3-D: the default march runs the shared-memory marching kernel (smarch.py: a block of
+#: threads marches an in-plane tile with shared φ/μ plane rings) instead of the register queue
+#: of march.py; an explicit ``march`` selects the register form unless ``smarch=True``
+DEFAULT_SMARCH = {3: True}
+#: thread block of the shared-memory marching kernel (x first; the in-plane tile)
+DEFAULT_SMARCH_BLOCK = (32, 8, 1)
 #: planes a marching thread loads ahead (all loads of U planes issued before their updates)
 DEFAULT_MARCH_UNROLL = 1
 

@@ -12,10 +12,11 @@ from ..model import Boundary, CahnHilliard, Grid
 from ..params import stage_scalars
 from . import launch as _launch_api
 from .config import (DEFAULT_BLOCK, DEFAULT_CPT, DEFAULT_MARCH, DEFAULT_MARCH_BLOCK,
-                     DEFAULT_MARCH_UNROLL, DEFAULT_VEC, DEFAULT_VEC_BLOCK, DEFAULT_VEC_ROWS,
-                     KERNELS, LAYOUTS, SIMULATOR)
+                     DEFAULT_MARCH_UNROLL, DEFAULT_SMARCH, DEFAULT_SMARCH_BLOCK, DEFAULT_VEC,
+                     DEFAULT_VEC_BLOCK, DEFAULT_VEC_ROWS, KERNELS, LAYOUTS, SIMULATOR)
 from .direct import direct_kernel
 from .march import march_kernel
+from .smarch import smarch_fits, smarch_kernel, smarch_shape
 from .tiled import _block3, modern_kernel, seed_kernel
 from .vec import vec_kernel
 
@@ -33,7 +34,8 @@ class StagePlan:
     """A compiled stage kernel plus its launch geometry for one (shape, slice, block)."""
 
     def __init__(self, kernel: str, ndim: int, shape3, bc: int, dtype, *, layout="modern",
-                 block=None, lo=0, hi=None, cpt=None, march=None, unroll=None, vec=None):
+                 block=None, lo=0, hi=None, cpt=None, march=None, unroll=None, vec=None,
+                 smarch=None, maxreg=None):
         if kernel not in KERNELS:
             raise ValueError(f"unknown kernel {kernel!r}; choose from {KERNELS}")
         if layout not in LAYOUTS:
@@ -48,6 +50,7 @@ class StagePlan:
         tiled = kernel in ("shared", "combined")
         self.layout = layout if tiled else "direct"
         # marching form of A/C: explicit ``march``, else the default unless ``cpt`` is given
+        explicit = march is not None or bool(cpt)
         if self.layout != "direct" or ndim == 1:
             march = 0
         elif march is None:
@@ -56,6 +59,14 @@ class StagePlan:
         self.unroll = 0
         if self.march < 0:
             raise ValueError("march must be >= 0")
+        # 3-D: shared-memory marching form (smarch.py) for the default march, the register
+        # form (march.py) for an explicit ``march`` unless ``smarch=True``
+        if smarch is None:
+            smarch = DEFAULT_SMARCH.get(ndim, False) and not explicit
+            if smarch and block is not None and not smarch_fits(block):
+                smarch = False  # a block of the register form (e.g. 4x4x2): keep that form
+        self.smarch = bool(smarch) and bool(self.march) and ndim == 3
+        self.maxreg = int(maxreg) if maxreg else None
         # 2-D pair kernel: explicit ``vec=2``, else the per-dtype default unless ``cpt`` is given
         if self.layout != "direct" or ndim != 2 or self.march:
             vec = 0
@@ -70,14 +81,23 @@ class StagePlan:
             cpt = cpt if cpt in (1, 2, 4) else None
         self._alt = None
         if block is None:
-            block = (DEFAULT_MARCH_BLOCK[ndim] if self.march else
+            block = (DEFAULT_SMARCH_BLOCK if self.smarch else
+                     DEFAULT_MARCH_BLOCK[ndim] if self.march else
                      DEFAULT_VEC_BLOCK if self.vec else DEFAULT_BLOCK[(self.layout, ndim)])
         self.block = tuple(int(b) for b in block)
+        if self.smarch:
+            self.block = smarch_shape(self.block) + (1,)
         b3 = _block3(self.block, ndim)
-        if self.march:
+        if self.smarch:
+            self.cpt = 1
+            self.fn = smarch_kernel(bc, nc, self.dtype.name, self.block[:2], self.march,
+                                    self.maxreg)
+            core = (b3[0], b3[1], self.march)
+        elif self.march:
             self.cpt = 1
             self.unroll = int(unroll or DEFAULT_MARCH_UNROLL)
-            self.fn = march_kernel(ndim, bc, nc, self.dtype.name, self.march, self.unroll)
+            self.fn = march_kernel(ndim, bc, nc, self.dtype.name, self.march, self.unroll,
+                                   self.maxreg)
             core = (b3[0], b3[1] * self.march, 1) if ndim == 2 else (b3[0], b3[1],
                                                                      b3[2] * self.march)
         elif self.vec:
