@@ -89,6 +89,7 @@ def smarch_kernel(bc: int, nc: bool, dtype: str = "float64", block=(32, 8), leng
     MX, MY = BX + 2, BY + 2  # μ plane: tile + 1 ring
     MP = MX * MY
     NLD, NMU, _ = smarch_counts((BX, BY))
+    SPHI, SMU = 3 * TP, 3 * MP  # shared ring sizes (compile-time constants)
     if NLD > MAX_LOADS or NMU > MAX_MU:
         raise ValueError(f"block {block!r} too small for its halo (at most {MAX_LOADS} loads "
                          f"and {MAX_MU} μ points per thread)")
@@ -148,8 +149,8 @@ def smarch_kernel(bc: int, nc: bool, dtype: str = "float64", block=(32, 8), leng
     @cuda.jit(**opts)
     def kernel(src, base, out, n0, n1, n2, lo, hi, coef, mh2, kh2, nd2, c0, c1, c2, c3, vphi,
                vmu):
-        sphi = cuda.shared.array(3 * TP, ftype)
-        smu = cuda.shared.array(3 * MP, ftype)
+        sphi = cuda.shared.array(SPHI, ftype)
+        smu = cuda.shared.array(SMU, ftype)
         tx = cuda.threadIdx.x
         ty = cuda.threadIdx.y
         tid = ty * BX + tx
