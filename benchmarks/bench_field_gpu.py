@@ -187,11 +187,13 @@ def variants(groups="direct,march,tiled", marches=(32,)):
             yield "texture", "modern", 1, m, None
     if "smarch" in groups:  # 3-D marching forms against the register march (old default)
         yield "texture", "modern", 1, 32, ("ref",)
-        for blk, planes, maxreg in SMARCH_VARIANTS:
-            yield "texture", "modern", 1, planes, ("smarch", blk, maxreg)
+        for blk, planes, maxreg, ahead in SMARCH_VARIANTS:
+            yield "texture", "modern", 1, planes, ("smarch", blk, maxreg, ahead)
+        yield "texture", "modern", None, None, ("default",)
+    if "mcap" in groups:  # the register march with register caps
+        yield "texture", "modern", 1, 32, ("ref",)
         for planes, maxreg in MARCH_CAP_VARIANTS:
             yield "texture", "modern", 1, planes, ("mcap", maxreg)
-        yield "texture", "modern", None, None, ("default",)
     if "base" in groups:  # the previous best: texture with the default cells per thread
         yield "texture", "modern", None, 0, None
     if "sweep" in groups:  # march lengths (--march) x SWEEP_BLOCKS, texture kernel
@@ -218,10 +220,12 @@ FUSED_VARIANTS = [(2, 1, 0, (32, 8)), (2, 2, 0, (32, 8)), (2, 4, 0, (32, 8)), (2
                   (3, 1, 32, (32, 8)), (3, 1, 64, (32, 8)), (3, 1, 64, (16, 16)),
                   (3, 1, 64, (32, 4))]
 #: shared-memory marching kernel variants (in-plane block, planes per block, register cap)
-SMARCH_VARIANTS = [((32, 8), 32, None), ((32, 8), 16, None), ((32, 8), 64, None),
-                   ((32, 4), 32, None), ((64, 4), 32, None), ((32, 16), 32, None),
-                   ((32, 8), 32, 64)]
-#: register march (march.py, block 32x4x1) with a register cap: (planes, max registers)
+#: shared-memory marching kernel variants (in-plane block, planes per block, register cap,
+#: planes of loads in flight)
+SMARCH_VARIANTS = [((32, 8), 32, None, 2), ((32, 8), 64, None, 2), ((32, 8), 128, None, 2),
+                   ((32, 8), 64, None, 1), ((32, 16), 64, None, 2), ((32, 4), 64, None, 2)]
+#: register march (march.py, block 32x4x1) with a register cap: (planes, max registers);
+#: group ``mcap``
 MARCH_CAP_VARIANTS = [(32, 64), (32, 72)]
 SWEEP_BLOCKS = {2: [(128, 1), (64, 1), (32, 4)], 3: [(32, 4, 1), (32, 2, 1), (64, 2, 1)]}
 
@@ -390,6 +394,7 @@ def main(argv=None):
                             extra = dict(smarch=False)
                         elif tag[0] == "smarch":
                             extra = dict(smarch=True, maxreg=tag[2])
+                            unroll = tag[3]
                         elif tag[0] == "mcap":
                             extra = dict(smarch=False, maxreg=tag[1])
                         block = tag[1] if tag[0] == "smarch" else None
@@ -411,7 +416,8 @@ def main(argv=None):
                 if tag is not None and tag[0] == "ref":
                     ref_march = t
                 name = ("smarch" if plan.smarch else "") + (
-                    f"-m{plan.march}" + (f"u{plan.unroll}" if not plan.smarch else "")
+                    f"-m{plan.march}" + (f"u{plan.unroll}" if not plan.smarch else
+                                         f"a{plan.unroll}")
                     if plan.march else "") + (f"-r{plan.maxreg}" if plan.maxreg else "")
                 if tag is not None and tag[0] == "default":
                     name = "default:" + name

@@ -59,9 +59,10 @@ def test_smarch_equals_direct_and_reference(shape, bnd, dtype, kernel, block, pl
     hi_ = shape[0] if hi is None else hi
     phi, base = _field(shape, 1, dtype), _field(shape, 2, dtype)
     scal = ck.stage_scalars(MODEL, grid, boundary, dt_)
+    ahead = 1 if bnd == "mirror" else None  # planes of loads in flight: 1, default 2
     sm = ck.StagePlan(kernel, 3, s3, boundary.code, dt_, block=block, lo=lo, hi=hi,
-                      march=planes, smarch=True)
-    assert sm.smarch and sm.march == planes
+                      march=planes, smarch=True, unroll=ahead)
+    assert sm.smarch and sm.march == planes and sm.unroll == (ahead or ck.DEFAULT_SMARCH_AHEAD)
     direct = ck.StagePlan(kernel, 3, s3, boundary.code, dt_, lo=lo, hi=hi, cpt=1, march=0)
     assert not direct.smarch and not direct.march
     coef = dt_.type(0.37)

@@ -43,6 +43,9 @@ DEFAULT_MARCH_BLOCK = {2: (128, 1), 3: (32, 4, 1)}
 DEFAULT_SMARCH = {3: True}
 #: thread block of the shared-memory marching kernel (x first; the in-plane tile)
 DEFAULT_SMARCH_BLOCK = (32, 8, 1)
+#: planes of φ loads in flight per thread of the shared-memory marching kernel (1 or 2;
+#: ``StagePlan(unroll=)`` for that kernel)
+DEFAULT_SMARCH_AHEAD = 2
 #: planes a marching thread loads ahead (all loads of U planes issued before their updates)
 DEFAULT_MARCH_UNROLL = 1
 

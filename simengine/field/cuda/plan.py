@@ -12,7 +12,8 @@ from ..model import Boundary, CahnHilliard, Grid
 from ..params import stage_scalars
 from . import launch as _launch_api
 from .config import (DEFAULT_BLOCK, DEFAULT_CPT, DEFAULT_MARCH, DEFAULT_MARCH_BLOCK,
-                     DEFAULT_MARCH_UNROLL, DEFAULT_SMARCH, DEFAULT_SMARCH_BLOCK, DEFAULT_VEC,
+                     DEFAULT_MARCH_UNROLL, DEFAULT_SMARCH, DEFAULT_SMARCH_AHEAD,
+                     DEFAULT_SMARCH_BLOCK, DEFAULT_VEC,
                      DEFAULT_VEC_BLOCK, DEFAULT_VEC_ROWS, KERNELS, LAYOUTS, SIMULATOR)
 from .direct import direct_kernel
 from .march import march_kernel
@@ -90,8 +91,9 @@ class StagePlan:
         b3 = _block3(self.block, ndim)
         if self.smarch:
             self.cpt = 1
+            self.unroll = int(unroll or DEFAULT_SMARCH_AHEAD)  # planes of loads in flight
             self.fn = smarch_kernel(bc, nc, self.dtype.name, self.block[:2], self.march,
-                                    self.maxreg)
+                                    self.maxreg, self.unroll)
             core = (b3[0], b3[1], self.march)
         elif self.march:
             self.cpt = 1

@@ -75,11 +75,15 @@ def smarch_counts(block):
 
 @functools.lru_cache(maxsize=None)
 def smarch_kernel(bc: int, nc: bool, dtype: str = "float64", block=(32, 8), length: int = 32,
-                  maxreg=None):
+                  maxreg=None, ahead: int = 2):
     """The 3-D shared-memory marching stage kernel (see the module docstring). Launch with
     block (BX, BY, 1) and grid (⌈n2/BX⌉, ⌈n1/BY⌉, ⌈(hi−lo)/length⌉); same arguments as the
-    other stage kernels."""
+    other stage kernels. ``ahead`` (1 or 2): planes of φ loads in flight per thread (2: the
+    loads of φ(k+4) are issued at plane k and stored into the ring at plane k+1)."""
     BX, BY = smarch_shape(block)
+    A = int(ahead)
+    if A not in (1, 2):
+        raise ValueError("ahead must be 1 or 2")
     L = int(length)
     if L < 1:
         raise ValueError("march length must be >= 1")
@@ -136,6 +140,27 @@ def smarch_kernel(bc: int, nc: bool, dtype: str = "float64", block=(32, 8), leng
             if out:
                 v = vphi
         return v
+
+    @cuda.jit(device=True)
+    def ldplane(src, p, n0, P, o0, o1, o2, o3, g0, g1, g2, g3, v0, v1, v2, v3, vphi, zero):
+        """This thread's φ load slots of plane p (``zero`` in unused slots)."""
+        pk = amap(p, n0) * P
+        gp = False
+        if fixed:
+            gp = p < 0 or p >= n0
+        l0 = zero
+        l1 = zero
+        l2 = zero
+        l3 = zero
+        if v0:
+            l0 = ldv(src, pk, o0, gp or g0, vphi)
+        if v1:
+            l1 = ldv(src, pk, o1, gp or g1, vphi)
+        if v2:
+            l2 = ldv(src, pk, o2, gp or g2, vphi)
+        if v3:
+            l3 = ldv(src, pk, o3, gp or g3, vphi)
+        return l0, l1, l2, l3
 
     @cuda.jit(device=True)
     def mu_point(sphi, f1, f2, q, zm, c, kh2, nd2, c0, c1, c2, c3):
@@ -214,6 +239,13 @@ def smarch_kernel(bc: int, nc: bool, dtype: str = "float64", block=(32, 8), leng
         m0 = (kb % 3) * MP
         gk = F  # plane kb outside (fixed): impossible for kb < hi <= n0, kept for symmetry
         zero = coef - coef
+        l0 = zero
+        l1 = zero
+        l2 = zero
+        l3 = zero
+        if A == 2 and kb + 1 < ke:  # φ(kb+3) in flight during the priming
+            l0, l1, l2, l3 = ldplane(src, kb + 3, n0, P, o0, o1, o2, o3, g0, g1, g2, g3, v0,
+                                     v1, v2, v3, vphi, zero)
         a0 = zero
         b0 = zero
         a1 = zero
@@ -281,25 +313,27 @@ def smarch_kernel(bc: int, nc: bool, dtype: str = "float64", block=(32, 8), leng
         k = kb
         while k < ke:
             more = k + 1 < ke
-            # 1. issue the loads of φ(k+3) (needed from the next plane on)
-            p = k + 3
-            pk = amap(p, n0) * P
-            gp = F
-            if fixed:
-                gp = p >= n0
-            l0 = zero
-            l1 = zero
-            l2 = zero
-            l3 = zero
-            if more:
-                if v0:
-                    l0 = ldv(src, pk, o0, gp or g0, vphi)
-                if v1:
-                    l1 = ldv(src, pk, o1, gp or g1, vphi)
-                if v2:
-                    l2 = ldv(src, pk, o2, gp or g2, vphi)
-                if v3:
-                    l3 = ldv(src, pk, o3, gp or g3, vphi)
+            g = k * P + j * n2 + i
+            bv = zero
+            if mine:
+                bv = LD(base, g)  # in flight during the μ phase
+            # 1. issue the loads of φ(k+3) (ahead 1) / φ(k+4) (ahead 2)
+            if A == 1:
+                if more:
+                    l0, l1, l2, l3 = ldplane(src, k + 3, n0, P, o0, o1, o2, o3, g0, g1, g2, g3,
+                                             v0, v1, v2, v3, vphi, zero)
+                n0_ = l0
+                n1_ = l1
+                n2_ = l2
+                n3_ = l3
+            else:
+                n0_ = zero
+                n1_ = zero
+                n2_ = zero
+                n3_ = zero
+                if k + 2 < ke:
+                    n0_, n1_, n2_, n3_ = ldplane(src, k + 4, n0, P, o0, o1, o2, o3, g0, g1, g2,
+                                                 g3, v0, v1, v2, v3, vphi, zero)
             # 2. μ(k+1) on the μ tile
             f1 = z1 * TP
             f2 = z2 * TP
@@ -342,6 +376,10 @@ def smarch_kernel(bc: int, nc: bool, dtype: str = "float64", block=(32, 8), leng
                     sphi[f0 + t2] = l2
                 if v3:
                     sphi[f0 + t3] = l3
+            l0 = n0_
+            l1 = n1_
+            l2 = n2_
+            l3 = n3_
             cuda.syncthreads()
             # 5. update the own cell of plane k
             mu0 = z0 * MP
@@ -350,8 +388,7 @@ def smarch_kernel(bc: int, nc: bool, dtype: str = "float64", block=(32, 8), leng
                 s = ((smu[mu0 + mc - 1] + smu[mu0 + mc + 1]) + (
                     smu[mu0 + mc - MX] + smu[mu0 + mc + MX])) + (mu_m1 + mu_p1)
                 r = mh2 * (s - nd2 * mu_0)
-                g = k * P + j * n2 + i
-                ST(out, g, LD(base, g) + coef * r)
+                ST(out, g, bv + coef * r)
             mu_m1 = mu_0
             mu_0 = mu_p1
             zt = z0
