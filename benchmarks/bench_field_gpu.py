@@ -223,7 +223,17 @@ FUSED_VARIANTS = [(2, 1, 0, (32, 8)), (2, 2, 0, (32, 8)), (2, 4, 0, (32, 8)), (2
 #: shared-memory marching kernel variants (in-plane block, planes per block, register cap,
 #: planes of loads in flight)
 SMARCH_VARIANTS = [((32, 8), 32, None, 2), ((32, 8), 64, None, 2), ((32, 8), 128, None, 2),
-                   ((32, 8), 64, None, 1), ((32, 16), 64, None, 2), ((32, 4), 64, None, 2)]
+                   ((32, 8), 64, None, 1), ((32, 8), 64, None, 3), ((32, 16), 64, None, 2),
+                   ((32, 4), 64, None, 2)]
+
+
+def parse_smarch(text):
+    """``--smarch 32x8:64:2,32x16:64:3`` → SMARCH_VARIANTS entries (block:planes:ahead)."""
+    out = []
+    for item in text.split(","):
+        blk, planes, ahead = item.split(":")
+        out.append((tuple(int(b) for b in blk.split("x")), int(planes), None, int(ahead)))
+    return out
 #: register march (march.py, block 32x4x1) with a register cap: (planes, max registers);
 #: group ``mcap``
 MARCH_CAP_VARIANTS = [(32, 64), (32, 72)]
@@ -312,9 +322,14 @@ def main(argv=None):
                         "base (texture with the default options), fused (the fused RK2 step: "
                         "blocks x rows / planes, checked against the unfused stages)")
     p.add_argument("--march", default="32", help="march lengths for the 'march' group")
+    p.add_argument("--smarch", default=None,
+                   help="variants of the 'smarch' group, e.g. 32x8:64:2,32x8:64:3 "
+                        "(block:planes:planes of loads in flight); default SMARCH_VARIANTS")
     p.add_argument("--json", default=None)
     args = p.parse_args(argv)
 
+    if args.smarch:
+        SMARCH_VARIANTS[:] = parse_smarch(args.smarch)
     dev = gpu_name()
     bw = copy_bandwidth()
     print(f"GPU: {dev}; honest roofline (best device copy, read+write): {bw / 1e9:.0f} GB/s",
@@ -415,14 +430,14 @@ def main(argv=None):
                 eff = 5 * cells * dtype.itemsize / t
                 if tag is not None and tag[0] == "ref":
                     ref_march = t
-                name = ("smarch" if plan.smarch else "") + (
+                name = ("smarch" if plan.smarch else plan.layout) + (
                     f"-m{plan.march}" + (f"u{plan.unroll}" if not plan.smarch else
                                          f"a{plan.unroll}")
                     if plan.march else "") + (f"-r{plan.maxreg}" if plan.maxreg else "")
                 if tag is not None and tag[0] == "default":
                     name = "default:" + name
                 row = dict(size=size, shape=list(shape), precision=prec, kernel=kern,
-                           layout=("" if plan.smarch else plan.layout) + name + (
+                           layout=name + (
                                "-v2" if getattr(plan, "vec", 0) else ""),
                            vs_march_ref=(ref_march / t if tag is not None and ref_march
                                          else None),

@@ -2,7 +2,8 @@
 A/C) against the non-marching direct kernel (bit-identical under the simulator: same
 arithmetic in the same order) and against ``reference.py``; slices ``lo:hi``, slabs, defaults.
 
-Simulator (CI): 12×10×9-ish grids, 8×4 / 4×4 blocks (ragged tiles and chunks), one stage.
+Simulator (CI): 12×10×9-ish grids, 8×4 / 4×4 blocks (ragged tiles and chunks), one stage,
+1/2/3 planes of loads in flight.
 Real GPU: 50×37×41 and 64×70×45 with the default block; the device contracts multiply-adds
 into FMAs, so there the direct kernel is matched to 1e-12 relative (fp64) / 1e-5 (fp32)."""
 from __future__ import annotations
@@ -59,7 +60,8 @@ def test_smarch_equals_direct_and_reference(shape, bnd, dtype, kernel, block, pl
     hi_ = shape[0] if hi is None else hi
     phi, base = _field(shape, 1, dtype), _field(shape, 2, dtype)
     scal = ck.stage_scalars(MODEL, grid, boundary, dt_)
-    ahead = 1 if bnd == "mirror" else None  # planes of loads in flight: 1, default 2
+    # planes of loads in flight: 1 (mirror), 3 (fixed), the default (periodic)
+    ahead = {"mirror": 1, "fixed": 3}.get(bnd)
     sm = ck.StagePlan(kernel, 3, s3, boundary.code, dt_, block=block, lo=lo, hi=hi,
                       march=planes, smarch=True, unroll=ahead)
     assert sm.smarch and sm.march == planes and sm.unroll == (ahead or ck.DEFAULT_SMARCH_AHEAD)
@@ -86,13 +88,18 @@ def test_smarch_equals_direct_and_reference(shape, bnd, dtype, kernel, block, pl
 def test_smarch_is_the_3d_default():
     """The default 3-D direct-kernel plan runs the shared-memory march; explicit ``march``
     selects the register form (unless ``smarch=True``), ``cells_per_thread`` the direct kernel,
-    a block of the register form (z > 1) keeps the register form."""
+    a block of the register form (z > 1) keeps the register form; fp32 keeps the register
+    form."""
     s3 = (9, 8, 7)
     d = ck.StagePlan("texture", 3, s3, 0, np.float64)
-    assert d.smarch and d.march == ck.DEFAULT_MARCH[3] and d.block == ck.DEFAULT_SMARCH_BLOCK
-    assert d.griddim == (1, 1, 1)
+    assert d.smarch and d.march == ck.DEFAULT_SMARCH[("float64", 3)]
+    assert d.block == ck.DEFAULT_SMARCH_BLOCK and d.griddim == (1, 1, 1)
+    assert d.unroll == ck.DEFAULT_SMARCH_AHEAD
+    assert ck.StagePlan("global", 3, s3, 0, np.float64).smarch
+    # fp32: the register march stays the default (faster there)
     g = ck.StagePlan("global", 3, s3, 0, np.float32)
-    assert g.smarch
+    assert not g.smarch and g.march == ck.DEFAULT_MARCH[3]
+    assert ck.StagePlan("global", 3, s3, 0, np.float32, smarch=True).smarch
     r = ck.StagePlan("texture", 3, s3, 0, np.float64, march=16)
     assert r.march == 16 and not r.smarch and r.block == ck.DEFAULT_MARCH_BLOCK[3]
     e = ck.StagePlan("texture", 3, s3, 0, np.float64, march=16, smarch=True, block=(8, 4))

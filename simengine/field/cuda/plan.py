@@ -51,22 +51,26 @@ class StagePlan:
         tiled = kernel in ("shared", "combined")
         self.layout = layout if tiled else "direct"
         # marching form of A/C: explicit ``march``, else the default unless ``cpt`` is given
-        explicit = march is not None or bool(cpt)
+        # 3-D: the shared-memory marching form (smarch.py) where ``DEFAULT_SMARCH`` names it
+        # for the dtype and no launch hint is given, else the register form (march.py) for the
+        # default or an explicit ``march`` (unless ``smarch=True``)
+        direct = self.layout == "direct" and ndim == 3
+        sm_len = DEFAULT_SMARCH.get((self.dtype.name, ndim), 0) if direct else 0
+        if smarch is None:
+            smarch = bool(sm_len) and march is None and not cpt
+            if smarch and block is not None and not smarch_fits(block):
+                smarch = False  # a block of the register form (e.g. 4x4x2): keep that form
+        smarch = bool(smarch) and direct
         if self.layout != "direct" or ndim == 1:
             march = 0
         elif march is None:
-            march = 0 if cpt else DEFAULT_MARCH[ndim]
+            march = 0 if cpt else ((sm_len or DEFAULT_MARCH[ndim]) if smarch else
+                                   DEFAULT_MARCH[ndim])
         self.march = int(march)
         self.unroll = 0
         if self.march < 0:
             raise ValueError("march must be >= 0")
-        # 3-D: shared-memory marching form (smarch.py) for the default march, the register
-        # form (march.py) for an explicit ``march`` unless ``smarch=True``
-        if smarch is None:
-            smarch = DEFAULT_SMARCH.get(ndim, False) and not explicit
-            if smarch and block is not None and not smarch_fits(block):
-                smarch = False  # a block of the register form (e.g. 4x4x2): keep that form
-        self.smarch = bool(smarch) and bool(self.march) and ndim == 3
+        self.smarch = smarch and bool(self.march)
         self.maxreg = int(maxreg) if maxreg else None
         # 2-D pair kernel: explicit ``vec=2``, else the per-dtype default unless ``cpt`` is given
         if self.layout != "direct" or ndim != 2 or self.march:

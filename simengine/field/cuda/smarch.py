@@ -78,12 +78,12 @@ def smarch_kernel(bc: int, nc: bool, dtype: str = "float64", block=(32, 8), leng
                   maxreg=None, ahead: int = 2):
     """The 3-D shared-memory marching stage kernel (see the module docstring). Launch with
     block (BX, BY, 1) and grid (⌈n2/BX⌉, ⌈n1/BY⌉, ⌈(hi−lo)/length⌉); same arguments as the
-    other stage kernels. ``ahead`` (1 or 2): planes of φ loads in flight per thread (2: the
-    loads of φ(k+4) are issued at plane k and stored into the ring at plane k+1)."""
+    other stage kernels. ``ahead`` (1, 2 or 3): planes of φ loads in flight per thread (A: the
+    loads of φ(k+2+A) are issued at plane k and stored into the ring at plane k+A−1)."""
     BX, BY = smarch_shape(block)
     A = int(ahead)
-    if A not in (1, 2):
-        raise ValueError("ahead must be 1 or 2")
+    if A not in (1, 2, 3):
+        raise ValueError("ahead must be 1, 2 or 3")
     L = int(length)
     if L < 1:
         raise ValueError("march length must be >= 1")
@@ -243,9 +243,16 @@ def smarch_kernel(bc: int, nc: bool, dtype: str = "float64", block=(32, 8), leng
         l1 = zero
         l2 = zero
         l3 = zero
-        if A == 2 and kb + 1 < ke:  # φ(kb+3) in flight during the priming
+        if A >= 2 and kb + 1 < ke:  # φ(kb+3) in flight during the priming
             l0, l1, l2, l3 = ldplane(src, kb + 3, n0, P, o0, o1, o2, o3, g0, g1, g2, g3, v0,
                                      v1, v2, v3, vphi, zero)
+        n0_ = zero
+        n1_ = zero
+        n2_ = zero
+        n3_ = zero
+        if A == 3 and kb + 2 < ke:  # and φ(kb+4)
+            n0_, n1_, n2_, n3_ = ldplane(src, kb + 4, n0, P, o0, o1, o2, o3, g0, g1, g2, g3,
+                                         v0, v1, v2, v3, vphi, zero)
         a0 = zero
         b0 = zero
         a1 = zero
@@ -326,13 +333,21 @@ def smarch_kernel(bc: int, nc: bool, dtype: str = "float64", block=(32, 8), leng
                 n1_ = l1
                 n2_ = l2
                 n3_ = l3
-            else:
+            elif A == 2:
                 n0_ = zero
                 n1_ = zero
                 n2_ = zero
                 n3_ = zero
                 if k + 2 < ke:
                     n0_, n1_, n2_, n3_ = ldplane(src, k + 4, n0, P, o0, o1, o2, o3, g0, g1, g2,
+                                                 g3, v0, v1, v2, v3, vphi, zero)
+            else:
+                m0_ = zero
+                m1_ = zero
+                m2_ = zero
+                m3_ = zero
+                if k + 3 < ke:
+                    m0_, m1_, m2_, m3_ = ldplane(src, k + 5, n0, P, o0, o1, o2, o3, g0, g1, g2,
                                                  g3, v0, v1, v2, v3, vphi, zero)
             # 2. μ(k+1) on the μ tile
             f1 = z1 * TP
@@ -380,6 +395,11 @@ def smarch_kernel(bc: int, nc: bool, dtype: str = "float64", block=(32, 8), leng
             l1 = n1_
             l2 = n2_
             l3 = n3_
+            if A == 3:
+                n0_ = m0_
+                n1_ = m1_
+                n2_ = m2_
+                n3_ = m3_
             cuda.syncthreads()
             # 5. update the own cell of plane k
             mu0 = z0 * MP
