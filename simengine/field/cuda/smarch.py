@@ -29,7 +29,6 @@ equals the direct kernel bit for bit.
 from __future__ import annotations
 
 import functools
-import math
 
 import numba
 from numba import cuda
