@@ -9,6 +9,9 @@ with array rolls as the user-level reference.
     python benchmarks/bench_field_gpu.py [--sizes 2d,3d] [--tune] [--json out.json]
     python benchmarks/bench_field_gpu.py --variants fused,base   # the fused RK2 step vs default
     python benchmarks/bench_field_gpu.py --variants warp   # warp-marching fused step, 2-D 4096²
+    python benchmarks/bench_field_gpu.py --sizes 3d,3d512 --variants smarch --no-reference
+        # 3-D: the shared-memory marching kernel (blocks × planes, register caps) and the
+        # register march with register caps, against the register march 32 (the old default)
 
 Fused rows also report the 2-word traffic model (read φⁿ, write φⁿ⁺¹) and the largest
 difference from two unfused stages after 20 steps.
@@ -252,6 +255,15 @@ def variants(groups="direct,march,tiled", marches=(32,)):
         for m in marches:
             yield "global", "modern", 1, m, None
             yield "texture", "modern", 1, m, None
+    if "smarch" in groups:  # 3-D marching forms against the register march (old default)
+        yield "texture", "modern", 1, 32, ("ref",)
+        for blk, planes, maxreg, ahead in SMARCH_VARIANTS:
+            yield "texture", "modern", 1, planes, ("smarch", blk, maxreg, ahead)
+        yield "texture", "modern", None, None, ("default",)
+    if "mcap" in groups:  # the register march with register caps
+        yield "texture", "modern", 1, 32, ("ref",)
+        for planes, maxreg in MARCH_CAP_VARIANTS:
+            yield "texture", "modern", 1, planes, ("mcap", maxreg)
     if "base" in groups:  # the previous best: texture with the default cells per thread
         yield "texture", "modern", None, 0, None
     if "sweep" in groups:  # march lengths (--march) x SWEEP_BLOCKS, texture kernel
@@ -277,6 +289,24 @@ FUSED_VARIANTS = [(2, 1, 0, (32, 8)), (2, 2, 0, (32, 8)), (2, 4, 0, (32, 8)), (2
                   (2, 4, 0, (32, 4)), (2, 1, 0, (16, 16)),
                   (3, 1, 32, (32, 8)), (3, 1, 64, (32, 8)), (3, 1, 64, (16, 16)),
                   (3, 1, 64, (32, 4))]
+#: shared-memory marching kernel variants (in-plane block, planes per block, register cap)
+#: shared-memory marching kernel variants (in-plane block, planes per block, register cap,
+#: planes of loads in flight)
+SMARCH_VARIANTS = [((32, 8), 32, None, 2), ((32, 8), 64, None, 2), ((32, 8), 128, None, 2),
+                   ((32, 8), 64, None, 1), ((32, 8), 64, None, 3), ((32, 16), 64, None, 2),
+                   ((32, 4), 64, None, 2)]
+
+
+def parse_smarch(text):
+    """``--smarch 32x8:64:2,32x16:64:3`` → SMARCH_VARIANTS entries (block:planes:ahead)."""
+    out = []
+    for item in text.split(","):
+        blk, planes, ahead = item.split(":")
+        out.append((tuple(int(b) for b in blk.split("x")), int(planes), None, int(ahead)))
+    return out
+#: register march (march.py, block 32x4x1) with a register cap: (planes, max registers);
+#: group ``mcap``
+MARCH_CAP_VARIANTS = [(32, 64), (32, 72)]
 SWEEP_BLOCKS = {2: [(128, 1), (64, 1), (32, 4)], 3: [(32, 4, 1), (32, 2, 1), (64, 2, 1)]}
 
 
@@ -515,9 +545,14 @@ def main(argv=None):
     p.add_argument("--small-sweep", action="store_true",
                    help="--sizes small: all fused-step blocks (SMALL_FUSED_VARIANTS), not only "
                         "the default 16x8")
+    p.add_argument("--smarch", default=None,
+                   help="variants of the 'smarch' group, e.g. 32x8:64:2,32x8:64:3 "
+                        "(block:planes:planes of loads in flight); default SMARCH_VARIANTS")
     p.add_argument("--json", default=None)
     args = p.parse_args(argv)
 
+    if args.smarch:
+        SMARCH_VARIANTS[:] = parse_smarch(args.smarch)
     dev = gpu_name()
     bw = copy_bandwidth()
     print(f"GPU: {dev}; honest roofline (best device copy, read+write): {bw / 1e9:.0f} GB/s",
@@ -571,6 +606,7 @@ def main(argv=None):
                 print(f"{size} {prec}: {ref_lib} roll reference {ref_t * 1e3:.3f} ms/step",
                       flush=True)
             marches = tuple(int(m) for m in args.march.split(","))
+            ref_march = None
             todo = []
             for kern, lay, cpt, march, blk in variants(args.variants, marches):
                 if isinstance(blk, tuple) and blk and blk[0] == "fused":
@@ -609,8 +645,22 @@ def main(argv=None):
                         if nd != 2:
                             continue
                         block, vec = block[1], 2
+                    extra, tag = {}, None
+                    if isinstance(block, tuple) and block and block[0] in (
+                            "ref", "smarch", "mcap", "default"):
+                        if nd != 3:
+                            continue
+                        tag = block
+                        if tag[0] == "ref":
+                            extra = dict(smarch=False)
+                        elif tag[0] == "smarch":
+                            extra = dict(smarch=True, maxreg=tag[2])
+                            unroll = tag[3]
+                        elif tag[0] == "mcap":
+                            extra = dict(smarch=False, maxreg=tag[1])
+                        block = tag[1] if tag[0] == "smarch" else None
                     plan = ck.StagePlan(kern, nd, s3, bnd.code, dtype, layout=lay, block=block,
-                                        cpt=cpt, march=march, unroll=unroll, vec=vec)
+                                        cpt=cpt, march=march, unroll=unroll, vec=vec, **extra)
                     t = time_plan(plan, bufs, scal, steps=args.steps, reps=5)
                     # host cost of one launch (enqueue only): launch-bound if near t / 2
                     cuda.synchronize()
@@ -624,10 +674,19 @@ def main(argv=None):
                     continue
                 occ = occupancy_report(plan)
                 eff = 5 * cells * dtype.itemsize / t
+                if tag is not None and tag[0] == "ref":
+                    ref_march = t
+                name = ("smarch" if plan.smarch else plan.layout) + (
+                    f"-m{plan.march}" + (f"u{plan.unroll}" if not plan.smarch else
+                                         f"a{plan.unroll}")
+                    if plan.march else "") + (f"-r{plan.maxreg}" if plan.maxreg else "")
+                if tag is not None and tag[0] == "default":
+                    name = "default:" + name
                 row = dict(size=size, shape=list(shape), precision=prec, kernel=kern,
-                           layout=plan.layout + (f"-m{plan.march}u{plan.unroll}"
-                                                 if plan.march else "") + (
+                           layout=name + (
                                "-v2" if getattr(plan, "vec", 0) else ""),
+                           vs_march_ref=(ref_march / t if tag is not None and ref_march
+                                         else None),
                            cpt=plan.cpt, march=plan.march, block=list(plan.block),
                            ms_per_step=t * 1e3,
                            gcups=cells / t / 1e9, eff_GBs=eff / 1e9, roofline_frac=eff / bw,
@@ -640,7 +699,9 @@ def main(argv=None):
                       f" {100 * eff / bw:5.1f}% roof  x{(ref_t / t) if ref_t else float('nan'):5.1f} vs {ref_lib}"
                       f"  regs={occ.get('registers_per_thread')} smem={occ.get('shared_mem_per_block')}"
                       f" occ={occ.get('occupancy')} nc={occ.get('ptx_ld_global_nc')}"
-                      f" host={host_us:.1f}us/launch", flush=True)
+                      f" host={host_us:.1f}us/launch"
+                      + (f" x{row['vs_march_ref']:.3f} vs register march 32"
+                         if row["vs_march_ref"] else ""), flush=True)
             del bufs
     # summary table (markdown)
     print(f"\n| size | precision | kernel | layout | cells/thread | block | ms/step | Gcell-upd/s | eff. GB/s | % of roofline | × {rows[0]['ref_lib'] if rows else 'ref'} | regs | smem B | occupancy |")
@@ -653,6 +714,18 @@ def main(argv=None):
               f"{'x'.join(map(str, r['block']))} | {r['ms_per_step']:.3f} | {r['gcups']:.2f} | "
               f"{r['eff_GBs']:.0f} | {100 * r['roofline_frac']:.1f} | {sp} | "
               f"{o.get('registers_per_thread')} | {o.get('shared_mem_per_block')} | {occ} |")
+    mrows = [r for r in rows if r.get("vs_march_ref")]
+    if mrows:
+        print("\n| grid | precision | kernel (texture) | block | ms/step | G cell-steps/s | "
+              "% of roofline (5-word) | × register march 32 | regs | occupancy |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
+        for r in mrows:
+            o = r["occupancy"]
+            occ = f"{o['occupancy']:.2f}" if o.get("occupancy") is not None else "–"
+            print(f"| {'x'.join(map(str, r['shape']))} | {r['precision']} | {r['layout']} | "
+                  f"{'x'.join(map(str, r['block']))} | {r['ms_per_step']:.3f} | "
+                  f"{r['gcups']:.1f} | {100 * r['roofline_frac']:.1f} | "
+                  f"{r['vs_march_ref']:.3f} | {o.get('registers_per_thread')} | {occ} |")
     if small_rows:
         print("\n| 200² RK2 step | precision | µs/step |\n|---|---|---|")
         for prec, what, us in small_rows:

@@ -96,6 +96,8 @@ class CudaFieldSolver(FieldSolver):
         extra = f", {self.plan.cpt} cells/thread" if cpt else ""
         if self.plan.march:
             extra = f", march {self.plan.march}"
+            if getattr(self.plan, "smarch", False):
+                extra = f", shared-memory march {self.plan.march}"
         if self.plan.vec:
             extra = f", 2x{self.plan.cpt} cells/thread (pair loads)"
         return f"cuda/{self.kernel}{lay}/{self.dtype.name} (block {blk}{extra})"

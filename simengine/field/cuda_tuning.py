@@ -72,7 +72,11 @@ def tune_key(kernel, layout, shape, dtype, boundary, cpt=None, march=None, vec=N
     shp = "x".join(str(int(n)) for n in shape)
     key = f"{gpu_name()}|{kernel}|{fam}|{len(shape)}d|{shp}|{np.dtype(dtype).name}|{boundary.kind}"
     m = _march(kernel, len(shape), cpt, march)
-    if m:
+    sm = (ck.DEFAULT_SMARCH.get((np.dtype(dtype).name, len(shape)), 0)
+          if m and march is None and fam == "direct" else 0)
+    if sm:
+        key += f"|smarch{sm}"  # the shared-memory marching kernel (the default plan)
+    elif m:
         key += f"|march{m}"
     elif cpt and fam == "direct":
         key += f"|c{int(cpt)}"

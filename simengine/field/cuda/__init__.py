@@ -49,6 +49,7 @@ from . import graph  # noqa: F401
 from .direct import direct_kernel  # noqa: F401
 from .fused import FusedPlan, fused_kernel_2d, fused_kernel_3d  # noqa: F401
 from .march import march_kernel  # noqa: F401
+from .smarch import smarch_kernel  # noqa: F401
 from .plan import StagePlan, stage, view3  # noqa: F401
 from .reduce import (RED_THREADS, field_partials, reduction_blocks, reduction_kernel,  # noqa: F401
                      reductions)

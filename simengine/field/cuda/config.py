@@ -37,6 +37,17 @@ DEFAULT_CPT = {1: 1, 2: 4, 3: 1}
 DEFAULT_MARCH = {1: 0, 2: 0, 3: 32}
 #: thread blocks of the marching kernels (x first; the last entry spans march chunks)
 DEFAULT_MARCH_BLOCK = {2: (128, 1), 3: (32, 4, 1)}
+#: the default 3-D march of kernels A/C per (dtype, ndim): planes per block of the shared-memory
+#: marching kernel (smarch.py: a block of threads marches an in-plane tile with shared φ/μ plane
+#: rings); absent = the register queue of march.py (``DEFAULT_MARCH``). H100: fp64 512³ 2.68 vs
+#: 3.09 ms per step; fp32 stays on the register form (2.09 vs 2.37 ms). An explicit ``march``
+#: selects the register form unless ``smarch=True``.
+DEFAULT_SMARCH = {("float64", 3): 64}
+#: thread block of the shared-memory marching kernel (x first; the in-plane tile)
+DEFAULT_SMARCH_BLOCK = (32, 8, 1)
+#: planes of φ loads in flight per thread of the shared-memory marching kernel (1 or 2;
+#: ``StagePlan(unroll=)`` for that kernel)
+DEFAULT_SMARCH_AHEAD = 2
 #: planes a marching thread loads ahead (all loads of U planes issued before their updates)
 DEFAULT_MARCH_UNROLL = 1
 

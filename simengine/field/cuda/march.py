@@ -9,7 +9,7 @@ import numpy as np
 from numba import cuda
 
 from .access import LD, LDNC, ST
-from .config import FIXED
+from .config import FIXED, SIMULATOR
 from .stencil import _make_map
 
 
@@ -18,7 +18,7 @@ from .stencil import _make_map
 # --------------------------------------------------------------------------------------------
 @functools.lru_cache(maxsize=None)
 def march_kernel(nd: int, bc: int, nc: bool, dtype: str = "float64", length: int = 32,
-                 unroll: int = 4):
+                 unroll: int = 4, maxreg=None):
     """Kernel A/C in marching form (2.5-D blocking with a register queue), 2-D and 3-D.
 
     A thread owns one in-plane position — x in 2-D, (y, x) in 3-D — and walks ``length``
@@ -30,7 +30,8 @@ def march_kernel(nd: int, bc: int, nc: bool, dtype: str = "float64", length: int
     in-plane neighbours at k, and updates cell k. The in-plane addresses (wrap / mirror / clamped
     for fixed) are computed once per thread, the plane address once per plane; ``fixed`` selects
     φ = v for points outside the domain and μ = f'(v) for outside columns/planes. Each φ value of
-    the marched axis is thus loaded once per plane instead of 5 (2-D) / 9 (3-D) times."""
+    the marched axis is thus loaded once per plane instead of 5 (2-D) / 9 (3-D) times.
+    ``maxreg``: a register cap per thread (``cuda.jit(max_registers=)``), None = none."""
     if nd not in (2, 3):
         raise ValueError("the marching kernel is 2-D or 3-D")
     L = int(length)
@@ -135,7 +136,9 @@ def march_kernel(nd: int, bc: int, nc: bool, dtype: str = "float64", length: int
         q2 = (c_p1, c_p2, xm_0, xm_p1, xp_0, xp_p1, ym_0, ym_p1, yp_0, yp_p1, mu_0, mu_p1)
         return q2, b + coef * r
 
-    @cuda.jit
+    opts = {"max_registers": int(maxreg)} if maxreg and not SIMULATOR else {}
+
+    @cuda.jit(**opts)
     def kernel(src, base, out, n0, n1, n2, lo, hi, coef, mh2, kh2, nd2, c0, c1, c2, c3, vphi,
                vmu):
         i = numba.int64(cuda.blockIdx.x) * cuda.blockDim.x + cuda.threadIdx.x

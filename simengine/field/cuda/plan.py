@@ -12,10 +12,12 @@ from ..model import Boundary, CahnHilliard, Grid
 from ..params import stage_scalars
 from . import launch as _launch_api
 from .config import (DEFAULT_BLOCK, DEFAULT_CPT, DEFAULT_MARCH, DEFAULT_MARCH_BLOCK,
-                     DEFAULT_MARCH_UNROLL, DEFAULT_VEC, DEFAULT_VEC_BLOCK, DEFAULT_VEC_ROWS,
-                     KERNELS, LAYOUTS, SIMULATOR)
+                     DEFAULT_MARCH_UNROLL, DEFAULT_SMARCH, DEFAULT_SMARCH_AHEAD,
+                     DEFAULT_SMARCH_BLOCK, DEFAULT_VEC,
+                     DEFAULT_VEC_BLOCK, DEFAULT_VEC_ROWS, KERNELS, LAYOUTS, SIMULATOR)
 from .direct import direct_kernel
 from .march import march_kernel
+from .smarch import smarch_fits, smarch_kernel, smarch_shape
 from .tiled import _block3, modern_kernel, seed_kernel
 from .vec import vec_kernel
 
@@ -33,7 +35,8 @@ class StagePlan:
     """A compiled stage kernel plus its launch geometry for one (shape, slice, block)."""
 
     def __init__(self, kernel: str, ndim: int, shape3, bc: int, dtype, *, layout="modern",
-                 block=None, lo=0, hi=None, cpt=None, march=None, unroll=None, vec=None):
+                 block=None, lo=0, hi=None, cpt=None, march=None, unroll=None, vec=None,
+                 smarch=None, maxreg=None):
         if kernel not in KERNELS:
             raise ValueError(f"unknown kernel {kernel!r}; choose from {KERNELS}")
         if layout not in LAYOUTS:
@@ -48,14 +51,27 @@ class StagePlan:
         tiled = kernel in ("shared", "combined")
         self.layout = layout if tiled else "direct"
         # marching form of A/C: explicit ``march``, else the default unless ``cpt`` is given
+        # 3-D: the shared-memory marching form (smarch.py) where ``DEFAULT_SMARCH`` names it
+        # for the dtype and no launch hint is given, else the register form (march.py) for the
+        # default or an explicit ``march`` (unless ``smarch=True``)
+        direct = self.layout == "direct" and ndim == 3
+        sm_len = DEFAULT_SMARCH.get((self.dtype.name, ndim), 0) if direct else 0
+        if smarch is None:
+            smarch = bool(sm_len) and march is None and not cpt
+            if smarch and block is not None and not smarch_fits(block):
+                smarch = False  # a block of the register form (e.g. 4x4x2): keep that form
+        smarch = bool(smarch) and direct
         if self.layout != "direct" or ndim == 1:
             march = 0
         elif march is None:
-            march = 0 if cpt else DEFAULT_MARCH[ndim]
+            march = 0 if cpt else ((sm_len or DEFAULT_MARCH[ndim]) if smarch else
+                                   DEFAULT_MARCH[ndim])
         self.march = int(march)
         self.unroll = 0
         if self.march < 0:
             raise ValueError("march must be >= 0")
+        self.smarch = smarch and bool(self.march)
+        self.maxreg = int(maxreg) if maxreg else None
         # 2-D pair kernel: explicit ``vec=2``, else the per-dtype default unless ``cpt`` is given
         if self.layout != "direct" or ndim != 2 or self.march:
             vec = 0
@@ -70,14 +86,24 @@ class StagePlan:
             cpt = cpt if cpt in (1, 2, 4) else None
         self._alt = None
         if block is None:
-            block = (DEFAULT_MARCH_BLOCK[ndim] if self.march else
+            block = (DEFAULT_SMARCH_BLOCK if self.smarch else
+                     DEFAULT_MARCH_BLOCK[ndim] if self.march else
                      DEFAULT_VEC_BLOCK if self.vec else DEFAULT_BLOCK[(self.layout, ndim)])
         self.block = tuple(int(b) for b in block)
+        if self.smarch:
+            self.block = smarch_shape(self.block) + (1,)
         b3 = _block3(self.block, ndim)
-        if self.march:
+        if self.smarch:
+            self.cpt = 1
+            self.unroll = int(unroll or DEFAULT_SMARCH_AHEAD)  # planes of loads in flight
+            self.fn = smarch_kernel(bc, nc, self.dtype.name, self.block[:2], self.march,
+                                    self.maxreg, self.unroll)
+            core = (b3[0], b3[1], self.march)
+        elif self.march:
             self.cpt = 1
             self.unroll = int(unroll or DEFAULT_MARCH_UNROLL)
-            self.fn = march_kernel(ndim, bc, nc, self.dtype.name, self.march, self.unroll)
+            self.fn = march_kernel(ndim, bc, nc, self.dtype.name, self.march, self.unroll,
+                                   self.maxreg)
             core = (b3[0], b3[1] * self.march, 1) if ndim == 2 else (b3[0], b3[1],
                                                                      b3[2] * self.march)
         elif self.vec:

@@ -1,0 +1,419 @@
+"""Kernels A/C, 3-D shared-memory marching form (2.5-D blocking with shared-memory plane rings).
+
+A block of BX×BY threads owns a BY×BX in-plane tile and walks a chunk of ``length`` planes of
+axis 0. Per plane k it
+
+1. issues the global loads of φ(k+3) on the tile + 2 ring (read-only ``ld.global.nc`` for C),
+   coalesced along x, into registers,
+2. computes μ(k+1) once for every point of the tile + 1 ring into a shared μ ring (in-plane
+   neighbours from the shared φ plane k+1, φ(k+2) from the shared plane k+2, φ(k) and φ(k+1) of
+   the point from a 2-deep register queue of the thread that owns the point),
+3. stores the φ(k+3) registers into the free slot of a 3-plane shared φ ring,
+4. one barrier,
+5. updates its cell at plane k: R = M lap μ with μ(k) of the 4 in-plane neighbours from the
+   shared μ ring, μ(k+1) of its column from the ring, μ(k−1), μ(k) of its column in registers.
+
+The φ and μ rings have 3 planes each, so one barrier per plane suffices (a slot is overwritten
+two planes after its last reader, with a barrier in between). Every φ value is loaded once per
+plane per tile (plus the 2-cell in-plane halo, (BX+4)(BY+4)/(BX·BY) loads per cell from L1/L2)
+and μ is evaluated (BX+2)(BY+2)/(BX·BY) times per cell (1.33 for 32×8) instead of 7 (the direct
+kernel) or 5 (the register march).
+
+Boundaries: the in-plane positions of a thread's load slots and μ points (wrap / mirror /
+clamp, and the ``fixed`` outside flags) are computed once per thread; the plane index is mapped
+once per plane. ``fixed`` puts φ = v at outside positions and μ = f'(v) at outside μ points, as
+the address-mode path of the direct kernel does. Each value's arithmetic is that of the direct
+kernel (same μ expression, pairs added in the order x, y, z), so under the simulator the result
+equals the direct kernel bit for bit.
+"""
+from __future__ import annotations
+
+import functools
+
+import numba
+from numba import cuda
+
+from .access import LD, LDNC, ST
+from .config import FIXED, SIMULATOR
+from .stencil import _make_map
+
+#: the largest φ loads / μ points per thread and plane the kernel is written for
+MAX_LOADS = 4
+MAX_MU = 3
+
+
+def smarch_shape(block):
+    """(BX, BY) of a 2- or 3-entry block (x first; a third entry must be 1)."""
+    b = tuple(int(x) for x in block)
+    if len(b) == 3:
+        if b[2] != 1:
+            raise ValueError("the shared-memory marching kernel takes a (bx, by[, 1]) block")
+        b = b[:2]
+    if len(b) != 2 or min(b) < 1:
+        raise ValueError(f"bad block {block!r} for the shared-memory marching kernel")
+    return b
+
+
+def smarch_fits(block) -> bool:
+    """Whether ``block`` is a valid block of the shared-memory marching kernel."""
+    try:
+        nld, nmu, _ = smarch_counts(block)
+    except (ValueError, TypeError):
+        return False
+    return nld <= MAX_LOADS and nmu <= MAX_MU
+
+
+def smarch_counts(block):
+    """(φ loads, μ points) per thread and plane, shared bytes per element (φ ring + μ ring)."""
+    bx, by = smarch_shape(block)
+    nt = bx * by
+    tp = (bx + 4) * (by + 4)
+    mp = (bx + 2) * (by + 2)
+    return -(-tp // nt), -(-mp // nt), 3 * (tp + mp)
+
+
+@functools.lru_cache(maxsize=None)
+def smarch_kernel(bc: int, nc: bool, dtype: str = "float64", block=(32, 8), length: int = 32,
+                  maxreg=None, ahead: int = 2):
+    """The 3-D shared-memory marching stage kernel (see the module docstring). Launch with
+    block (BX, BY, 1) and grid (⌈n2/BX⌉, ⌈n1/BY⌉, ⌈(hi−lo)/length⌉); same arguments as the
+    other stage kernels. ``ahead`` (1, 2 or 3): planes of φ loads in flight per thread (A: the
+    loads of φ(k+2+A) are issued at plane k and stored into the ring at plane k+A−1)."""
+    BX, BY = smarch_shape(block)
+    A = int(ahead)
+    if A not in (1, 2, 3):
+        raise ValueError("ahead must be 1, 2 or 3")
+    L = int(length)
+    if L < 1:
+        raise ValueError("march length must be >= 1")
+    NT = BX * BY
+    TX, TY = BX + 4, BY + 4  # φ plane: tile + 2 ring
+    TP = TX * TY
+    MX, MY = BX + 2, BY + 2  # μ plane: tile + 1 ring
+    MP = MX * MY
+    NLD, NMU, _ = smarch_counts((BX, BY))
+    SPHI, SMU = 3 * TP, 3 * MP  # shared ring sizes (compile-time constants)
+    if NLD > MAX_LOADS or NMU > MAX_MU:
+        raise ValueError(f"block {block!r} too small for its halo (at most {MAX_LOADS} loads "
+                         f"and {MAX_MU} μ points per thread)")
+    load = LDNC if nc else LD
+    amap = _make_map(bc)
+    fixed = bc == FIXED
+    ftype = numba.float32 if dtype == "float32" else numba.float64
+    opts = {}
+    if maxreg and not SIMULATOR:
+        opts["max_registers"] = int(maxreg)
+
+    @cuda.jit(device=True)
+    def mu(p, s, kh2, nd2, c0, c1, c2, c3):
+        return c0 + p * (c1 + p * (c2 + p * c3)) - kh2 * (s - nd2 * p)
+
+    @cuda.jit(device=True)
+    def slot_off(t, i0, j0, n1, n2):
+        """Mapped in-plane offset and (fixed) outside flag of φ-tile position t."""
+        y = t // TX
+        x = t - y * TX
+        gy = j0 - 2 + y
+        gx = i0 - 2 + x
+        out = False
+        if fixed:
+            out = gx < 0 or gx >= n2 or gy < 0 or gy >= n1
+        return amap(gy, n1) * n2 + amap(gx, n2), out
+
+    @cuda.jit(device=True)
+    def mu_pos(u, i0, j0, n1, n2):
+        """φ-tile position and (fixed) outside flag of μ-tile point u."""
+        y = u // MX
+        x = u - y * MX
+        out = False
+        if fixed:
+            gy = j0 - 1 + y
+            gx = i0 - 1 + x
+            out = gx < 0 or gx >= n2 or gy < 0 or gy >= n1
+        return (y + 1) * TX + x + 1, out
+
+    @cuda.jit(device=True)
+    def ldv(src, pk, off, out, vphi):
+        v = load(src, pk + off)
+        if fixed:
+            if out:
+                v = vphi
+        return v
+
+    @cuda.jit(device=True)
+    def ldplane(src, p, n0, P, o0, o1, o2, o3, g0, g1, g2, g3, v0, v1, v2, v3, vphi, zero):
+        """This thread's φ load slots of plane p (``zero`` in unused slots)."""
+        pk = amap(p, n0) * P
+        gp = False
+        if fixed:
+            gp = p < 0 or p >= n0
+        l0 = zero
+        l1 = zero
+        l2 = zero
+        l3 = zero
+        if v0:
+            l0 = ldv(src, pk, o0, gp or g0, vphi)
+        if v1:
+            l1 = ldv(src, pk, o1, gp or g1, vphi)
+        if v2:
+            l2 = ldv(src, pk, o2, gp or g2, vphi)
+        if v3:
+            l3 = ldv(src, pk, o3, gp or g3, vphi)
+        return l0, l1, l2, l3
+
+    @cuda.jit(device=True)
+    def mu_point(sphi, f1, f2, q, zm, c, kh2, nd2, c0, c1, c2, c3):
+        """μ at φ-tile position q of plane p (slot offset f1) with φ(p−1) = zm, φ(p) = c in
+        registers and φ(p+1) from slot offset f2; returns (μ, φ(p+1))."""
+        zp = sphi[f2 + q]
+        s = ((sphi[f1 + q - 1] + sphi[f1 + q + 1]) + (sphi[f1 + q - TX] + sphi[f1 + q + TX])) + (
+            zm + zp)
+        return mu(c, s, kh2, nd2, c0, c1, c2, c3), zp
+
+    @cuda.jit(**opts)
+    def kernel(src, base, out, n0, n1, n2, lo, hi, coef, mh2, kh2, nd2, c0, c1, c2, c3, vphi,
+               vmu):
+        sphi = cuda.shared.array(SPHI, ftype)
+        smu = cuda.shared.array(SMU, ftype)
+        tx = cuda.threadIdx.x
+        ty = cuda.threadIdx.y
+        tid = ty * BX + tx
+        i0 = numba.int64(cuda.blockIdx.x) * BX
+        j0 = numba.int64(cuda.blockIdx.y) * BY
+        kb = lo + numba.int64(cuda.blockIdx.z) * L
+        if kb >= hi:
+            return
+        ke = min(kb + L, hi)
+        i = i0 + tx
+        j = j0 + ty
+        mine = i < n2 and j < n1
+        P = n1 * n2
+        F = False
+        # this thread's φ load slots (tile + 2 ring), once per thread
+        t0 = tid
+        t1 = tid + NT
+        t2 = tid + 2 * NT
+        t3 = tid + 3 * NT
+        v0 = t0 < TP
+        v1 = NLD > 1 and t1 < TP
+        v2 = NLD > 2 and t2 < TP
+        v3 = NLD > 3 and t3 < TP
+        o0, g0 = slot_off(min(t0, TP - 1), i0, j0, n1, n2)
+        o1, g1 = slot_off(min(t1, TP - 1), i0, j0, n1, n2)
+        o2, g2 = slot_off(min(t2, TP - 1), i0, j0, n1, n2)
+        o3, g3 = slot_off(min(t3, TP - 1), i0, j0, n1, n2)
+        # this thread's μ points (tile + 1 ring)
+        u0 = tid
+        u1 = tid + NT
+        u2 = tid + 2 * NT
+        w0 = u0 < MP
+        w1 = NMU > 1 and u1 < MP
+        w2 = NMU > 2 and u2 < MP
+        q0, h0 = mu_pos(min(u0, MP - 1), i0, j0, n1, n2)
+        q1, h1 = mu_pos(min(u1, MP - 1), i0, j0, n1, n2)
+        q2, h2 = mu_pos(min(u2, MP - 1), i0, j0, n1, n2)
+        qc = (ty + 2) * TX + tx + 2  # own cell in the φ tile
+        mc = (ty + 1) * MX + tx + 1  # own cell in the μ tile
+
+        # ---- prime: φ(kb−1), φ(kb), φ(kb+1) into slots, μ(kb) on the μ tile, own μ(kb−1)
+        for d in range(3):
+            p = kb - 1 + d
+            pk = amap(p, n0) * P
+            gp = F
+            if fixed:
+                gp = p < 0 or p >= n0
+            f = ((p + 3) % 3) * TP
+            if v0:
+                sphi[f + t0] = ldv(src, pk, o0, gp or g0, vphi)
+            if v1:
+                sphi[f + t1] = ldv(src, pk, o1, gp or g1, vphi)
+            if v2:
+                sphi[f + t2] = ldv(src, pk, o2, gp or g2, vphi)
+            if v3:
+                sphi[f + t3] = ldv(src, pk, o3, gp or g3, vphi)
+        cuda.syncthreads()
+        fm = ((kb + 2) % 3) * TP  # slot of plane kb−1
+        f0 = (kb % 3) * TP
+        f1 = ((kb + 1) % 3) * TP
+        m0 = (kb % 3) * MP
+        gk = F  # plane kb outside (fixed): impossible for kb < hi <= n0, kept for symmetry
+        zero = coef - coef
+        l0 = zero
+        l1 = zero
+        l2 = zero
+        l3 = zero
+        if A >= 2 and kb + 1 < ke:  # φ(kb+3) in flight during the priming
+            l0, l1, l2, l3 = ldplane(src, kb + 3, n0, P, o0, o1, o2, o3, g0, g1, g2, g3, v0,
+                                     v1, v2, v3, vphi, zero)
+        n0_ = zero
+        n1_ = zero
+        n2_ = zero
+        n3_ = zero
+        if A == 3 and kb + 2 < ke:  # and φ(kb+4)
+            n0_, n1_, n2_, n3_ = ldplane(src, kb + 4, n0, P, o0, o1, o2, o3, g0, g1, g2, g3,
+                                         v0, v1, v2, v3, vphi, zero)
+        a0 = zero
+        b0 = zero
+        a1 = zero
+        b1 = zero
+        a2 = zero
+        b2 = zero
+        if w0:
+            m, b0 = mu_point(sphi, f0, f1, q0, sphi[fm + q0], sphi[f0 + q0], kh2, nd2, c0, c1,
+                             c2, c3)
+            a0 = sphi[f0 + q0]
+            if fixed:
+                if h0 or gk:
+                    m = vmu
+            smu[m0 + u0] = m
+        if w1:
+            m, b1 = mu_point(sphi, f0, f1, q1, sphi[fm + q1], sphi[f0 + q1], kh2, nd2, c0, c1,
+                             c2, c3)
+            a1 = sphi[f0 + q1]
+            if fixed:
+                if h1 or gk:
+                    m = vmu
+            smu[m0 + u1] = m
+        if w2:
+            m, b2 = mu_point(sphi, f0, f1, q2, sphi[fm + q2], sphi[f0 + q2], kh2, nd2, c0, c1,
+                             c2, c3)
+            a2 = sphi[f0 + q2]
+            if fixed:
+                if h2 or gk:
+                    m = vmu
+            smu[m0 + u2] = m
+        # own μ(kb−1): φ(kb−2) of the column from global memory, the rest from the ring
+        pm2 = kb - 2
+        gm2 = F
+        gm1 = F
+        if fixed:
+            gm2 = pm2 < 0
+            gm1 = kb - 1 < 0
+        zm = ldv(src, amap(pm2, n0) * P, j * n2 + i if mine else numba.int64(0), gm2, vphi)
+        mu_m1, _z = mu_point(sphi, fm, f0, qc, zm, sphi[fm + qc], kh2, nd2, c0, c1, c2, c3)
+        if fixed:
+            if gm1:
+                mu_m1 = vmu
+        cuda.syncthreads()
+        # φ(kb+2) into the slot of plane kb−1
+        p = kb + 2
+        pk = amap(p, n0) * P
+        gp = F
+        if fixed:
+            gp = p >= n0
+        if v0:
+            sphi[fm + t0] = ldv(src, pk, o0, gp or g0, vphi)
+        if v1:
+            sphi[fm + t1] = ldv(src, pk, o1, gp or g1, vphi)
+        if v2:
+            sphi[fm + t2] = ldv(src, pk, o2, gp or g2, vphi)
+        if v3:
+            sphi[fm + t3] = ldv(src, pk, o3, gp or g3, vphi)
+        cuda.syncthreads()
+        mu_0 = smu[m0 + mc]
+
+        # ---- march: slots z0 = k % 3, z1 = (k+1) % 3, z2 = (k+2) % 3 (φ and μ rings alike)
+        z0 = kb % 3
+        z1 = (kb + 1) % 3
+        z2 = (kb + 2) % 3
+        k = kb
+        while k < ke:
+            more = k + 1 < ke
+            g = k * P + j * n2 + i
+            bv = zero
+            if mine:
+                bv = LD(base, g)  # in flight during the μ phase
+            # 1. issue the loads of φ(k+3) (ahead 1) / φ(k+4) (ahead 2)
+            if A == 1:
+                if more:
+                    l0, l1, l2, l3 = ldplane(src, k + 3, n0, P, o0, o1, o2, o3, g0, g1, g2, g3,
+                                             v0, v1, v2, v3, vphi, zero)
+                n0_ = l0
+                n1_ = l1
+                n2_ = l2
+                n3_ = l3
+            elif A == 2:
+                n0_ = zero
+                n1_ = zero
+                n2_ = zero
+                n3_ = zero
+                if k + 2 < ke:
+                    n0_, n1_, n2_, n3_ = ldplane(src, k + 4, n0, P, o0, o1, o2, o3, g0, g1, g2,
+                                                 g3, v0, v1, v2, v3, vphi, zero)
+            else:
+                m0_ = zero
+                m1_ = zero
+                m2_ = zero
+                m3_ = zero
+                if k + 3 < ke:
+                    m0_, m1_, m2_, m3_ = ldplane(src, k + 5, n0, P, o0, o1, o2, o3, g0, g1, g2,
+                                                 g3, v0, v1, v2, v3, vphi, zero)
+            # 2. μ(k+1) on the μ tile
+            f1 = z1 * TP
+            f2 = z2 * TP
+            mu1 = z1 * MP
+            gk1 = F
+            if fixed:
+                gk1 = k + 1 >= n0
+            if w0:
+                m, zp = mu_point(sphi, f1, f2, q0, a0, b0, kh2, nd2, c0, c1, c2, c3)
+                a0 = b0
+                b0 = zp
+                if fixed:
+                    if h0 or gk1:
+                        m = vmu
+                smu[mu1 + u0] = m
+            if w1:
+                m, zp = mu_point(sphi, f1, f2, q1, a1, b1, kh2, nd2, c0, c1, c2, c3)
+                a1 = b1
+                b1 = zp
+                if fixed:
+                    if h1 or gk1:
+                        m = vmu
+                smu[mu1 + u1] = m
+            if w2:
+                m, zp = mu_point(sphi, f1, f2, q2, a2, b2, kh2, nd2, c0, c1, c2, c3)
+                a2 = b2
+                b2 = zp
+                if fixed:
+                    if h2 or gk1:
+                        m = vmu
+                smu[mu1 + u2] = m
+            # 3. φ(k+3) into the slot of plane k
+            f0 = z0 * TP
+            if more:
+                if v0:
+                    sphi[f0 + t0] = l0
+                if v1:
+                    sphi[f0 + t1] = l1
+                if v2:
+                    sphi[f0 + t2] = l2
+                if v3:
+                    sphi[f0 + t3] = l3
+            l0 = n0_
+            l1 = n1_
+            l2 = n2_
+            l3 = n3_
+            if A == 3:
+                n0_ = m0_
+                n1_ = m1_
+                n2_ = m2_
+                n3_ = m3_
+            cuda.syncthreads()
+            # 5. update the own cell of plane k
+            mu0 = z0 * MP
+            mu_p1 = smu[mu1 + mc]
+            if mine:
+                s = ((smu[mu0 + mc - 1] + smu[mu0 + mc + 1]) + (
+                    smu[mu0 + mc - MX] + smu[mu0 + mc + MX])) + (mu_m1 + mu_p1)
+                r = mh2 * (s - nd2 * mu_0)
+                ST(out, g, bv + coef * r)
+            mu_m1 = mu_0
+            mu_0 = mu_p1
+            zt = z0
+            z0 = z1
+            z1 = z2
+            z2 = zt
+            k += 1
+
+    return kernel

@@ -1,0 +1,151 @@
+"""The 3-D shared-memory marching stage kernel (``cuda/smarch.py``, the 3-D default of kernels
+A/C) against the non-marching direct kernel (bit-identical under the simulator: same
+arithmetic in the same order) and against ``reference.py``; slices ``lo:hi``, slabs, defaults.
+
+Simulator (CI): 12×10×9-ish grids, 8×4 / 4×4 blocks (ragged tiles and chunks), one stage,
+1/2/3 planes of loads in flight.
+Real GPU: 50×37×41 and 64×70×45 with the default block; the device contracts multiply-adds
+into FMAs, so there the direct kernel is matched to 1e-12 relative (fp64) / 1e-5 (fp32)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+cuda = pytest.importorskip("numba.cuda")
+if not cuda.is_available():  # pragma: no cover
+    pytest.skip("no CUDA device and not the simulator", allow_module_level=True)
+
+from simengine.field import cuda as ck  # noqa: E402
+from simengine.field import reference as ref  # noqa: E402
+from simengine.field.cuda.smarch import smarch_counts, smarch_fits  # noqa: E402
+from simengine.field.cuda_solver import CudaFieldSolver  # noqa: E402
+from simengine.field.decomposition import SlabGroup  # noqa: E402
+from simengine.field.model import Boundary, CahnHilliard, Grid  # noqa: E402
+
+SIM = ck.SIMULATOR
+MODEL = CahnHilliard(0.7, 1.3, (0.1, -1.0, 0.2, 1.0))
+DT = 1e-3
+
+if SIM:
+    # (shape, boundary, dtype, kernel, block, planes, lo, hi)
+    CASES = [((12, 10, 9), "periodic", np.float64, "texture", (8, 4), 5, 0, None),
+             ((12, 10, 9), "mirror", np.float32, "global", (8, 4), 5, 0, None),
+             ((12, 10, 9), "fixed", np.float64, "texture", (8, 4), 4, 2, 9),
+             ((7, 6, 5), "fixed", np.float32, "texture", (4, 4), 3, 0, None),   # 4 loads, 3 μ
+             ((7, 6, 5), "mirror", np.float64, "global", (4, 4), 2, 1, 6)]
+else:
+    CASES = [((50, 37, 41), b, dt, "texture", None, 32, 0, None)
+             for b in ("periodic", "mirror", "fixed") for dt in (np.float64, np.float32)]
+    CASES += [((64, 70, 45), "fixed", np.float64, "global", None, 7, 3, 60),
+              ((64, 70, 45), "periodic", np.float32, "global", (64, 4), 7, 3, 60)]
+
+
+def _field(shape, seed, dtype):
+    return np.random.default_rng(seed).uniform(-1, 1, shape).astype(dtype)
+
+
+def _stage(plan, phi, base, coef, scal):
+    n = phi.size
+    d_src, d_base = cuda.to_device(phi.reshape(n)), cuda.to_device(base.reshape(n))
+    d_out = cuda.to_device(np.full(n, 7.0, phi.dtype))
+    plan(d_src, d_base, d_out, coef, scal)
+    return d_out.copy_to_host().reshape(phi.shape)
+
+
+@pytest.mark.parametrize("shape,bnd,dtype,kernel,block,planes,lo,hi", CASES, ids=str)
+def test_smarch_equals_direct_and_reference(shape, bnd, dtype, kernel, block, planes, lo, hi):
+    grid, boundary = Grid(shape, 0.9), Boundary(bnd, 0.3)
+    dt_ = np.dtype(dtype)
+    s3 = ck.view3(shape)
+    hi_ = shape[0] if hi is None else hi
+    phi, base = _field(shape, 1, dtype), _field(shape, 2, dtype)
+    scal = ck.stage_scalars(MODEL, grid, boundary, dt_)
+    # planes of loads in flight: 1 (mirror), 3 (fixed), the default (periodic)
+    ahead = {"mirror": 1, "fixed": 3}.get(bnd)
+    sm = ck.StagePlan(kernel, 3, s3, boundary.code, dt_, block=block, lo=lo, hi=hi,
+                      march=planes, smarch=True, unroll=ahead)
+    assert sm.smarch and sm.march == planes and sm.unroll == (ahead or ck.DEFAULT_SMARCH_AHEAD)
+    direct = ck.StagePlan(kernel, 3, s3, boundary.code, dt_, lo=lo, hi=hi, cpt=1, march=0)
+    assert not direct.smarch and not direct.march
+    coef = dt_.type(0.37)
+    got = _stage(sm, phi, base, coef, scal)
+    expect = _stage(direct, phi, base, coef, scal)
+    # rows outside lo:hi untouched
+    assert np.all(got[:lo] == 7.0) and np.all(got[hi_:] == 7.0)
+    if SIM:
+        assert np.array_equal(got, expect), np.max(np.abs(got - expect))
+    else:
+        tol = 1e-12 if dt_ == np.float64 else 1e-5
+        err = np.max(np.abs(got.astype(np.float64) - expect)) / np.max(np.abs(expect))
+        assert err <= tol, err
+    r = ref.stage(phi.astype(np.float64), base.astype(np.float64), float(coef), MODEL, grid,
+                  boundary)
+    tol = 1e-12 if dt_ == np.float64 else 2e-5
+    err = np.max(np.abs(got[lo:hi_] - r[lo:hi_])) / np.max(np.abs(r[lo:hi_]))
+    assert err <= tol, err
+
+
+def test_smarch_is_the_3d_default():
+    """The default 3-D direct-kernel plan runs the shared-memory march; explicit ``march``
+    selects the register form (unless ``smarch=True``), ``cells_per_thread`` the direct kernel,
+    a block of the register form (z > 1) keeps the register form; fp32 keeps the register
+    form."""
+    s3 = (9, 8, 7)
+    d = ck.StagePlan("texture", 3, s3, 0, np.float64)
+    assert d.smarch and d.march == ck.DEFAULT_SMARCH[("float64", 3)]
+    assert d.block == ck.DEFAULT_SMARCH_BLOCK and d.griddim == (1, 1, 1)
+    assert d.unroll == ck.DEFAULT_SMARCH_AHEAD
+    assert ck.StagePlan("global", 3, s3, 0, np.float64).smarch
+    # fp32: the register march stays the default (faster there)
+    g = ck.StagePlan("global", 3, s3, 0, np.float32)
+    assert not g.smarch and g.march == ck.DEFAULT_MARCH[3]
+    assert ck.StagePlan("global", 3, s3, 0, np.float32, smarch=True).smarch
+    r = ck.StagePlan("texture", 3, s3, 0, np.float64, march=16)
+    assert r.march == 16 and not r.smarch and r.block == ck.DEFAULT_MARCH_BLOCK[3]
+    e = ck.StagePlan("texture", 3, s3, 0, np.float64, march=16, smarch=True, block=(8, 4))
+    assert e.smarch and e.block == (8, 4, 1) and e.griddim == (1, 2, 1)
+    c = ck.StagePlan("texture", 3, s3, 0, np.float64, cpt=1)
+    assert not c.smarch and not c.march
+    z = ck.StagePlan("texture", 3, s3, 0, np.float64, block=(4, 4, 2))
+    assert not z.smarch and z.march == ck.DEFAULT_MARCH[3]
+    assert not ck.StagePlan("texture", 2, (1, 9, 8), 0, np.float64, march=4, smarch=True).smarch
+    assert not ck.StagePlan("shared", 3, s3, 0, np.float64).smarch
+    # block checks
+    assert smarch_fits((32, 8)) and smarch_fits((4, 4, 1)) and not smarch_fits((2, 2))
+    assert not smarch_fits((4, 4, 2))
+    assert smarch_counts((32, 8)) == (2, 2, 3 * (36 * 12 + 34 * 10))
+    with pytest.raises(ValueError):
+        ck.StagePlan("texture", 3, s3, 0, np.float64, block=(2, 2), march=4, smarch=True)
+    with pytest.raises(ValueError):
+        ck.smarch_kernel(0, True, "float64", (8, 4), 0)
+    s = CudaFieldSolver(MODEL, Grid(s3), Boundary("periodic"), dt=DT,
+                        block=(4, 4, 1) if SIM else None)
+    assert s.plan.smarch and "shared-memory march" in s.name
+
+
+@pytest.mark.parametrize("bnd", ["periodic", "fixed"] if SIM else ["periodic", "mirror", "fixed"])
+def test_smarch_solver_and_slabs(bnd):
+    """RK2 steps of the default 3-D solver (shared-memory march) equal reference.py, and slabs
+    (lo/hi rows + host halo exchange, as MPI uses them) equal the whole grid bit for bit."""
+    shape = (10, 7, 9) if SIM else (40, 33, 50)
+    steps = 2 if SIM else 5
+    block = (4, 4, 1) if SIM else None
+    grid, boundary = Grid(shape, 0.9), Boundary(bnd, 0.3)
+    phi = _field(shape, 3, np.float64)
+
+    def factory(slab=None, exchange=None):
+        return CudaFieldSolver(MODEL, grid, boundary, kernel="texture", precision=np.float64,
+                               dt=DT, block=block, slab=slab, exchange=exchange)
+
+    whole = factory()
+    assert whole.plan.smarch
+    whole.load(phi)
+    whole.advance(steps)
+    expect = whole.state()
+    r = ref.run(phi, steps, DT, MODEL, grid, boundary)
+    assert np.max(np.abs(expect - r)) <= 1e-12 * np.max(np.abs(r))
+    g = SlabGroup(factory, shape[0], [(0, 4), (4, shape[0])] if SIM else 3, bnd)
+    g.load(phi)
+    g.advance(steps)
+    got = g.state()
+    assert np.array_equal(got, expect), np.max(np.abs(got - expect))
