@@ -255,6 +255,8 @@ def _yaml_problem(exc):
     mark = getattr(exc, "problem_mark", None)
     line = f":{mark.line + 1}" if mark is not None else ""
     problem = getattr(exc, "problem", None) or (str(exc).splitlines() or ["unreadable"])[0]
+    if "maximum nesting depth" in problem:  # libyaml's own limit (1000 levels) met while it
+        problem = f"nested more than {MAX_DEPTH} levels deep"  # scans ahead of our composer
     context = getattr(exc, "context", None)
     if context and problem.startswith("but "):  # "expected a single document ..., but found ..."
         problem = f"{context}, {problem}"
