@@ -115,9 +115,15 @@ def _bfs_group(indptr, indices, sources, starts, row_sum, row_reach, row_max, ro
                     store[i, t] = sentinel if dist[t] < 0 else dist[t]
 
 
-def group_partials(kernel, graph, sources, batch, store, threads, hist_len, extra=()):
+def group_partials(kernel, graph, sources, batch, store, threads, hist_len, extra=(),
+                   bin_width=1.0):
     """Drive a per-batch kernel over groups of ``threads`` batches of ``batch`` sources each and
-    yield a ChunkPartial per batch, in source order.  Shared by BFS and Dijkstra."""
+    yield a ChunkPartial per batch, in source order.  Shared by BFS and Dijkstra.
+
+    ``hist_len`` bounds the histogram by the longest possible path (up to 2²² bins for weighted
+    graphs); each batch's histogram is cut after its last non-zero bin, which lies at
+    ⌊max row maximum / bin_width⌋, so only that prefix is scanned (the rest of the zeroed
+    array is never touched: scanning 32 MB per batch cost 9 ms, most of a small Dijkstra run)."""
     sources = np.ascontiguousarray(sources, dtype=np.int64)
     n, S = graph.n, len(sources)
     P = threads or numba.get_num_threads()
@@ -143,7 +149,8 @@ def group_partials(kernel, graph, sources, batch, store, threads, hist_len, extr
         for b in range(nb):
             lo, hi = starts[b], starts[b + 1]
             h = hist[b]
-            nz = np.flatnonzero(h)
+            top = (int(np.floor(row_max[lo:hi].max() / bin_width)) + 2) if hi > lo else 1
+            nz = np.flatnonzero(h[:min(top, len(h))])
             yield ChunkPartial(gs[lo:hi].copy(), row_sum[lo:hi], row_reach[lo:hi],
                                row_max[lo:hi], row_harm[lo:hi], col_sum[b], col_reach[b],
                                col_harm[b], h[: (nz[-1] + 1 if len(nz) else 1)].copy())

@@ -83,7 +83,7 @@ def dijkstra_partials(graph, sources, bin_width: float = 1.0, batch: int = 32, s
         hist_len = int(np.floor((graph.n - 1) * wmax / bin_width)) + 2
         hist_len = min(hist_len, 1 << 22)
     return group_partials(_dijkstra_group, graph, sources, batch, store, threads, hist_len,
-                          extra=(w, float(bin_width)))
+                          extra=(w, float(bin_width)), bin_width=float(bin_width))
 
 
 # ---------------------------------------------------------------------------- Dial (bucket queue)
@@ -169,4 +169,4 @@ def dial_partials(graph, sources, bin_width: float = 1.0, batch: int = 32, store
     C = max(1, int(iw.max()) if m else 1)
     hist_len = min(int(np.floor((graph.n - 1) * C / bin_width)) + 2, 1 << 22)
     return group_partials(_dial_group, graph, sources, batch, store, threads, hist_len,
-                          extra=(iw, C, float(bin_width)))
+                          extra=(iw, C, float(bin_width)), bin_width=float(bin_width))
