@@ -170,3 +170,32 @@ def test_blocked_graph_replay_matches_launches(k):
         if graphs:
             assert s._graph_error is None and len(s._graphs) >= 3
     np.testing.assert_array_equal(out[0], out[1])
+
+
+def test_default_shape_is_frame_sized_and_fills_one_wave():
+    """``fused: auto`` takes a block as large as the loaded frame (every phase one pass per
+    thread), tile 8×8 while those tiles fit in one wave of resident 256-thread blocks, else a
+    16×16 tile (docs/field-gpu.md: H100 200² and 512² measurements)."""
+    small = (fb.DEFAULT_BLOCKED_BLOCK, fb.DEFAULT_BLOCKED_TILE)
+    large = (fb.LARGE_BLOCKED_BLOCK, fb.LARGE_BLOCKED_TILE)
+    for block, tile in (small, large):
+        assert block == (tile[1] + 8, tile[0] + 8)  # (x, y) threads = the frame of 1 step
+    assert fb.default_blocked_shape(200, 200, sms=132) == small  # 625 tiles ≤ 132 · 8
+    assert fb.default_blocked_shape(256, 256, sms=132) == small  # 1024
+    assert fb.default_blocked_shape(257, 264, sms=132) == large  # 33 · 33 = 1089 > 1056
+    assert fb.default_blocked_shape(512, 512, sms=132) == large
+    assert fb.default_blocked_shape(200, 200, sms=40) == large
+
+
+@pytest.mark.parametrize("bnd", ["periodic", "mirror", "fixed"])
+def test_frame_sized_block_matches_unfused(bnd):
+    """A block exactly as large as the frame (tile + 4 on every side), the form of the
+    defaults, at a size the simulator can run: tile 2×3 in an 11×10 block."""
+    shape, tile = (SMALL, (2, 3)) if SIM else (SHAPE, (8, 8))
+    block = (tile[1] + 8, tile[0] + 8)
+    phi = _field(shape, 5)
+    b = _blocked(shape, bnd, np.float64, 1, block=block, tile=tile)
+    assert b.fused_plan.block == block
+    u = _solver(shape, bnd, np.float64, fused=False, **(dict(block=(8, 8)) if SIM else {}))
+    steps = 2 if SIM else STEPS
+    _close(_run(b, phi, steps), _run(u, phi, steps), np.float64)
