@@ -53,12 +53,23 @@ SMALL_FUSED_VARIANTS = [((32, 8), 2), ((16, 16), 1), ((32, 4), 1), ((16, 8), 1),
 #: (temporal blocking), "persistent" = one cooperative launch per advance, a grid barrier every
 #: K steps. The H100 sweep of 2026-11-24 (docs/field-gpu.md) found none faster than the fused
 #: step 16x8: these are its best shapes
+#: K = 1 with a block as large as the loaded frame (tile + 4 on every side: (TX + 8) x
+#: (TY + 8) threads) runs every phase in one pass per thread (2026-11-24 evening sweep)
 SMALL_BLOCKED_VARIANTS = {
-    "float64": [("blocked", 1, (16, 8), (8, 16)), ("blocked", 2, (16, 16), (16, 16)),
+    "float64": [("blocked", 1, (16, 8), (8, 16)), ("blocked", 1, (24, 16), (8, 16)),
+                ("blocked", 1, (16, 16), (8, 8)), ("blocked", 1, (24, 24), (16, 16)),
+                ("blocked", 1, (32, 16), (8, 24)), ("blocked", 1, (16, 24), (16, 8)),
+                ("blocked", 1, (12, 16), (8, 4)), ("blocked", 1, (16, 12), (4, 8)),
+                ("blocked", 1, (20, 16), (8, 12)), ("blocked", 2, (24, 24), (8, 8)),
+                ("blocked", 2, (32, 24), (8, 16)), ("blocked", 2, (24, 32), (16, 8)),
+                ("blocked", 3, (32, 32), (8, 8)), ("blocked", 2, (16, 16), (16, 16)),
                 ("blocked", 2, (32, 32), (16, 32)), ("blocked", 3, (16, 16), (16, 16)),
                 ("blocked", 4, (16, 8), (8, 16)), ("persistent", 1, (16, 8), (8, 16)),
                 ("persistent", 1, (8, 8), (8, 8))],
-    "float32": [("blocked", 2, (16, 16), (16, 16)), ("persistent", 1, (16, 8), (8, 16))],
+    "float32": [("blocked", 1, (16, 8), (8, 16)), ("blocked", 1, (24, 16), (8, 16)),
+                ("blocked", 1, (16, 16), (8, 8)), ("blocked", 1, (12, 16), (8, 4)),
+                ("blocked", 2, (24, 24), (8, 8)), ("blocked", 2, (16, 16), (16, 16)),
+                ("persistent", 1, (16, 8), (8, 16))],
 }
 #: the CLI as it ran before temporal blocking and observation pipelining (for the ratio):
 #: ``fused: true`` (one fused step per launch, block 16×8) and the length scale computed at
@@ -70,7 +81,7 @@ _CLI_PREVIOUS = ("import sys; import simengine.field.job as j; i = j.FieldJob.__
 
 
 def small_grid(shape=(200, 200), precision="float64", kernel="texture", steps=(20000, 1020000),
-               cli_previous=True, sweep=True):
+               cli_previous=True, sweep=True, cli=True):
     """Steady-state µs per RK2 step of a small grid, launch-bound: the solver with and without
     CUDA Graphs (:mod:`simengine.field.cuda.graph`), and the CLI path as a user runs it — the
     difference of a ``steps[1]``- and a ``steps[0]``-step run divided by the step difference, so
@@ -86,9 +97,10 @@ def small_grid(shape=(200, 200), precision="float64", kernel="texture", steps=(2
     grid = Grid(shape)
     host = np.random.default_rng(0).uniform(-0.1, 0.1, shape)
     n = 20000
-    def steady_us(graphs=True, blocked=None, **options):
-        """µs per step of ``n`` steps after 1000 of warm-up (and the solver); ``blocked``:
-        (K, block, tile) of a :class:`BlockedPlan` put in place of the solver's fused plan."""
+
+    def make(blocked=None, graphs=True, **options):
+        """The solver; ``blocked``: (plan, K, block, tile) of a :class:`BlockedPlan` or
+        :class:`PersistentPlan` put in place of the solver's fused plan."""
         s = CudaFieldSolver(MODEL, grid, Boundary("periodic"), kernel=kernel,
                             precision=precision, dt=DT, **options)
         if blocked is not None:
@@ -98,6 +110,22 @@ def small_grid(shape=(200, 200), precision="float64", kernel="texture", steps=(2
                                block=blk, tile=tile)
         s.use_graphs = graphs
         s.load(host)
+        return s
+
+    unfused20 = make(fused=False)
+    unfused20.advance(20)
+    unfused20 = unfused20.state()
+
+    def steady_us(graphs=True, blocked=None, **options):
+        """µs per step of ``n`` steps after 1000 of warm-up (and the solver); also checks
+        that 20 steps of a fresh solver of the same options agree with 20 unfused steps."""
+        s = make(blocked, **options)
+        s.advance(20)
+        d = float(np.max(np.abs(s.state() - unfused20)))
+        tol = (1e-12 if precision == "float64" else 1e-5) * float(np.max(np.abs(unfused20)))
+        if not d <= tol:
+            raise RuntimeError(f"{s.name}: 20 steps differ from the unfused path by {d:.3g}")
+        s = make(blocked, graphs, **options)
         s.advance(1000)
         s.synchronize()
         t = time.perf_counter()
@@ -155,8 +183,8 @@ def small_grid(shape=(200, 200), precision="float64", kernel="texture", steps=(2
             f"solver: {{backend: cuda, precision: PRECISION}}\n"
             f"output: {{snapshot_every: 20000, checkpoint_every: 20000, observables_every: 1000}}\n")
     clis = [("CLI `simengine run` (default solver: fused auto, observation pipelining)",
-             ["-m", "simengine"], "")]
-    if cli_previous:
+             ["-m", "simengine"], "")] if cli else []
+    if cli and cli_previous:
         clis.append(("CLI as before (fused: true = one fused step per launch 16x8, length "
                      "scale before the next steps)", ["-c", _CLI_PREVIOUS], ", fused: true"))
     cli_us = []
@@ -545,6 +573,9 @@ def main(argv=None):
     p.add_argument("--small-sweep", action="store_true",
                    help="--sizes small: all fused-step blocks (SMALL_FUSED_VARIANTS), not only "
                         "the default 16x8")
+    p.add_argument("--small-shapes", default="200x200",
+                   help="--sizes small: grid shapes (the first one also runs the CLI rows)")
+    p.add_argument("--no-small-cli", action="store_true", help="--sizes small: no CLI rows")
     p.add_argument("--smarch", default=None,
                    help="variants of the 'smarch' group, e.g. 32x8:64:2,32x8:64:3 "
                         "(block:planes:planes of loads in flight); default SMARCH_VARIANTS")
@@ -562,9 +593,13 @@ def main(argv=None):
     small_rows = []
     if "small" in args.sizes.split(","):
         for prec in args.precisions.split(","):
-            small_rows += [(prec, *r) for r in small_grid(precision=prec,
-                                                             cli_previous=prec == "float64",
-                                                             sweep=args.small_sweep)]
+            for i, shp in enumerate(args.small_shapes.split(",")):
+                shape = tuple(int(v) for v in shp.split("x"))
+                small_rows += [(prec, f"{shp}: {r[0]}", r[1])
+                               for r in small_grid(shape=shape, precision=prec,
+                                                   cli_previous=prec == "float64",
+                                                   sweep=args.small_sweep and i == 0,
+                                                   cli=i == 0 and not args.no_small_cli)]
     if "warp" in args.variants.split(","):  # the warp-marching fused step, 2-D 4096²
         warp = []
         for prec in args.precisions.split(","):
@@ -727,7 +762,7 @@ def main(argv=None):
                   f"{r['gcups']:.1f} | {100 * r['roofline_frac']:.1f} | "
                   f"{r['vs_march_ref']:.3f} | {o.get('registers_per_thread')} | {occ} |")
     if small_rows:
-        print("\n| 200² RK2 step | precision | µs/step |\n|---|---|---|")
+        print("\n| small-grid RK2 step | precision | µs/step |\n|---|---|---|")
         for prec, what, us in small_rows:
             print(f"| {what} | {prec} | {us:.2f} |")
     print(f"\nhonest roofline {bw / 1e9:.0f} GB/s (best device copy) on {dev}, "

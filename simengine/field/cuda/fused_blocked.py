@@ -2,8 +2,9 @@
 (and a persistent cooperative form, :class:`PersistentPlan`).
 
 Measured on an H100 (docs/field-gpu.md): K ≥ 2 and the persistent kernel are slower than one
-step per launch on 200²; ``fused: auto`` runs this module's kernel with K = 1 (block 16×8), 3–7 %
-faster than fused.py's kernel of the same shape.
+step per launch on 200²; ``fused: auto`` runs this module's kernel with K = 1 and a block as large
+as the loaded frame (:func:`default_blocked_shape`: tile 8×8 in a 16×16 block on 200², 3.15–3.28
+µs per step, 1.45–1.5× fused.py's kernel with block 16×8).
 
 A 200² grid is latency-bound: one fused step (:mod:`.fused`) moves 0.6 MB in a fraction of a
 microsecond, but every launch — even replayed from a CUDA Graph — costs its start-up, its four
@@ -58,9 +59,35 @@ from .fused import SHARED_LIMIT, _fold_fn, _ftype, _itemsize
 #: (fused.py's kernel, same shape: 4.75–4.78); K = 2 16×16: 5.36; K = 3: 6.46; K = 4 16×8:
 #: 8.73 — more steps per launch lose (each adds 4 dependent phases over a larger frame)
 DEFAULT_BLOCKED_STEPS = 1
-#: threads (x first) and output tile (TY, TX) of ``fused: auto`` on small 2-D grids
-DEFAULT_BLOCKED_BLOCK = (16, 8)
-DEFAULT_BLOCKED_TILE = (8, 16)
+#: threads (x first) and output tile (TY, TX) of ``fused: auto`` on small 2-D grids whose tiles
+#: fit in one wave of resident blocks: a block as large as the loaded frame (tile + 4 on every
+#: side), so that every phase is one pass per thread. H100, 200² fp64, CUDA Graphs (2026-11-24
+#: evening): block 16×16 tile 8×8 3.15–3.28 µs/step, 24×16 / 16×8 3.25–3.30, the former
+#: 16×8 / 8×16 (three passes per phase) 4.51
+DEFAULT_BLOCKED_BLOCK = (16, 16)
+DEFAULT_BLOCKED_TILE = (8, 8)
+#: the same for grids with more 8×8 tiles than one wave of resident 256-thread blocks (8 per
+#: SM): a 16×16 tile in a frame-sized 24×24 block. H100, 512² fp64: 8.46 µs/step against 11.40
+#: (tile 8×8: four waves) and 9.71 (the former 16×8 / 8×16)
+LARGE_BLOCKED_BLOCK = (24, 24)
+LARGE_BLOCKED_TILE = (16, 16)
+
+
+def default_blocked_shape(n1: int, n2: int, sms=None):
+    """(block, tile) of ``fused: auto`` for an n1 × n2 grid: :data:`DEFAULT_BLOCKED_BLOCK` /
+    ``_TILE`` while its 8×8 tiles fit in one wave of resident 256-thread blocks (8 per SM on
+    ``sms`` multiprocessors, the current device's by default), else :data:`LARGE_BLOCKED_BLOCK` /
+    ``_TILE``."""
+    ty, tx = DEFAULT_BLOCKED_TILE
+    tiles = math.ceil(int(n1) / ty) * math.ceil(int(n2) / tx)
+    if sms is None:
+        if SIMULATOR:  # no multiprocessors to fill: the small shape
+            return DEFAULT_BLOCKED_BLOCK, DEFAULT_BLOCKED_TILE
+        sms = cuda.get_current_device().MULTIPROCESSOR_COUNT
+    per_sm = 2048 // (DEFAULT_BLOCKED_BLOCK[0] * DEFAULT_BLOCKED_BLOCK[1])
+    if tiles <= int(sms) * per_sm:
+        return DEFAULT_BLOCKED_BLOCK, DEFAULT_BLOCKED_TILE
+    return LARGE_BLOCKED_BLOCK, LARGE_BLOCKED_TILE
 #: ``fused: auto`` runs this module's kernel (K = DEFAULT_BLOCKED_STEPS) on 2-D grids of at
 #: most :data:`~.fused.FUSED_AUTO_MAX_CELLS` cells: measured 3–7 % faster than fused.py's
 #: kernel of the same shape (docs/field-gpu.md); False = fused.py's kernel (block 16×8)
@@ -306,9 +333,9 @@ class BlockedPlan:
     ``plan(src, out, coef1, coef2, scal, steps=None)`` writes ``out`` = ``steps`` (default K)
     RK2 steps of ``src`` (1 ≤ steps ≤ K); :meth:`advance` runs any number of steps on a solver's
     buffer list (buffers[0] → buffers[2], swapped after every launch); :meth:`graph` records an
-    even number of steps as a CUDA Graph. ``block``: threads (x first, default
-    :data:`DEFAULT_BLOCKED_BLOCK`), ``tile``: output tile (TY, TX) (default
-    :data:`DEFAULT_BLOCKED_TILE`), ``steps``: K (default :data:`DEFAULT_BLOCKED_STEPS`)."""
+    even number of steps as a CUDA Graph. ``block``: threads (x first), ``tile``: output tile
+    (TY, TX) (both unset: :func:`default_blocked_shape`), ``steps``: K (default
+    :data:`DEFAULT_BLOCKED_STEPS`)."""
 
     layout = "fused"
     cpt = 1
@@ -324,6 +351,8 @@ class BlockedPlan:
         self.steps = int(steps or DEFAULT_BLOCKED_STEPS)
         if self.steps < 1:
             raise ValueError("steps per launch must be >= 1")
+        if block is None and tile is None:
+            block, tile = default_blocked_shape(self.shape3[1], self.shape3[2])
         self.block = tuple(int(b) for b in (block or DEFAULT_BLOCKED_BLOCK))
         self.tile = tuple(int(t) for t in (tile or DEFAULT_BLOCKED_TILE))
         if len(self.block) != 2 or len(self.tile) != 2 or min(self.block + self.tile) < 1:
