@@ -13,11 +13,10 @@ import pytest
 if "NUMBA_ENABLE_CUDASIM" not in os.environ and not Path("/dev/nvidiactl").exists():
     os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
 if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
-    # The simulator runs every CUDA thread of a block as a Python thread; with the interpreter's
-    # default 5 ms switch interval a 128-thread block sometimes spent 40 s where it needs 1 s
-    # (GIL hand-offs between threads waiting at its barriers; 0.5 ms: always 40 s, 50 ms:
-    # always 1 s, measured on the 2-core CI machine). Only this test process is affected.
-    sys.setswitchinterval(0.05)
+    sys.path.insert(0, str(Path(__file__).parent))
+    import simulator_barrier  # noqa: E402  (a blocking syncthreads: see its docstring)
+
+    simulator_barrier.install()
 
 ROOT = Path(__file__).resolve().parents[1]
 
