@@ -57,7 +57,8 @@ from .fused import SHARED_LIMIT, _fold_fn, _ftype, _itemsize
 #: steps per launch of ``fused: auto`` on small 2-D grids (see :data:`BLOCKED_AUTO`). H100,
 #: 200² fp64 with CUDA Graphs, µs/step (2026-11-24): K = 1 block 16×8 tile 16×8: 4.46–4.61
 #: (fused.py's kernel, same shape: 4.75–4.78); K = 2 16×16: 5.36; K = 3: 6.46; K = 4 16×8:
-#: 8.73 — more steps per launch lose (each adds 4 dependent phases over a larger frame)
+#: 8.73 — more steps per launch lose (each adds 4 dependent phases over a larger frame); with
+#: frame-sized blocks (evening): K = 1 3.15–3.28, K = 2 9.95–10.2, K = 3 13.0
 DEFAULT_BLOCKED_STEPS = 1
 #: threads (x first) and output tile (TY, TX) of ``fused: auto`` on small 2-D grids whose tiles
 #: fit in one wave of resident blocks: a block as large as the loaded frame (tile + 4 on every
@@ -71,6 +72,12 @@ DEFAULT_BLOCKED_TILE = (8, 8)
 #: (tile 8×8: four waves) and 9.71 (the former 16×8 / 8×16)
 LARGE_BLOCKED_BLOCK = (24, 24)
 LARGE_BLOCKED_TILE = (16, 16)
+
+#: ``fused: auto`` runs this module's kernel (K = DEFAULT_BLOCKED_STEPS, the block and tile of
+#: :func:`default_blocked_shape`) on 2-D grids of at most :data:`~.fused.FUSED_AUTO_MAX_CELLS`
+#: cells: measured 1.45–1.5× faster than fused.py's kernel with block 16×8 on 200², 1.38× on
+#: 512² (docs/field-gpu.md); False = fused.py's kernel (block 16×8)
+BLOCKED_AUTO = True
 
 
 def default_blocked_shape(n1: int, n2: int, sms=None):
@@ -88,10 +95,6 @@ def default_blocked_shape(n1: int, n2: int, sms=None):
     if tiles <= int(sms) * per_sm:
         return DEFAULT_BLOCKED_BLOCK, DEFAULT_BLOCKED_TILE
     return LARGE_BLOCKED_BLOCK, LARGE_BLOCKED_TILE
-#: ``fused: auto`` runs this module's kernel (K = DEFAULT_BLOCKED_STEPS) on 2-D grids of at
-#: most :data:`~.fused.FUSED_AUTO_MAX_CELLS` cells: measured 3–7 % faster than fused.py's
-#: kernel of the same shape (docs/field-gpu.md); False = fused.py's kernel (block 16×8)
-BLOCKED_AUTO = True
 
 
 def blocked_shared_bytes(tile, steps, dtype) -> int:
