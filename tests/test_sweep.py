@@ -201,7 +201,7 @@ def _checkpoint_step(path):
 
 
 def test_sigkilled_task_resumes_and_equals_an_uninterrupted_run(tmp_path, capsys):
-    p = field(tmp_path, steps=3000, every=10)
+    p = field(tmp_path, steps=1500, every=10)
     d = tmp_path / "out"
     target = d / "mean=-0.3_seed=2.h5"
     proc = subprocess.Popen([sys.executable, "-m", "simengine", "sweep", str(p), "--task", "1",
@@ -214,7 +214,7 @@ def test_sigkilled_task_resumes_and_equals_an_uninterrupted_run(tmp_path, capsys
     proc.send_signal(signal.SIGKILL)
     proc.communicate(timeout=60)
     killed_at = _checkpoint_step(target)
-    assert 50 <= killed_at < 3000
+    assert 50 <= killed_at < 1500
     rc, out, _ = sweep(capsys, p, "-d", d, "--list", "--failed")
     assert out.splitlines() == ["1 initial.mean=-0.3 initial.seed=2"]
     rc, _, err = sweep(capsys, p, "-d", d, "--collect")
@@ -234,7 +234,7 @@ def test_sigkilled_task_resumes_and_equals_an_uninterrupted_run(tmp_path, capsys
 
 
 def test_sigterm_to_a_parallel_sweep_checkpoints_and_the_rerun_resumes(tmp_path, capsys):
-    p = field(tmp_path, steps=3000, every=10)
+    p = field(tmp_path, steps=1500, every=10)
     d = tmp_path / "out"
     outs = [d / "mean=0.0_seed=1.h5", d / "mean=-0.3_seed=2.h5"]
     proc = subprocess.Popen([sys.executable, "-m", "simengine", "sweep", str(p), "-d", str(d),
@@ -249,7 +249,7 @@ def test_sigterm_to_a_parallel_sweep_checkpoints_and_the_rerun_resumes(tmp_path,
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
     assert err.count("interrupted (checkpoint kept") == 2
-    assert all(50 <= _checkpoint_step(o) < 3000 for o in outs)
+    assert all(50 <= _checkpoint_step(o) < 1500 for o in outs)
     rc, out, _ = sweep(capsys, p, "-d", d, "--list", "--failed", "--indices")
     assert out.strip() == "0-1"
     rc, _, err = sweep(capsys, p, "-d", d, "--jobs", "2")
