@@ -13,8 +13,12 @@ import pytest
 if "NUMBA_ENABLE_CUDASIM" not in os.environ and not Path("/dev/nvidiactl").exists():
     os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
 if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
-    sys.path.insert(0, str(Path(__file__).parent))
-    import simulator_barrier  # noqa: E402  (a blocking syncthreads: see its docstring)
+    # a blocking syncthreads for the simulator, here and (sitecustomize.py) in subprocesses
+    _SITE = str(Path(__file__).parent / "simulator_site")
+    sys.path.insert(0, _SITE)
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [_SITE] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else []))
+    import simulator_barrier  # noqa: E402
 
     simulator_barrier.install()
 

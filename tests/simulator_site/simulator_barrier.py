@@ -9,6 +9,10 @@ module replaces the polling with a condition variable: a thread reaching ``synct
 until every live thread of its block has arrived; a thread that returns leaves the barrier (as an
 exited CUDA thread does); an exception in one thread aborts the others and is raised by
 ``BlockManager.run`` as before. The kernels' semantics are unchanged: it decides only who waits.
+
+``tests/conftest.py`` installs it in the test processes; ``sitecustomize.py`` beside this file
+installs it in the Python subprocesses the tests start (CLI runs, MPI ranks), when they import
+the simulator.
 """
 from __future__ import annotations
 
@@ -58,8 +62,13 @@ class _BlockBarrier:
 
 def install():
     """Patch the simulator's ``BlockThread``/``BlockManager`` (call before any launch)."""
-    from numba.cuda.simulator import kernel as k
+    from numba.cuda.simulator import kernel
 
+    patch(kernel)
+
+
+def patch(k):
+    """Patch ``BlockThread``/``BlockManager`` of the simulator's kernel module ``k``."""
     if getattr(k.BlockManager, "_blocking_barrier", False):
         return
     run_thread = k.BlockThread.run
