@@ -28,6 +28,7 @@ class _BlockBarrier:
         self.arrived = 0
         self.generation = 0
         self.aborted = False
+        self.first_failure = None  # the thread whose exception aborted the block
 
     def _release(self):
         self.arrived = 0
@@ -54,8 +55,10 @@ class _BlockBarrier:
             if self.alive and self.arrived == self.alive:
                 self._release()
 
-    def abort(self):
+    def abort(self, thread):
         with self.cv:
+            if not self.aborted:
+                self.first_failure = thread
             self.aborted = True
             self.cv.notify_all()
 
@@ -79,7 +82,7 @@ def patch(k):
         finally:
             barrier = self._manager._barrier
             if self.exception is not None:
-                barrier.abort()
+                barrier.abort(self)
             barrier.leave()
 
     def syncthreads(self):
@@ -101,11 +104,9 @@ def patch(k):
             t.start()
         for t in threads:
             t.join()
-        failed = [t for t in threads if t.exception is not None]
-        # the first thread that failed for its own reason, not because another one aborted
-        own = [t for t in failed if "abort flag set" not in str(t.exception[0])] or failed
-        if own:
-            exc, tb = own[0].exception
+        first = self._barrier.first_failure  # not the threads it aborted
+        if first is not None:
+            exc, tb = first.exception
             raise exc.with_traceback(tb)
 
     k.BlockThread.run = thread_run
