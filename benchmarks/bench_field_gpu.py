@@ -51,7 +51,8 @@ def copy_bandwidth():
 SMALL_FUSED_VARIANTS = [((32, 8), 2), ((16, 16), 1), ((32, 4), 1), ((16, 8), 1), ((8, 8), 1)]
 #: cuda/fused_blocked.py: (plan, K, block, tile (TY, TX)); plan "blocked" = K steps per launch
 #: (temporal blocking), "persistent" = one cooperative launch per advance, a grid barrier every
-#: K steps. The H100 sweep of 2026-11-24 (docs/field-gpu.md) found none faster than the fused
+#: K steps, "flags" = one persistent launch per advance, tiles wait on their neighbours'
+#: counters (cuda/fused_flags.py). The H100 sweep of 2026-11-24 (docs/field-gpu.md) found none faster than the fused
 #: step 16x8: these are its best shapes
 #: K = 1 with a block as large as the loaded frame (tile + 4 on every side: (TX + 8) x
 #: (TY + 8) threads) runs every phase in one pass per thread (2026-11-24 evening sweep)
@@ -65,11 +66,15 @@ SMALL_BLOCKED_VARIANTS = {
                 ("blocked", 3, (32, 32), (8, 8)), ("blocked", 2, (16, 16), (16, 16)),
                 ("blocked", 2, (32, 32), (16, 32)), ("blocked", 3, (16, 16), (16, 16)),
                 ("blocked", 4, (16, 8), (8, 16)), ("persistent", 1, (16, 8), (8, 16)),
-                ("persistent", 1, (8, 8), (8, 8))],
+                ("persistent", 1, (8, 8), (8, 8)), ("flags", 1, (16, 16), (8, 8)),
+                ("flags", 1, (24, 16), (8, 16)), ("flags", 1, (24, 24), (16, 16)),
+                ("flags", 1, (12, 12), (4, 4)), ("flags", 1, (16, 12), (4, 8)),
+                ("flags", 1, (8, 8), (8, 8))],
     "float32": [("blocked", 1, (16, 8), (8, 16)), ("blocked", 1, (24, 16), (8, 16)),
                 ("blocked", 1, (16, 16), (8, 8)), ("blocked", 1, (12, 16), (8, 4)),
                 ("blocked", 2, (24, 24), (8, 8)), ("blocked", 2, (16, 16), (16, 16)),
-                ("persistent", 1, (16, 8), (8, 16))],
+                ("persistent", 1, (16, 8), (8, 16)), ("flags", 1, (16, 16), (8, 8)),
+                ("flags", 1, (24, 16), (8, 16))],
 }
 #: the CLI as it ran before temporal blocking and observation pipelining (for the ratio):
 #: ``fused: true`` (one fused step per launch, block 16×8) and the length scale computed at
@@ -81,7 +86,7 @@ _CLI_PREVIOUS = ("import sys; import simengine.field.job as j; i = j.FieldJob.__
 
 
 def small_grid(shape=(200, 200), precision="float64", kernel="texture", steps=(20000, 1020000),
-               cli_previous=True, sweep=True, cli=True):
+               cli_previous=True, sweep=True, cli=True, plans=None):
     """Steady-state µs per RK2 step of a small grid, launch-bound: the solver with and without
     CUDA Graphs (:mod:`simengine.field.cuda.graph`), and the CLI path as a user runs it — the
     difference of a ``steps[1]``- and a ``steps[0]``-step run divided by the step difference, so
@@ -91,6 +96,7 @@ def small_grid(shape=(200, 200), precision="float64", kernel="texture", steps=(2
     import tempfile
 
     from simengine.field.cuda.fused_blocked import BlockedPlan, PersistentPlan
+    from simengine.field.cuda.fused_flags import FlagPlan
     from simengine.field.cuda_solver import CudaFieldSolver
 
     rows = []
@@ -105,7 +111,8 @@ def small_grid(shape=(200, 200), precision="float64", kernel="texture", steps=(2
                             precision=precision, dt=DT, **options)
         if blocked is not None:
             kind, k, blk, tile = blocked
-            cls = BlockedPlan if kind == "blocked" else PersistentPlan
+            cls = {"blocked": BlockedPlan, "persistent": PersistentPlan,
+                   "flags": FlagPlan}[kind]
             s.fused_plan = cls(s.kernel, 2, s.shape3, s.boundary.code, s.dtype, steps=k,
                                block=blk, tile=tile)
         s.use_graphs = graphs
@@ -142,7 +149,8 @@ def small_grid(shape=(200, 200), precision="float64", kernel="texture", steps=(2
     cases += [(f"solver, {kind} K={k} block {b[0]}x{b[1]} tile {t[1]}x{t[0]}"
                + (", CUDA Graphs" if kind == "blocked" else ", one launch per advance"),
                True, dict(fused=True, blocked=(kind, k, b, t)))
-              for kind, k, b, t in SMALL_BLOCKED_VARIANTS[precision]]
+              for kind, k, b, t in SMALL_BLOCKED_VARIANTS[precision]
+              if plans is None or kind in plans]
     ref = None  # the previous default: one fused step per launch, block 16x8 rows 1
     for label, graphs, options in cases:
         try:
@@ -576,6 +584,9 @@ def main(argv=None):
     p.add_argument("--small-shapes", default="200x200",
                    help="--sizes small: grid shapes (the first one also runs the CLI rows)")
     p.add_argument("--no-small-cli", action="store_true", help="--sizes small: no CLI rows")
+    p.add_argument("--small-plans", default=None,
+                   help="--sizes small: only these kinds of SMALL_BLOCKED_VARIANTS, e.g. "
+                        "flags,blocked (default: all)")
     p.add_argument("--smarch", default=None,
                    help="variants of the 'smarch' group, e.g. 32x8:64:2,32x8:64:3 "
                         "(block:planes:planes of loads in flight); default SMARCH_VARIANTS")
@@ -599,7 +610,9 @@ def main(argv=None):
                                for r in small_grid(shape=shape, precision=prec,
                                                    cli_previous=prec == "float64",
                                                    sweep=args.small_sweep and i == 0,
-                                                   cli=i == 0 and not args.no_small_cli)]
+                                                   cli=i == 0 and not args.no_small_cli,
+                                                   plans=(args.small_plans.split(",")
+                                                          if args.small_plans else None))]
     if "warp" in args.variants.split(","):  # the warp-marching fused step, 2-D 4096²
         warp = []
         for prec in args.precisions.split(","):

@@ -150,7 +150,12 @@ def test_plan_limits():
     # fused: auto on a small 2-D grid (a real GPU): the blocked plan only where BLOCKED_AUTO
     auto = _solver(SMALL, "periodic", np.float64)
     if not SIM:
-        assert isinstance(auto.fused_plan, fb.BlockedPlan) is fb.BLOCKED_AUTO
+        from simengine.field.cuda import fused_flags as ff
+
+        want = (ff.FlagPlan if fb.BLOCKED_AUTO and ff.flags_auto(auto.shape3)
+                else fb.BlockedPlan if fb.BLOCKED_AUTO else None)
+        assert want is None or type(auto.fused_plan) is want
+        assert isinstance(auto.fused_plan, (fb.BlockedPlan, ff.FlagPlan)) is fb.BLOCKED_AUTO
 
 
 @pytest.mark.skipif(SIM, reason="the simulator records no CUDA Graphs")

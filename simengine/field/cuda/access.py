@@ -149,3 +149,56 @@ def _make_access2():
 
 
 LD2, LDNC2, ST2 = _make_access2()
+
+
+def _make_coherent():
+    """Loads for kernels whose blocks read, within one launch, what other blocks wrote
+    (:mod:`.fused_flags`): ``LDCG`` = ``ld.global.cg`` (cached in L2 only: L1 is not coherent
+    between multiprocessors), ``LDACQ32`` = ``ld.acquire.gpu.global.b32`` of an int32 flag,
+    marked as having side effects so that a spin loop re-reads it. Under the simulator: plain
+    indexing."""
+    if SIMULATOR:
+
+        @cuda.jit(device=True)
+        def ldcg(a, i):
+            return a[i]
+
+        @cuda.jit(device=True)
+        def ldacq32(a, i):
+            return a[i]
+
+        return ldcg, ldacq32
+
+    from llvmlite import ir
+    from numba.cuda.extending import intrinsic
+
+    def _asm_load(fmt, side_effect):
+        @intrinsic
+        def impl(typingctx, arr, idx):
+            sig = arr.dtype(arr, idx)
+
+            def codegen(context, builder, sig, args):
+                aty = sig.args[0]
+                ary = context.make_array(aty)(context, builder, value=args[0])
+                ptr = builder.gep(ary.data, [args[1]])
+                llty = context.get_value_type(aty.dtype)
+                bw = aty.dtype.bitwidth
+                kind = ("d" if bw == 64 else "f") if aty.dtype in (
+                    types.float64, types.float32) else ("l" if bw == 64 else "r")
+                fnty = ir.FunctionType(llty, [llty.as_pointer()])
+                asm = ir.InlineAsm(fnty, fmt.format(bw=bw) + " $0, [$1];", f"={kind},l",
+                                   side_effect=side_effect)
+                return builder.call(asm, [ptr])
+
+            return sig, codegen
+
+        return impl
+
+    from numba import types
+
+    # both with side effects: LLVM must not move them across the spin loop or a barrier
+    return (_asm_load("ld.global.cg.b{bw}", True),
+            _asm_load("ld.acquire.gpu.global.b{bw}", True))
+
+
+LDCG, LDACQ32 = _make_coherent()

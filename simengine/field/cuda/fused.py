@@ -687,6 +687,11 @@ def fused_plan_for(solver, fused, block):
 
         if fused is None and BLOCKED_AUTO:  # auto, latency-bound: cuda/fused_blocked.py
             # (DEFAULT_BLOCKED_STEPS per launch, measured faster); ``fused: true``: this kernel
+            from .fused_flags import FlagPlan, flags_auto
+
+            if flags_auto(solver.shape3):  # one persistent launch per advance (fused_flags)
+                return FlagPlan(solver.kernel, 2, solver.shape3, solver.boundary.code,
+                                solver.dtype)
             return BlockedPlan(solver.kernel, 2, solver.shape3, solver.boundary.code,
                                solver.dtype)
         blk, rows = SMALL_FUSED_BLOCK, SMALL_FUSED_ROWS  # latency-bound: many small blocks

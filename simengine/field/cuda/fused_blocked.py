@@ -50,7 +50,7 @@ import numpy as np
 from numba import cuda
 
 from . import launch as _launch_api
-from .access import LD, LDNC, ST
+from .access import LD, LDCG, LDNC, ST
 from .config import FIXED, SIMULATOR
 from .fused import SHARED_LIMIT, _fold_fn, _ftype, _itemsize
 
@@ -104,12 +104,15 @@ def blocked_shared_bytes(tile, steps, dtype) -> int:
 
 
 @functools.lru_cache(maxsize=None)
-def _tile_steps(bc: int, nc: bool, dtype: str, block: tuple, tile: tuple, steps: int):
+def _tile_steps(bc: int, nc: bool, dtype: str, block: tuple, tile: tuple, steps: int,
+                coherent: bool = False):
     """Device function ``body(src, out, i0, j0, n1, n2, coef1, coef2, mh2, kh2, nd2, c0, c1,
     c2, c3, vphi, vmu, sphi, smu, sst)``: ``steps`` fused RK2 steps of the output tile at
     (j0, i0) computed by the calling thread block (``block`` threads) in the shared arrays
-    ``sphi``, ``smu``, ``sst`` of :func:`frame_cells` cells each; ends with a barrier."""
-    load = LDNC if nc else LD
+    ``sphi``, ``smu``, ``sst`` of :func:`frame_cells` cells each; ends with a barrier.
+    ``coherent``: φ is loaded with ``ld.global.cg`` (L2 only), for kernels that read in one
+    launch what other blocks wrote (:mod:`.fused_flags`); it overrides ``nc``."""
+    load = LDCG if coherent else (LDNC if nc else LD)
     fold = _fold_fn(bc)
     fixed = bc == FIXED
     K = int(steps)

@@ -16,16 +16,17 @@ def compiled(fn):
     return next(iter(overloads.values()))
 
 
-def prepare(kern, stream, griddim, blockdim, args):
+def prepare(kern, stream, griddim, blockdim, args, cooperative=False):
     """Marshal ``args`` once for ``kern`` (a compiled ``_Kernel``): a launch tuple for
-    :func:`launch`."""
+    :func:`launch`; ``cooperative``: a cooperative launch (the driver refuses it unless every
+    block of the grid can be resident at once)."""
     from cuda.core import LaunchConfig
     from numba.cuda._compat import CUDA_CORE_GE_1_0
 
     kernelargs, retr = [], []
     for t, v in zip(kern.argument_types, args):
         kern._prepare_args(t, v, stream, retr, kernelargs)
-    coop = {"is_cooperative" if CUDA_CORE_GE_1_0 else "cooperative_launch": False}
+    coop = {"is_cooperative" if CUDA_CORE_GE_1_0 else "cooperative_launch": bool(cooperative)}
     config = LaunchConfig(grid=griddim, block=blockdim, shmem_size=0, **coop)
     return stream, config, kern._codelibrary.get_cufunc().kernel, kernelargs
 
