@@ -19,6 +19,7 @@ difference from two unfused stages after 20 steps.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import sys
@@ -67,8 +68,8 @@ SMALL_BLOCKED_VARIANTS = {
                 ("blocked", 2, (32, 32), (16, 32)), ("blocked", 3, (16, 16), (16, 16)),
                 ("blocked", 4, (16, 8), (8, 16)), ("persistent", 1, (16, 8), (8, 16)),
                 ("persistent", 1, (8, 8), (8, 8)), ("flags", 1, (16, 16), (8, 8)),
-                ("flags", 1, (24, 16), (8, 16)), ("flags", 1, (24, 24), (16, 16)),
-                ("flags", 1, (12, 12), (4, 4)), ("flags", 1, (16, 12), (4, 8)),
+                ("flags-sc", 1, (16, 16), (8, 8)), ("flags", 1, (24, 16), (8, 16)),
+                ("flags", 1, (24, 24), (16, 16)), ("flags", 1, (16, 12), (4, 8)),
                 ("flags", 1, (8, 8), (8, 8))],
     "float32": [("blocked", 1, (16, 8), (8, 16)), ("blocked", 1, (24, 16), (8, 16)),
                 ("blocked", 1, (16, 16), (8, 8)), ("blocked", 1, (12, 16), (8, 4)),
@@ -111,8 +112,8 @@ def small_grid(shape=(200, 200), precision="float64", kernel="texture", steps=(2
                             precision=precision, dt=DT, **options)
         if blocked is not None:
             kind, k, blk, tile = blocked
-            cls = {"blocked": BlockedPlan, "persistent": PersistentPlan,
-                   "flags": FlagPlan}[kind]
+            cls = {"blocked": BlockedPlan, "persistent": PersistentPlan, "flags": FlagPlan,
+                   "flags-sc": functools.partial(FlagPlan, sync="sc")}[kind]
             s.fused_plan = cls(s.kernel, 2, s.shape3, s.boundary.code, s.dtype, steps=k,
                                block=blk, tile=tile)
         s.use_graphs = graphs
@@ -150,7 +151,7 @@ def small_grid(shape=(200, 200), precision="float64", kernel="texture", steps=(2
                + (", CUDA Graphs" if kind == "blocked" else ", one launch per advance"),
                True, dict(fused=True, blocked=(kind, k, b, t)))
               for kind, k, b, t in SMALL_BLOCKED_VARIANTS[precision]
-              if plans is None or kind in plans]
+              if plans is None or kind.split("-")[0] in plans]
     ref = None  # the previous default: one fused step per launch, block 16x8 rows 1
     for label, graphs, options in cases:
         try:

@@ -142,3 +142,57 @@ def test_auto_rule():
     if not SIM:
         auto = _solver((200, 200), "periodic", np.float64)
         assert isinstance(auto.fused_plan, ff.FlagPlan) is ff.FLAGS_AUTO
+
+
+def _mapped(i, n, bnd):
+    """Where a load of index i lands (None: a fixed outside value)."""
+    if 0 <= i < n:
+        return i
+    if bnd == "periodic":
+        return i % n
+    if bnd == "mirror":
+        m = i % (2 * n)
+        return 2 * n - 1 - m if m >= n else m
+    return None
+
+
+@pytest.mark.parametrize("bnd", ["periodic", "mirror", "fixed"])
+@pytest.mark.parametrize("shape,tile", [((13, 11), (4, 4)), ((9, 10), (4, 4)),
+                                        ((16, 16), (4, 4)), ((5, 6), (4, 4)),
+                                        ((4, 4), (4, 4)), ((17, 9), (8, 4))],
+                         ids=str)
+def test_watched_tiles_cover_the_dependencies(bnd, shape, tile):
+    """Every tile whose φ a tile's stored cells depend on (four 5-point stencils: the cells
+    within |dy| + |dx| ≤ 4, mapped by the boundary) is waited on — also where the last tile is
+    shorter than 4 cells and a periodic halo reaches two tiles away (the case the device tests
+    found: 257×300 with 8×8 tiles) — and nothing outside the rows/columns within 4 is."""
+    from simengine.field.model import Boundary as B
+
+    n1, n2 = shape
+    ty, tx = tile
+    ntx, nty = -(-n2 // tx), -(-n1 // ty)
+    got = ff.watched_tiles(B(bnd, 0.3).code, tile, shape)
+    assert len(got) == ntx * nty
+    for t, watched in enumerate(got):
+        tj, ti = divmod(t, ntx)
+        rows = range(tj * ty, min(tj * ty + ty, n1))
+        cols = range(ti * tx, min(ti * tx + tx, n2))
+        need, near_rows, near_cols = set(), set(), set()
+        for r in rows:
+            for c in cols:
+                for dy in range(-4, 5):
+                    for dx in range(-4 + abs(dy), 5 - abs(dy)):
+                        y, x = _mapped(r + dy, n1, bnd), _mapped(c + dx, n2, bnd)
+                        if y is not None and x is not None:
+                            need.add((y // ty) * ntx + x // tx)
+                        if y is not None:
+                            near_rows.add(y // ty)
+                        if x is not None:
+                            near_cols.add(x // tx)
+        need.discard(t)
+        assert need <= watched, (t, need - watched)
+        assert t not in watched
+        assert all(w // ntx in near_rows | {tj} and w % ntx in near_cols | {ti}
+                   for w in watched), (t, watched)
+    if shape == (16, 16) and bnd == "periodic":  # 4×4 tiles: the 8 around each
+        assert all(len(w) == 8 for w in got)

@@ -155,8 +155,8 @@ def _make_coherent():
     """Loads for kernels whose blocks read, within one launch, what other blocks wrote
     (:mod:`.fused_flags`): ``LDCG`` = ``ld.global.cg`` (cached in L2 only: L1 is not coherent
     between multiprocessors), ``LDACQ32`` = ``ld.acquire.gpu.global.b32`` of an int32 flag,
-    marked as having side effects so that a spin loop re-reads it. Under the simulator: plain
-    indexing."""
+    marked as having side effects so that a spin loop re-reads it, ``STREL32`` its release
+    store. Under the simulator: plain indexing."""
     if SIMULATOR:
 
         @cuda.jit(device=True)
@@ -167,7 +167,11 @@ def _make_coherent():
         def ldacq32(a, i):
             return a[i]
 
-        return ldcg, ldacq32
+        @cuda.jit(device=True)
+        def strel32(a, i, v):
+            a[i] = v
+
+        return ldcg, ldacq32, strel32
 
     from llvmlite import ir
     from numba.cuda.extending import intrinsic
@@ -196,9 +200,29 @@ def _make_coherent():
 
     from numba import types
 
-    # both with side effects: LLVM must not move them across the spin loop or a barrier
+    @intrinsic
+    def strel32(typingctx, arr, idx, val):
+        sig = types.void(arr, idx, arr.dtype)
+
+        def codegen(context, builder, sig, args):
+            aty = sig.args[0]
+            ary = context.make_array(aty)(context, builder, value=args[0])
+            ptr = builder.gep(ary.data, [args[1]])
+            llty = context.get_value_type(aty.dtype)
+            fnty = ir.FunctionType(ir.VoidType(), [llty.as_pointer(), llty])
+            asm = ir.InlineAsm(fnty, "st.release.gpu.global.b32 [$0], $1;", "l,r",
+                               side_effect=True)
+            builder.call(asm, [ptr, args[2]])
+            return context.get_dummy_value()
+
+        return sig, codegen
+
+    # all with side effects: LLVM must not move them across the spin loop or a barrier
     return (_asm_load("ld.global.cg.b{bw}", True),
-            _asm_load("ld.acquire.gpu.global.b{bw}", True))
+            _asm_load("ld.acquire.gpu.global.b{bw}", True), strel32)
 
 
-LDCG, LDACQ32 = _make_coherent()
+#: ``STREL32`` = ``st.release.gpu.global.b32``: publishes, after a block barrier, everything the
+#: block wrote before it (the pattern of CUTLASS's semaphore: barrier, one release store; the
+#: reader: acquire load, barrier)
+LDCG, LDACQ32, STREL32 = _make_coherent()

@@ -13,17 +13,23 @@ resident at once (a cooperative launch, so the driver guarantees it), walk the o
 :func:`~.fused_blocked.blocked_kernel_2d` (``blockIdx.x``, then by ``gridDim.x``) for every step.
 Step s of a launch whose counters start at ``base``:
 
-1. unless s = 0, threads 0…8 of the block (but 4, the tile itself) each spin on one
-   neighbouring tile's counter (``ld.acquire.gpu``) until it is ≥ base + s — that tile has
-   finished step s − 1, so its φ is written and it no longer reads the buffer this step
-   overwrites; a fence and a block barrier follow;
+1. unless s = 0, up to 24 threads of the block each spin on the counter of one tile whose φ
+   the tile's stored cells depend on (``ld.acquire.gpu``) until it is ≥ base + s — that tile
+   has finished step s − 1, so its φ is written and it no longer reads the buffer this step
+   overwrites; then a block barrier;
 2. the tile body of :mod:`.fused_blocked` with K = 1 (φ loaded with ``ld.global.cg``, i.e. from
    L2: L1 is not coherent between multiprocessors), φ at s + 1 stored to the other buffer;
-3. a block barrier, then thread 0: ``__threadfence()`` and the tile's counter := base + s + 1.
+3. a block barrier (the body's last), then thread 0 publishes the tile's counter := base + s +
+   1 with ``st.release.gpu`` (the pattern of CUTLASS's semaphore; ``sync="sc"``: a
+   ``__threadfence()`` and an atomic exchange, and a fence after the readers' spin, as
+   cooperative groups' grid barrier does).
 
-Neighbours wrap around the grid in both directions for every boundary (for mirror/fixed that
-adds a few waits that are already satisfied). The tile must be ≥ 4 cells in both directions so
-that the halo of 4 reaches only adjacent tiles. Step 0 waits for nothing: the previous launch (or
+Which tiles a tile waits on (:func:`_watch_fn`): per axis the tiles of the rows within 4 of its
+stored rows, mapped as the loads map them (wrap, mirror fold, clamp) — the 8 tiles around it in
+general, more when a periodic grid's last tile is shorter than 4 cells (the halo then reaches
+two tiles away: found by the device tests on 257×300 with 8×8 tiles). Frame cells that no stored
+cell depends on may be read while their tile is being written; they feed nothing that is stored.
+The tile must be ≥ 4 cells in both directions. Step 0 waits for nothing: the previous launch (or
 copy) has ended. Dependencies point to the previous step only, so with every block resident
 nothing can deadlock.
 
@@ -46,9 +52,9 @@ import numpy as np
 from numba import cuda
 
 from . import launch as _launch_api
-from .access import LDACQ32
+from .access import LDACQ32, STREL32
 from .config import SIMULATOR
-from .fused import SHARED_LIMIT, _ftype
+from .fused import SHARED_LIMIT, _fold_fn, _ftype
 from .fused_blocked import (DEFAULT_BLOCKED_BLOCK, DEFAULT_BLOCKED_TILE, _tile_steps,
                             blocked_shared_bytes, frame_cells)
 
@@ -74,20 +80,112 @@ def flags_auto(shape3, sms=None) -> bool:
     return shape == (DEFAULT_BLOCKED_BLOCK, DEFAULT_BLOCKED_TILE)
 
 
+#: how a tile publishes its counter and its neighbours read it: "acqrel" (default) = block
+#: barrier, then thread 0 ``st.release.gpu``; readers ``ld.acquire.gpu``, then a block barrier
+#: (CUTLASS's semaphore); "sc" = ``__threadfence()`` + atomic exchange, readers spin and
+#: ``__threadfence()`` (cooperative groups' grid barrier)
+SYNC_MODES = ("acqrel", "sc")
+DEFAULT_SYNC = "acqrel"
+
+
 @functools.lru_cache(maxsize=None)
-def flag_kernel_2d(bc: int, dtype: str, block: tuple, tile: tuple):
+def _watch_fn(bc: int, tile: tuple):
+    """Device function ``watched(w, tj, ti, n1, n2, ntx)``: the tile (flat index) that watcher
+    ``w`` (0…24) of tile (tj, ti) waits on, or -1. Per axis five candidates: the tiles of the
+    first and the last of the 4 rows before the tile, the tile's own, the tiles of the first and
+    the last of the 4 rows after its last row — rows mapped as the φ loads map them (wrap,
+    mirror fold, clamp). Four consecutive rows lie in at most two tiles (only the last tile may
+    be shorter than 4 rows: then a periodic halo reaches two tiles away), so the pairs of
+    candidates cover every tile whose φ the stored cells depend on. Watcher w takes the pair
+    (w // 5, w % 5); pairs that repeat a candidate of the previous index, and the tile itself,
+    wait on nothing."""
+    fold = _fold_fn(bc)
+    TY, TX = int(tile[0]), int(tile[1])
+
+    @cuda.jit(device=True)
+    def near(k, j0, T, n):
+        e = min(j0 + T, n)
+        if k == 0:
+            r = j0 - 4
+        elif k == 1:
+            r = j0 - 1
+        elif k == 2:
+            r = j0
+        elif k == 3:
+            r = e
+        else:
+            r = e + 3
+        return fold(r, n) // T
+
+    @cuda.jit(device=True)
+    def watched(w, tj, ti, n1, n2, ntx):
+        ky = w // 5
+        kx = w - ky * 5
+        j0 = tj * TY
+        i0 = ti * TX
+        cy = near(ky, j0, TY, n1)
+        cx = near(kx, i0, TX, n2)
+        if ky > 0:
+            if near(ky - 1, j0, TY, n1) == cy:
+                return -1
+        if kx > 0:
+            if near(kx - 1, i0, TX, n2) == cx:
+                return -1
+        if cy == tj and cx == ti:
+            return -1
+        return cy * ntx + cx
+
+    return watched
+
+
+@functools.lru_cache(maxsize=None)
+def _watch_table_kernel(bc: int, tile: tuple):
+    watched = _watch_fn(bc, tile)
+    TY, TX = int(tile[0]), int(tile[1])
+
+    @cuda.jit
+    def kernel(table, n1, n2):
+        t = cuda.blockIdx.x
+        w = cuda.threadIdx.x
+        ntx = (n2 + TX - 1) // TX
+        table[t, w] = watched(w, t // ntx, t % ntx, n1, n2, ntx)
+
+    return kernel
+
+
+def watched_tiles(bc: int, tile, shape) -> list:
+    """For every tile (flat index, row-major) of a 2-D ``shape``, the set of tiles that
+    :func:`flag_kernel_2d` waits on — computed on the device by the kernel's own device
+    function (tests compare it with the tiles the stored cells depend on)."""
+    TY, TX = int(tile[0]), int(tile[1])
+    n1, n2 = (int(n) for n in shape)
+    ntiles = math.ceil(n1 / TY) * math.ceil(n2 / TX)
+    table = cuda.to_device(np.full((ntiles, 25), -1, dtype=np.int64))
+    _watch_table_kernel(int(bc), (TY, TX))[ntiles, 25](table, n1, n2)
+    return [set(int(v) for v in row if v >= 0) for row in table.copy_to_host()]
+
+
+@functools.lru_cache(maxsize=None)
+def flag_kernel_2d(bc: int, dtype: str, block: tuple, tile: tuple, sync: str = DEFAULT_SYNC):
     """The persistent flag-synchronised fused step (see the module docstring).
 
     Arguments ``(a, b, flags, base, nsteps, n0, n1, n2, coef1, coef2, mh2, kh2, nd2, c0, c1, c2,
     c3, vphi, vmu)``: ``nsteps`` fused RK2 steps, a → b, b → a, …; the result is in ``b`` for
     an odd ``nsteps``, else in ``a``. ``flags``: int32 per tile, all equal to ``base`` at the
-    launch; ``base + nsteps`` afterwards. Launch a 1-D grid of ``block`` (BX, BY) threads."""
+    launch; ``base + nsteps`` afterwards. Launch a 1-D grid of ``block`` (BX, BY) threads
+    (at least 25)."""
     TY, TX = int(tile[0]), int(tile[1])
     if TY < 4 or TX < 4:
         raise ValueError(f"the flag-synchronised step needs tiles of at least 4x4 cells (the "
                          f"halo of 4 must reach only the adjacent tiles), not {TX}x{TY}")
     BX = int(block[0])
+    if BX * int(block[1]) < 25:
+        raise ValueError("the flag-synchronised step needs blocks of at least 25 threads")
+    if sync not in SYNC_MODES:
+        raise ValueError(f"sync must be one of {SYNC_MODES}, not {sync!r}")
+    sc = sync == "sc"
     body = _tile_steps(bc, False, dtype, block, tile, 1, coherent=True)
+    watched = _watch_fn(bc, (TY, TX))
     NP = frame_cells(tile, 1)
     ftype = _ftype(dtype)
 
@@ -101,10 +199,6 @@ def flag_kernel_2d(bc: int, dtype: str, block: tuple, tile: tuple):
         ntx = (n2 + TX - 1) // TX
         nty = (n1 + TY - 1) // TY
         ntiles = ntx * nty
-        # the neighbour this thread watches (threads 0…8 but 4): offsets -1, 0, 1 per axis
-        dj = tid // 3 - 1
-        di = tid - (tid // 3) * 3 - 1
-        watch = tid < 9 and tid != 4
         src, out = a, b
         for s in range(nsteps):
             target = base + s
@@ -112,28 +206,23 @@ def flag_kernel_2d(bc: int, dtype: str, block: tuple, tile: tuple):
             while t < ntiles:
                 tj = t // ntx
                 ti = t - tj * ntx
-                if s > 0:
-                    if watch:
-                        nj = tj + dj
-                        if nj < 0:
-                            nj += nty
-                        elif nj >= nty:
-                            nj -= nty
-                        ni = ti + di
-                        if ni < 0:
-                            ni += ntx
-                        elif ni >= ntx:
-                            ni -= ntx
-                        nt = nj * ntx + ni
-                        while LDACQ32(flags, nt) < target:
-                            pass
-                        cuda.threadfence()
+                if s > 0:  # step 0 reads what the previous launch (or a copy) left
+                    if tid < 25:
+                        nt = watched(tid, tj, ti, n1, n2, ntx)
+                        if nt >= 0:
+                            while LDACQ32(flags, nt) < target:
+                                pass
+                            if sc:
+                                cuda.threadfence()
                     cuda.syncthreads()
                 body(src, out, ti * TX, tj * TY, n1, n2, coef1, coef2, mh2, kh2, nd2, c0, c1,
                      c2, c3, vphi, vmu, sphi, smu, sst)  # ends with a block barrier
                 if tid == 0:
-                    cuda.threadfence()
-                    cuda.atomic.exch(flags, t, numba.int32(target + 1))
+                    if sc:
+                        cuda.threadfence()
+                        cuda.atomic.exch(flags, t, numba.int32(target + 1))
+                    else:
+                        STREL32(flags, t, numba.int32(target + 1))
                 t += cuda.gridDim.x
             src, out = out, src
 
@@ -156,7 +245,7 @@ class FlagPlan:
     persistent = True
 
     def __init__(self, kernel: str, ndim: int, shape3, bc: int, dtype, *, block=None, tile=None,
-                 max_blocks=None, steps=1):
+                 max_blocks=None, steps=1, sync=None):
         if int(ndim) != 2:
             raise ValueError("the flag-synchronised fused step is for 2-D fields")
         if int(steps) != 1:
@@ -175,7 +264,8 @@ class FlagPlan:
         if self.shared_bytes > SHARED_LIMIT:
             raise ValueError(f"flag-synchronised step: tile {self.tile} needs "
                              f"{self.shared_bytes} B of shared memory (limit {SHARED_LIMIT})")
-        self.fn = flag_kernel_2d(self.bc, self.dtype.name, self.block, self.tile)
+        self.sync = sync or DEFAULT_SYNC
+        self.fn = flag_kernel_2d(self.bc, self.dtype.name, self.block, self.tile, self.sync)
         _n0, n1, n2 = self.shape3
         self.tiles = math.ceil(n2 / self.tile[1]) * math.ceil(n1 / self.tile[0])
         self.max_blocks = None if max_blocks is None else max(1, int(max_blocks))
@@ -190,7 +280,8 @@ class FlagPlan:
     @property
     def description(self) -> str:
         blk = "x".join(str(b) for b in self.block)
-        return (f"fused RK2, persistent kernel with neighbour flags, block {blk}, "
+        sync = "" if self.sync == DEFAULT_SYNC else f" ({self.sync})"
+        return (f"fused RK2, persistent kernel with neighbour flags{sync}, block {blk}, "
                 f"tile {self.tile[1]}x{self.tile[0]}")
 
     def _args(self, a, b, nsteps, coefs, scal):
