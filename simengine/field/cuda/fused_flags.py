@@ -86,6 +86,8 @@ def flags_auto(shape3, sms=None) -> bool:
 #: ``__threadfence()`` (cooperative groups' grid barrier)
 SYNC_MODES = ("acqrel", "sc")
 DEFAULT_SYNC = "acqrel"
+#: int32 slots per tile counter (1: packed; 32: one counter per 128-byte line)
+DEFAULT_PAD = 1
 
 
 @functools.lru_cache(maxsize=None)
@@ -166,14 +168,17 @@ def watched_tiles(bc: int, tile, shape) -> list:
 
 
 @functools.lru_cache(maxsize=None)
-def flag_kernel_2d(bc: int, dtype: str, block: tuple, tile: tuple, sync: str = DEFAULT_SYNC):
+def flag_kernel_2d(bc: int, dtype: str, block: tuple, tile: tuple, sync: str = DEFAULT_SYNC,
+                   pad: int = 1, backoff: int = 0, wait: bool = True):
     """The persistent flag-synchronised fused step (see the module docstring).
 
     Arguments ``(a, b, flags, base, nsteps, n0, n1, n2, coef1, coef2, mh2, kh2, nd2, c0, c1, c2,
     c3, vphi, vmu)``: ``nsteps`` fused RK2 steps, a → b, b → a, …; the result is in ``b`` for
-    an odd ``nsteps``, else in ``a``. ``flags``: int32 per tile, all equal to ``base`` at the
-    launch; ``base + nsteps`` afterwards. Launch a 1-D grid of ``block`` (BX, BY) threads
-    (at least 25)."""
+    an odd ``nsteps``, else in ``a``. ``flags``: int32, tile t's counter at ``t * pad``, all
+    equal to ``base`` at the launch; ``base + nsteps`` afterwards. Launch a 1-D grid of
+    ``block`` (BX, BY) threads (at least 25). ``backoff``: ns of ``nanosleep`` per unsuccessful
+    poll (0: spin). ``wait=False`` is a timing diagnostic only (no waits: races, wrong
+    numbers): what the steps cost without their synchronisation."""
     TY, TX = int(tile[0]), int(tile[1])
     if TY < 4 or TX < 4:
         raise ValueError(f"the flag-synchronised step needs tiles of at least 4x4 cells (the "
@@ -184,6 +189,9 @@ def flag_kernel_2d(bc: int, dtype: str, block: tuple, tile: tuple, sync: str = D
     if sync not in SYNC_MODES:
         raise ValueError(f"sync must be one of {SYNC_MODES}, not {sync!r}")
     sc = sync == "sc"
+    PAD = int(pad)
+    SLEEP = int(backoff)
+    WAIT = bool(wait)
     body = _tile_steps(bc, False, dtype, block, tile, 1, coherent=True)
     watched = _watch_fn(bc, (TY, TX))
     NP = frame_cells(tile, 1)
@@ -199,19 +207,28 @@ def flag_kernel_2d(bc: int, dtype: str, block: tuple, tile: tuple, sync: str = D
         ntx = (n2 + TX - 1) // TX
         nty = (n1 + TY - 1) // TY
         ntiles = ntx * nty
+        # one tile per block (the small grids this is for): the watched counter once
+        one = cuda.gridDim.x >= ntiles
+        first = numba.int64(cuda.blockIdx.x)
+        mine = numba.int64(-1)
+        if one and tid < 25 and first < ntiles:
+            mine = watched(tid, first // ntx, first - (first // ntx) * ntx, n1, n2, ntx)
         src, out = a, b
         for s in range(nsteps):
             target = base + s
-            t = numba.int64(cuda.blockIdx.x)
+            t = first
             while t < ntiles:
                 tj = t // ntx
                 ti = t - tj * ntx
-                if s > 0:  # step 0 reads what the previous launch (or a copy) left
+                if WAIT and s > 0:  # step 0 reads what the previous launch (or a copy) left
                     if tid < 25:
-                        nt = watched(tid, tj, ti, n1, n2, ntx)
+                        nt = mine
+                        if not one:
+                            nt = watched(tid, tj, ti, n1, n2, ntx)
                         if nt >= 0:
-                            while LDACQ32(flags, nt) < target:
-                                pass
+                            while LDACQ32(flags, nt * PAD) < target:
+                                if SLEEP > 0:
+                                    cuda.nanosleep(SLEEP)
                             if sc:
                                 cuda.threadfence()
                     cuda.syncthreads()
@@ -220,9 +237,9 @@ def flag_kernel_2d(bc: int, dtype: str, block: tuple, tile: tuple, sync: str = D
                 if tid == 0:
                     if sc:
                         cuda.threadfence()
-                        cuda.atomic.exch(flags, t, numba.int32(target + 1))
+                        cuda.atomic.exch(flags, t * PAD, numba.int32(target + 1))
                     else:
-                        STREL32(flags, t, numba.int32(target + 1))
+                        STREL32(flags, t * PAD, numba.int32(target + 1))
                 t += cuda.gridDim.x
             src, out = out, src
 
@@ -245,7 +262,7 @@ class FlagPlan:
     persistent = True
 
     def __init__(self, kernel: str, ndim: int, shape3, bc: int, dtype, *, block=None, tile=None,
-                 max_blocks=None, steps=1, sync=None):
+                 max_blocks=None, steps=1, sync=None, pad=None, backoff=0, wait=True):
         if int(ndim) != 2:
             raise ValueError("the flag-synchronised fused step is for 2-D fields")
         if int(steps) != 1:
@@ -265,13 +282,16 @@ class FlagPlan:
             raise ValueError(f"flag-synchronised step: tile {self.tile} needs "
                              f"{self.shared_bytes} B of shared memory (limit {SHARED_LIMIT})")
         self.sync = sync or DEFAULT_SYNC
-        self.fn = flag_kernel_2d(self.bc, self.dtype.name, self.block, self.tile, self.sync)
+        self.pad = int(pad or DEFAULT_PAD)
+        self.backoff, self.wait = int(backoff), bool(wait)
+        self.fn = flag_kernel_2d(self.bc, self.dtype.name, self.block, self.tile, self.sync,
+                                 self.pad, self.backoff, self.wait)
         _n0, n1, n2 = self.shape3
         self.tiles = math.ceil(n2 / self.tile[1]) * math.ceil(n1 / self.tile[0])
         self.max_blocks = None if max_blocks is None else max(1, int(max_blocks))
         self.blockdim = self.block + (1,)
         self.griddim = (1 if SIMULATOR else self.tiles, 1, 1)
-        self.flags = cuda.to_device(np.zeros(self.tiles, dtype=np.int32))
+        self.flags = cuda.to_device(np.zeros(self.tiles * self.pad, dtype=np.int32))
         self.base = 0  # every counter's value between launches
         self._grid = None
         self._kern = None
@@ -280,9 +300,17 @@ class FlagPlan:
     @property
     def description(self) -> str:
         blk = "x".join(str(b) for b in self.block)
-        sync = "" if self.sync == DEFAULT_SYNC else f" ({self.sync})"
-        return (f"fused RK2, persistent kernel with neighbour flags{sync}, block {blk}, "
+        opts = [o for o, on in ((self.sync, self.sync != DEFAULT_SYNC),
+                                (f"counters {4 * self.pad} B apart", self.pad != DEFAULT_PAD),
+                                (f"backoff {self.backoff} ns", self.backoff),
+                                ("NO WAITS: timing only", not self.wait)) if on]
+        extra = f" ({', '.join(opts)})" if opts else ""
+        return (f"fused RK2, persistent kernel with neighbour flags{extra}, block {blk}, "
                 f"tile {self.tile[1]}x{self.tile[0]}")
+
+    def counters(self) -> np.ndarray:
+        """The tiles' step counters (host copy)."""
+        return self.flags.copy_to_host()[::self.pad].copy()
 
     def _args(self, a, b, nsteps, coefs, scal):
         t = self.dtype.type
@@ -292,7 +320,7 @@ class FlagPlan:
 
     def _launch(self, a, b, nsteps, coefs, scal):
         if self.base + nsteps >= COUNTER_LIMIT:  # between launches: every counter == base
-            self.flags.copy_to_device(np.zeros(self.tiles, dtype=np.int32))
+            self.flags.copy_to_device(np.zeros(self.tiles * self.pad, dtype=np.int32))
             self.base = 0
         args = self._args(a, b, nsteps, coefs, scal)
         if SIMULATOR:
