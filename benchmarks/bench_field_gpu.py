@@ -68,11 +68,13 @@ SMALL_BLOCKED_VARIANTS = {
                 ("blocked", 2, (32, 32), (16, 32)), ("blocked", 3, (16, 16), (16, 16)),
                 ("blocked", 4, (16, 8), (8, 16)), ("persistent", 1, (16, 8), (8, 16)),
                 ("persistent", 1, (8, 8), (8, 8)), ("flags", 1, (16, 16), (8, 8)),
-                ("flags-sc", 1, (16, 16), (8, 8)), ("flags-pad32", 1, (16, 16), (8, 8)),
-                ("flags-sleep32", 1, (16, 16), (8, 8)), ("flags-pad32-sleep32", 1, (16, 16),
-                                                        (8, 8)),
-                ("flags-nowait", 1, (16, 16), (8, 8)), ("flags", 1, (24, 16), (8, 16)),
-                ("flags-pad32", 1, (24, 16), (8, 16)), ("flags", 1, (24, 24), (16, 16))],
+                ("flags-relaxed", 1, (16, 16), (8, 8)),
+                ("flags-relaxed-sleep100", 1, (16, 16), (8, 8)),
+                ("flags-sleep200", 1, (16, 16), (8, 8)), ("flags-nowait", 1, (16, 16), (8, 8)),
+                ("flags", 1, (24, 16), (8, 16)), ("flags-relaxed", 1, (24, 16), (8, 16)),
+                ("flags-relaxed-sleep100", 1, (24, 16), (8, 16)),
+                ("flags-nowait", 1, (24, 16), (8, 16)), ("flags-relaxed", 1, (24, 24), (16, 16)),
+                ("flags-nowait", 1, (24, 24), (16, 16))],
     "float32": [("blocked", 1, (16, 8), (8, 16)), ("blocked", 1, (24, 16), (8, 16)),
                 ("blocked", 1, (16, 16), (8, 8)), ("blocked", 1, (12, 16), (8, 4)),
                 ("blocked", 2, (24, 24), (8, 8)), ("blocked", 2, (16, 16), (16, 16)),
@@ -130,8 +132,8 @@ def small_grid(shape=(200, 200), precision="float64", kernel="texture", steps=(2
         """FlagPlan with the options of a kind "flags-sc-pad32-sleep100-nowait"."""
         opts = {}
         for part in kind.split("-")[1:]:
-            if part == "sc":
-                opts["sync"] = "sc"
+            if part in ("sc", "relaxed", "acqrel"):
+                opts["sync"] = part
             elif part.startswith("pad"):
                 opts["pad"] = int(part[3:])
             elif part.startswith("sleep"):

@@ -197,3 +197,14 @@ def test_watched_tiles_cover_the_dependencies(bnd, shape, tile):
                    for w in watched), (t, watched)
     if shape == (16, 16) and bnd == "periodic":  # 4×4 tiles: the 8 around each
         assert all(len(w) == 8 for w in got)
+
+
+@pytest.mark.parametrize("sync", ["relaxed", "sc"])
+def test_sync_modes_match_unfused(sync):
+    """The other publication/poll forms give the same field."""
+    phi = _field(SHAPE, 6)
+    s = _flagged(SHAPE, "periodic", np.float64, sync=sync, backoff=20)
+    assert sync in s.name
+    s.load(phi)
+    s.advance(STEPS)
+    _close(s.state(), _unfused(SHAPE, "periodic", np.float64, phi, STEPS), np.float64)

@@ -167,11 +167,17 @@ def _make_coherent():
         def ldacq32(a, i):
             return a[i]
 
+        ldrlx32 = ldacq32
+
         @cuda.jit(device=True)
         def strel32(a, i, v):
             a[i] = v
 
-        return ldcg, ldacq32, strel32
+        @cuda.jit(device=True)
+        def fence_acqrel():
+            cuda.threadfence()
+
+        return ldcg, ldacq32, ldrlx32, strel32, fence_acqrel
 
     from llvmlite import ir
     from numba.cuda.extending import intrinsic
@@ -217,12 +223,26 @@ def _make_coherent():
 
         return sig, codegen
 
+    @intrinsic
+    def fence_acqrel(typingctx):
+        sig = types.void()
+
+        def codegen(context, builder, sig, args):
+            fnty = ir.FunctionType(ir.VoidType(), [])
+            builder.call(ir.InlineAsm(fnty, "fence.acq_rel.gpu;", "", side_effect=True), [])
+            return context.get_dummy_value()
+
+        return sig, codegen
+
     # all with side effects: LLVM must not move them across the spin loop or a barrier
     return (_asm_load("ld.global.cg.b{bw}", True),
-            _asm_load("ld.acquire.gpu.global.b{bw}", True), strel32)
+            _asm_load("ld.acquire.gpu.global.b{bw}", True),
+            _asm_load("ld.relaxed.gpu.global.b{bw}", True), strel32, fence_acqrel)
 
 
 #: ``STREL32`` = ``st.release.gpu.global.b32``: publishes, after a block barrier, everything the
 #: block wrote before it (the pattern of CUTLASS's semaphore: barrier, one release store; the
 #: reader: acquire load, barrier)
-LDCG, LDACQ32, STREL32 = _make_coherent()
+#: ``LDRLX32`` = ``ld.relaxed.gpu.global.b32`` (a poll without the acquire's cache
+#: invalidation), ``FENCE_ACQREL`` = ``fence.acq_rel.gpu`` (after a relaxed poll: acquire)
+LDCG, LDACQ32, LDRLX32, STREL32, FENCE_ACQREL = _make_coherent()

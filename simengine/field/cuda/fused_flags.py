@@ -52,7 +52,7 @@ import numpy as np
 from numba import cuda
 
 from . import launch as _launch_api
-from .access import LDACQ32, STREL32
+from .access import FENCE_ACQREL, LDACQ32, LDRLX32, STREL32
 from .config import SIMULATOR
 from .fused import SHARED_LIMIT, _fold_fn, _ftype
 from .fused_blocked import (DEFAULT_BLOCKED_BLOCK, DEFAULT_BLOCKED_TILE, _tile_steps,
@@ -82,9 +82,11 @@ def flags_auto(shape3, sms=None) -> bool:
 
 #: how a tile publishes its counter and its neighbours read it: "acqrel" (default) = block
 #: barrier, then thread 0 ``st.release.gpu``; readers ``ld.acquire.gpu``, then a block barrier
-#: (CUTLASS's semaphore); "sc" = ``__threadfence()`` + atomic exchange, readers spin and
-#: ``__threadfence()`` (cooperative groups' grid barrier)
-SYNC_MODES = ("acqrel", "sc")
+#: (CUTLASS's semaphore); "relaxed" = the same release, readers poll with ``ld.relaxed.gpu``
+#: and end with one ``fence.acq_rel.gpu`` (an acquire without invalidating L1 at every poll);
+#: "sc" = ``__threadfence()`` + atomic exchange, readers spin and ``__threadfence()``
+#: (cooperative groups' grid barrier)
+SYNC_MODES = ("acqrel", "relaxed", "sc")
 DEFAULT_SYNC = "acqrel"
 #: int32 slots per tile counter (1: packed; 32: one counter per 128-byte line)
 DEFAULT_PAD = 1
@@ -189,8 +191,9 @@ def flag_kernel_2d(bc: int, dtype: str, block: tuple, tile: tuple, sync: str = D
     if sync not in SYNC_MODES:
         raise ValueError(f"sync must be one of {SYNC_MODES}, not {sync!r}")
     sc = sync == "sc"
+    RELAXED = sync == "relaxed"
     PAD = int(pad)
-    SLEEP = int(backoff)
+    SLEEP = 0 if SIMULATOR else int(backoff)  # the simulator has no nanosleep
     WAIT = bool(wait)
     body = _tile_steps(bc, False, dtype, block, tile, 1, coherent=True)
     watched = _watch_fn(bc, (TY, TX))
@@ -226,11 +229,17 @@ def flag_kernel_2d(bc: int, dtype: str, block: tuple, tile: tuple, sync: str = D
                         if not one:
                             nt = watched(tid, tj, ti, n1, n2, ntx)
                         if nt >= 0:
-                            while LDACQ32(flags, nt * PAD) < target:
-                                if SLEEP > 0:
-                                    cuda.nanosleep(SLEEP)
-                            if sc:
-                                cuda.threadfence()
+                            if RELAXED:
+                                while LDRLX32(flags, nt * PAD) < target:
+                                    if SLEEP > 0:
+                                        cuda.nanosleep(SLEEP)
+                                FENCE_ACQREL()
+                            else:
+                                while LDACQ32(flags, nt * PAD) < target:
+                                    if SLEEP > 0:
+                                        cuda.nanosleep(SLEEP)
+                                if sc:
+                                    cuda.threadfence()
                     cuda.syncthreads()
                 body(src, out, ti * TX, tj * TY, n1, n2, coef1, coef2, mh2, kh2, nd2, c0, c1,
                      c2, c3, vphi, vmu, sphi, smu, sst)  # ends with a block barrier
