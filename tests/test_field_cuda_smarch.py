@@ -314,3 +314,49 @@ def test_smarch_options_solver(monkeypatch, rows, ring):
     g.load(phi)
     g.advance(steps)
     assert np.array_equal(g.state(), got)
+
+
+def _bench():
+    import importlib.util
+
+    from conftest import ROOT
+
+    path = ROOT / "benchmarks" / "bench_field_gpu.py"
+    spec = importlib.util.spec_from_file_location("_bench_field_gpu", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_bench_smarch_options():
+    """benchmarks/bench_field_gpu.py ``--smarch block:planes:ahead[:r<rows>][b]`` parses into
+    the variants the 'smarch' group times, and its correctness check (``rk2_check``: 3 RK2 steps
+    launched as the solver does, stage 1 with base is src) finds the options equal to the
+    direct kernel (simulator: exactly) and a wrong field different."""
+    bench = _bench()
+    v = bench.parse_smarch("32x8:64:2,32x8:64:2:r2,32x8:64:1:b, 32x4:32:2:r2b,32x8:64:2:r2bm80,"
+                           "32x8:64:1:m72")
+    assert v == [((32, 8), 64, None, 2, 1, False), ((32, 8), 64, None, 2, 2, False),
+                 ((32, 8), 64, None, 1, 1, True), ((32, 4), 32, None, 2, 2, True),
+                 ((32, 8), 64, 80, 2, 2, True), ((32, 8), 64, 72, 1, 1, False)]
+    for bad in ("32x8:64", "32x8:64:2:x", "32x8:64:2:r2b:1", "32x8:64:2:br2", "32x8:64:2:m80r2"):
+        with pytest.raises(ValueError):
+            bench.parse_smarch(bad)
+    old = list(bench.SMARCH_VARIANTS)
+    try:
+        bench.SMARCH_VARIANTS[:] = v
+        tags = [blk for *_, blk in bench.variants("smarch")]
+    finally:
+        bench.SMARCH_VARIANTS[:] = old
+    assert tags[0] == ("ref",) and tags[-1] == ("default",)
+    assert tags[1:-1] == [("smarch",) + x[:1] + x[2:] for x in v]
+    s3 = (6, 10, 12)
+    dt_ = np.dtype(np.float64)
+    scal = ck.stage_scalars(bench.MODEL, Grid(s3), Boundary("periodic"), dt_)
+    ref_out = bench.rk2_check(None, None, s3, dt_, scal)
+    p = ck.StagePlan("texture", 3, s3, 0, dt_, block=(8, 8), march=4, smarch=True, unroll=1,
+                     smarch_rows=2, smarch_ring_base=True)
+    assert bench.smarch_name(p) == "-rows2-ringbase"
+    diff = bench.rk2_check(p, ref_out, s3, dt_, scal)
+    assert diff == 0.0 if SIM else diff <= 1e-12
+    assert bench.rk2_check(p, ref_out * 1.001, s3, dt_, scal) > 1e-4
