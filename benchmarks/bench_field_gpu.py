@@ -12,6 +12,12 @@ with array rolls as the user-level reference.
     python benchmarks/bench_field_gpu.py --sizes 3d,3d512 --variants smarch --no-reference
         # 3-D: the shared-memory marching kernel (blocks × planes, register caps) and the
         # register march with register caps, against the register march 32 (the old default)
+    python benchmarks/bench_field_gpu.py --sizes 3d512 --variants smarch --no-reference \
+        --smarch 32x8:64:2,32x8:64:2:r2,32x8:64:2:b,32x8:64:1:r2b
+        # block:planes:ahead[:options]: r2 = 2 output rows per thread (tile BX × 2·BY),
+        # b = stage 1 (base is src) takes φ(k) from the shared φ ring, m80 = at most 80
+        # registers (both stage kernels); every 3-D row of the
+        # group is checked against the direct kernel (3 RK2 steps, |x − direct| / max)
 
 Fused rows also report the 2-word traffic model (read φⁿ, write φⁿ⁺¹) and the largest
 difference from two unfused stages after 20 steps.
@@ -314,8 +320,8 @@ def variants(groups="direct,march,tiled", marches=(32,)):
             yield "texture", "modern", 1, m, None
     if "smarch" in groups:  # 3-D marching forms against the register march (old default)
         yield "texture", "modern", 1, 32, ("ref",)
-        for blk, planes, maxreg, ahead in SMARCH_VARIANTS:
-            yield "texture", "modern", 1, planes, ("smarch", blk, maxreg, ahead)
+        for blk, planes, maxreg, ahead, rows, ring in SMARCH_VARIANTS:
+            yield "texture", "modern", 1, planes, ("smarch", blk, maxreg, ahead, rows, ring)
         yield "texture", "modern", None, None, ("default",)
     if "mcap" in groups:  # the register march with register caps
         yield "texture", "modern", 1, 32, ("ref",)
@@ -346,21 +352,64 @@ FUSED_VARIANTS = [(2, 1, 0, (32, 8)), (2, 2, 0, (32, 8)), (2, 4, 0, (32, 8)), (2
                   (2, 4, 0, (32, 4)), (2, 1, 0, (16, 16)),
                   (3, 1, 32, (32, 8)), (3, 1, 64, (32, 8)), (3, 1, 64, (16, 16)),
                   (3, 1, 64, (32, 4))]
-#: shared-memory marching kernel variants (in-plane block, planes per block, register cap)
 #: shared-memory marching kernel variants (in-plane block, planes per block, register cap,
-#: planes of loads in flight)
-SMARCH_VARIANTS = [((32, 8), 32, None, 2), ((32, 8), 64, None, 2), ((32, 8), 128, None, 2),
-                   ((32, 8), 64, None, 1), ((32, 8), 64, None, 3), ((32, 16), 64, None, 2),
-                   ((32, 4), 64, None, 2)]
+#: planes of loads in flight, output rows per thread, ring base for stage 1)
+SMARCH_VARIANTS = [((32, 8), 64, None, 2, 1, False), ((32, 8), 64, None, 2, 2, False),
+                   ((32, 8), 64, None, 2, 1, True), ((32, 8), 64, None, 2, 2, True),
+                   ((32, 8), 64, None, 1, 2, False), ((32, 8), 64, None, 1, 2, True),
+                   ((32, 4), 64, None, 2, 2, False)]
 
 
 def parse_smarch(text):
-    """``--smarch 32x8:64:2,32x16:64:3`` → SMARCH_VARIANTS entries (block:planes:ahead)."""
+    """``--smarch 32x8:64:2,32x16:64:3,32x8:64:2:r2b`` → SMARCH_VARIANTS entries
+    (block:planes:ahead[:options]; options, in this order: ``r<rows>`` output rows per thread
+    along y, ``b`` the ring base of stage 1, ``m<regs>`` a register cap (ptxas
+    ``max_registers``, both stage kernels), e.g. ``r2``, ``b``, ``r2b``, ``r2bm80``)."""
+    import re
+
     out = []
     for item in text.split(","):
-        blk, planes, ahead = item.split(":")
-        out.append((tuple(int(b) for b in blk.split("x")), int(planes), None, int(ahead)))
+        parts = item.strip().split(":")
+        if len(parts) not in (3, 4):
+            raise ValueError(f"bad --smarch item {item!r} (block:planes:ahead[:options])")
+        blk, planes, ahead = parts[:3]
+        m = re.fullmatch(r"(?:r(\d+))?(b?)(?:m(\d+))?", parts[3] if len(parts) == 4 else "")
+        if m is None:
+            raise ValueError(f"bad --smarch options {parts[3]!r} (e.g. r2, b, r2b, r2bm80)")
+        rows = int(m.group(1) or 1)
+        maxreg = int(m.group(3)) if m.group(3) else None
+        out.append((tuple(int(b) for b in blk.split("x")), int(planes), maxreg, int(ahead),
+                    rows, bool(m.group(2))))
     return out
+
+
+def smarch_name(plan):
+    """Table name of a 3-D marching plan's options (rows per thread, ring base)."""
+    if not getattr(plan, "smarch", False):
+        return ""
+    return (f"-rows{plan.rows}" if plan.rows != 1 else "") + ("-ringbase" if plan.ring_base
+                                                               else "")
+
+
+def rk2_check(plan, ref_out, s3, dtype, scal, steps=3, seed=11):
+    """``plan``'s field after ``steps`` RK2 steps (dt DT) from a random field, launched as the
+    solver does (stage 1 with φ as src and base: the ring-base kernel where on), and
+    max |plan − ref| / max |ref| against ``ref_out`` (the same steps of the direct kernel,
+    computed with ``plan=None`` on the first call: returns the field then)."""
+    cells = int(np.prod(s3))
+    host = np.random.default_rng(seed).uniform(-1, 1, cells).astype(dtype)
+    if plan is None:
+        plan = ck.StagePlan("texture", 3, s3, 0, dtype, cpt=1, march=0, vec=0)
+    u = [cuda.to_device(host), cuda.device_array(cells, dtype), cuda.device_array(cells, dtype)]
+    for _ in range(steps):
+        plan(u[0], u[0], u[1], 0.5 * DT, scal)
+        plan(u[1], u[0], u[2], DT, scal)
+        u[0], u[2] = u[2], u[0]
+    got = u[0].copy_to_host()
+    del u
+    if ref_out is None:
+        return got
+    return float(np.max(np.abs(got.astype(np.float64) - ref_out)) / np.max(np.abs(ref_out)))
 #: register march (march.py, block 32x4x1) with a register cap: (planes, max registers);
 #: group ``mcap``
 MARCH_CAP_VARIANTS = [(32, 64), (32, 72)]
@@ -609,8 +658,11 @@ def main(argv=None):
                    help="--sizes small: only these kinds of SMALL_BLOCKED_VARIANTS, e.g. "
                         "flags,blocked (default: all)")
     p.add_argument("--smarch", default=None,
-                   help="variants of the 'smarch' group, e.g. 32x8:64:2,32x8:64:3 "
-                        "(block:planes:planes of loads in flight); default SMARCH_VARIANTS")
+                   help="variants of the 'smarch' group, e.g. 32x8:64:2,32x8:64:3,32x8:64:2:r2b "
+                        "(block:planes:planes of loads in flight[:options], options r2 = 2 "
+                        "output rows per thread, b = stage-1 base from the shared ring, m80 = "
+                        "register cap 80; order r, b, m); "
+                        "default SMARCH_VARIANTS")
     p.add_argument("--json", default=None)
     args = p.parse_args(argv)
 
@@ -676,6 +728,7 @@ def main(argv=None):
                       flush=True)
             marches = tuple(int(m) for m in args.march.split(","))
             ref_march = None
+            check_ref = None  # 3 RK2 steps of the direct kernel (rk2_check), once per size
             todo = []
             for kern, lay, cpt, march, blk in variants(args.variants, marches):
                 if isinstance(blk, tuple) and blk and blk[0] == "fused":
@@ -723,7 +776,8 @@ def main(argv=None):
                         if tag[0] == "ref":
                             extra = dict(smarch=False)
                         elif tag[0] == "smarch":
-                            extra = dict(smarch=True, maxreg=tag[2])
+                            extra = dict(smarch=True, maxreg=tag[2], smarch_rows=tag[4],
+                                         smarch_ring_base=tag[5])
                             unroll = tag[3]
                         elif tag[0] == "mcap":
                             extra = dict(smarch=False, maxreg=tag[1])
@@ -738,17 +792,27 @@ def main(argv=None):
                         plan(bufs[0], bufs[0], bufs[1], 0.0, scal)
                     host_us = (time.perf_counter() - h0) / 50 * 1e6
                     cuda.synchronize()
+                    diff = None
+                    if tag is not None:  # 3-D marching rows: against the direct kernel
+                        if check_ref is None:
+                            check_ref = rk2_check(None, None, s3, dtype, scal)
+                        diff = rk2_check(plan, check_ref, s3, dtype, scal)
                 except Exception as exc:
                     print(f"{size} {prec} {kern}/{lay}: FAILED {exc!r}", flush=True)
                     continue
                 occ = occupancy_report(plan)
+                if getattr(plan, "same", None) is not None:  # the stage-1 ring-base kernel
+                    o1 = occupancy_report(plan.same)
+                    occ.update(stage1_registers=o1.get("registers_per_thread"),
+                               stage1_occupancy=o1.get("occupancy"))
                 eff = 5 * cells * dtype.itemsize / t
                 if tag is not None and tag[0] == "ref":
                     ref_march = t
                 name = ("smarch" if plan.smarch else plan.layout) + (
                     f"-m{plan.march}" + (f"u{plan.unroll}" if not plan.smarch else
                                          f"a{plan.unroll}")
-                    if plan.march else "") + (f"-r{plan.maxreg}" if plan.maxreg else "")
+                    if plan.march else "") + (f"-r{plan.maxreg}" if plan.maxreg else "") + (
+                    smarch_name(plan))
                 if tag is not None and tag[0] == "default":
                     name = "default:" + name
                 row = dict(size=size, shape=list(shape), precision=prec, kernel=kern,
@@ -756,21 +820,29 @@ def main(argv=None):
                                "-v2" if getattr(plan, "vec", 0) else ""),
                            vs_march_ref=(ref_march / t if tag is not None and ref_march
                                          else None),
-                           cpt=plan.cpt, march=plan.march, block=list(plan.block),
+                           cpt=getattr(plan, "rows", 1) if plan.smarch else plan.cpt,
+                           rows=getattr(plan, "rows", 1), ring_base=getattr(plan, "ring_base",
+                                                                            False),
+                           vs_direct_rel=diff, march=plan.march, block=list(plan.block),
                            ms_per_step=t * 1e3,
                            gcups=cells / t / 1e9, eff_GBs=eff / 1e9, roofline_frac=eff / bw,
                            ref_lib=ref_lib, ref_ms=(ref_t * 1e3 if ref_t else None),
                            speedup_vs_ref=(ref_t / t if ref_t else None), occupancy=occ,
                            host_us_per_launch=host_us)
                 rows.append(row)
-                print(f"{size} {prec} {kern:8s} {row['layout']:6s} c{plan.cpt} b={'x'.join(map(str, plan.block)):9s}"
+                print(f"{size} {prec} {kern:8s} {row['layout']:6s} c{row['cpt']} b={'x'.join(map(str, plan.block)):9s}"
                       f" {t * 1e3:8.3f} ms/step {cells / t / 1e9:7.2f} Gcell/s {eff / 1e9:7.0f} GB/s"
                       f" {100 * eff / bw:5.1f}% roof  x{(ref_t / t) if ref_t else float('nan'):5.1f} vs {ref_lib}"
                       f"  regs={occ.get('registers_per_thread')} smem={occ.get('shared_mem_per_block')}"
                       f" occ={occ.get('occupancy')} nc={occ.get('ptx_ld_global_nc')}"
                       f" host={host_us:.1f}us/launch"
                       + (f" x{row['vs_march_ref']:.3f} vs register march 32"
-                         if row["vs_march_ref"] else ""), flush=True)
+                         if row["vs_march_ref"] else "")
+                      + (f" stage1 regs={occ.get('stage1_registers')}"
+                         f" occ={occ.get('stage1_occupancy')}" if "stage1_registers" in occ
+                         else "")
+                      + (f" |x-direct|/max={diff:.1e}" if diff is not None else ""),
+                      flush=True)
             del bufs
     # summary table (markdown)
     print(f"\n| size | precision | kernel | layout | cells/thread | block | ms/step | Gcell-upd/s | eff. GB/s | % of roofline | × {rows[0]['ref_lib'] if rows else 'ref'} | regs | smem B | occupancy |")
@@ -785,16 +857,21 @@ def main(argv=None):
               f"{o.get('registers_per_thread')} | {o.get('shared_mem_per_block')} | {occ} |")
     mrows = [r for r in rows if r.get("vs_march_ref")]
     if mrows:
-        print("\n| grid | precision | kernel (texture) | block | ms/step | G cell-steps/s | "
-              "% of roofline (5-word) | × register march 32 | regs | occupancy |")
-        print("|---|---|---|---|---|---|---|---|---|---|")
+        print("\n| grid | precision | kernel (texture) | block | rows | ms/step | "
+              "G cell-steps/s | % of roofline (5-word) | × register march 32 | regs | "
+              "occupancy | stage-1 regs / occ. (ring base) | rel. diff. vs direct |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         for r in mrows:
             o = r["occupancy"]
             occ = f"{o['occupancy']:.2f}" if o.get("occupancy") is not None else "–"
+            s1 = (f"{o.get('stage1_registers')} / {o.get('stage1_occupancy')}"
+                  if "stage1_registers" in o else "–")
+            dd = f"{r['vs_direct_rel']:.1e}" if r.get("vs_direct_rel") is not None else "–"
             print(f"| {'x'.join(map(str, r['shape']))} | {r['precision']} | {r['layout']} | "
-                  f"{'x'.join(map(str, r['block']))} | {r['ms_per_step']:.3f} | "
+                  f"{'x'.join(map(str, r['block']))} | {r['rows']} | {r['ms_per_step']:.3f} | "
                   f"{r['gcups']:.1f} | {100 * r['roofline_frac']:.1f} | "
-                  f"{r['vs_march_ref']:.3f} | {o.get('registers_per_thread')} | {occ} |")
+                  f"{r['vs_march_ref']:.3f} | {o.get('registers_per_thread')} | {occ} | "
+                  f"{s1} | {dd} |")
     if small_rows:
         print("\n| small-grid RK2 step | precision | µs/step |\n|---|---|---|")
         for prec, what, us in small_rows:

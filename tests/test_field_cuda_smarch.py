@@ -149,3 +149,214 @@ def test_smarch_solver_and_slabs(bnd):
     g.advance(steps)
     got = g.state()
     assert np.array_equal(got, expect), np.max(np.abs(got - expect))
+
+
+# ---- candidate options of the shared-memory march (issue 12 follow-up): 2 output rows per
+# thread along y (``smarch_rows=2``) and the ring base of stage 1 (``smarch_ring_base``: base is
+# src → the own cell's φ(k) from the shared φ ring, a second kernel in ``plan.same``)
+if SIM:
+    # (shape, boundary, dtype, kernel, block, planes, lo, hi, rows, ring base, ahead)
+    OPT_CASES = [((9, 18, 12), "periodic", np.float64, "texture", (8, 8), 4, 0, None, 2, True, 2),
+                 ((8, 11, 13), "mirror", np.float32, "global", (16, 4), 5, 0, None, 2, False, 1),
+                 ((10, 12, 10), "fixed", np.float64, "texture", (8, 8), 4, 2, 9, 2, True, 3),
+                 ((9, 10, 12), "fixed", np.float32, "texture", (8, 4), 4, 0, None, 1, True, 2),
+                 ((8, 10, 9), "mirror", np.float64, "global", (4, 4), 3, 1, 7, 1, True, 1),
+                 ((7, 13, 11), "periodic", np.float32, "texture", (16, 4), 3, 0, None, 2, True,
+                  2)]
+else:
+    OPT_CASES = [((50, 37, 41), b, dt, "texture", None, 32, 0, None, r, rb, 2)
+                 for b in ("periodic", "mirror", "fixed") for dt in (np.float64, np.float32)
+                 for r, rb in ((2, False), (1, True), (2, True))]
+    OPT_CASES += [((64, 70, 45), "fixed", np.float64, "global", (32, 4), 7, 3, 60, 2, True, 1)]
+
+
+@pytest.mark.parametrize("shape,bnd,dtype,kernel,block,planes,lo,hi,rows,ring,ahead", OPT_CASES,
+                         ids=str)
+def test_smarch_rows_and_ring_base_equal_direct(shape, bnd, dtype, kernel, block, planes, lo, hi,
+                                                rows, ring, ahead):
+    """Both stage forms (base is src: stage 1, the ring-base kernel where on; base another
+    array: stage 2) of every option equal the direct kernel bit for bit (simulator); the launch
+    grid covers the BX × BY·rows tiles."""
+    grid, boundary = Grid(shape, 0.9), Boundary(bnd, 0.3)
+    dt_ = np.dtype(dtype)
+    s3 = ck.view3(shape)
+    hi_ = shape[0] if hi is None else hi
+    phi, base = _field(shape, 4, dtype), _field(shape, 5, dtype)
+    scal = ck.stage_scalars(MODEL, grid, boundary, dt_)
+    sm = ck.StagePlan(kernel, 3, s3, boundary.code, dt_, block=block, lo=lo, hi=hi,
+                      march=planes, smarch=True, unroll=ahead, smarch_rows=rows,
+                      smarch_ring_base=ring)
+    assert sm.smarch and sm.rows == rows and sm.ring_base == ring and sm.unroll == ahead
+    assert (sm.same is not None) == ring
+    bx, by = sm.block[:2]
+    assert sm.griddim == (-(-shape[2] // bx), -(-shape[1] // (by * rows)),
+                          -(-(hi_ - lo) // planes))
+    if ring:
+        assert sm.same.src_is_base and sm.same.rows == rows and sm.same.griddim == sm.griddim
+        assert sm.same.fn is not sm.fn
+    direct = ck.StagePlan(kernel, 3, s3, boundary.code, dt_, lo=lo, hi=hi, cpt=1, march=0)
+    coef = dt_.type(0.37)
+    n = phi.size
+    for b in (phi, base):  # stage 1 (base is src), stage 2
+        got_expect = []
+        for plan in (sm, direct):
+            d_src = cuda.to_device(phi.reshape(n))
+            d_base = d_src if b is phi else cuda.to_device(b.reshape(n))
+            d_out = cuda.to_device(np.full(n, 7.0, phi.dtype))
+            plan(d_src, d_base, d_out, coef, scal)
+            got_expect.append(d_out.copy_to_host().reshape(shape))
+        got, expect = got_expect
+        assert np.all(got[:lo] == 7.0) and np.all(got[hi_:] == 7.0)
+        if SIM:
+            assert np.array_equal(got, expect), np.max(np.abs(got - expect))
+        else:
+            tol = 1e-12 if dt_ == np.float64 else 1e-5
+            err = np.max(np.abs(got.astype(np.float64) - expect)) / np.max(np.abs(expect))
+            assert err <= tol, err
+
+
+def test_smarch_options_plan():
+    """Defaults off (``DEFAULT_SMARCH_ROWS`` = 1, no ring base: the plan is the former one);
+    rows and the ring base are validated; the ring-base plan refuses a base other than src;
+    fits/counts with rows."""
+    s3 = (9, 8, 7)
+    d = ck.StagePlan("texture", 3, s3, 0, np.float64)
+    assert d.smarch and d.rows == ck.DEFAULT_SMARCH_ROWS and d.ring_base == \
+        ck.DEFAULT_SMARCH_RING_BASE
+    r2 = ck.StagePlan("texture", 3, (9, 40, 70), 0, np.float64, smarch_rows=2)
+    assert r2.smarch and r2.rows == 2 and r2.block == (32, 8, 1) and r2.griddim == (3, 3, 1)
+    # the register form and the other kernels ignore the options
+    g = ck.StagePlan("global", 3, s3, 0, np.float32, smarch_rows=2, smarch_ring_base=True)
+    assert not g.smarch and g.rows == 1 and not g.ring_base and g.same is None
+    with pytest.raises(ValueError):
+        ck.StagePlan("texture", 3, s3, 0, np.float64, smarch_rows=3)
+    with pytest.raises(ValueError):  # 4x4 threads with 2 rows: 6 loads per thread
+        ck.StagePlan("texture", 3, s3, 0, np.float64, block=(4, 4), march=4, smarch=True,
+                     smarch_rows=2)
+    # a block that does not fit with 2 rows keeps the register form when smarch is not forced
+    assert not ck.StagePlan("texture", 3, s3, 0, np.float64, block=(4, 4, 1),
+                            smarch_rows=2).smarch
+    assert ck.StagePlan("texture", 3, s3, 0, np.float64, block=(8, 8, 1), smarch_rows=2).smarch
+    assert smarch_fits((32, 8), 2) and smarch_fits((8, 8), 2) and not smarch_fits((8, 4), 2)
+    assert smarch_counts((32, 8), 2) == (3, 3, 3 * (36 * 20 + 34 * 18))
+    assert smarch_counts((32, 8), 1) == smarch_counts((32, 8))
+    with pytest.raises(ValueError):
+        ck.smarch_kernel(0, True, "float64", (8, 8), 4, None, 2, 3)
+    rb = ck.StagePlan("texture", 3, s3, 0, np.float64, block=(4, 4), march=4, smarch=True,
+                      smarch_ring_base=True)
+    a, b, o = (cuda.to_device(np.zeros(9 * 8 * 7)) for _ in range(3))
+    scal = ck.stage_scalars(MODEL, Grid(s3), Boundary("periodic"), np.dtype(np.float64))
+    with pytest.raises(ValueError):
+        rb.same(a, b, o, 0.5, scal)
+
+
+def test_smarch_ring_base_record_picks_the_kernel(monkeypatch):
+    """Graph recording (cuda_solver/graph.py record the stages through ``StagePlan.record``):
+    base is src records the ring-base kernel once it has been launched (compiled), else the
+    ordinary kernel (right for any base); base another array always the ordinary kernel."""
+    from simengine.field.cuda import plan as plan_mod
+
+    s3 = (9, 8, 7)
+    p = ck.StagePlan("texture", 3, s3, 0, np.float64, block=(4, 4), march=4, smarch=True,
+                     smarch_ring_base=True)
+    rec = []
+    monkeypatch.setattr(plan_mod.StagePlan, "_prepare",
+                        lambda self, args: (None, None, self.fn, args))
+    monkeypatch.setattr(plan_mod._launch_api, "record",
+                        lambda target, config, kernel, kargs: rec.append(kernel))
+    a, b, o = object(), object(), object()
+    monkeypatch.setattr(p, "_fast", "compiled")
+    p.record(None, a, a, o, 0.5, ())
+    p.record(None, a, b, o, 0.5, ())
+    assert rec == [p.fn, p.fn]
+    monkeypatch.setattr(p.same, "_fast", "compiled")
+    rec.clear()
+    p.record(None, a, a, o, 0.5, ())
+    p.record(None, a, b, o, 0.5, ())
+    assert rec == [p.same.fn, p.fn] and p.same.fn is not p.fn
+
+
+@pytest.mark.parametrize("rows,ring", [(2, True), (1, True), (2, False)])
+def test_smarch_options_solver(monkeypatch, rows, ring):
+    """RK2 steps of the solver with the option defaults switched on (as the lead would switch
+    them in config.py) equal the solver with them off bit for bit (simulator), and slabs equal
+    the whole grid."""
+    from simengine.field.cuda import plan as plan_mod
+
+    shape = (9, 19, 10) if SIM else (40, 33, 50)
+    steps = 2 if SIM else 5
+    block = (8, 8, 1) if SIM else None
+    bnd = "fixed"
+    grid, boundary = Grid(shape, 0.9), Boundary(bnd, 0.3)
+    phi = _field(shape, 6, np.float64)
+
+    def factory(slab=None, exchange=None):
+        return CudaFieldSolver(MODEL, grid, boundary, kernel="texture", precision=np.float64,
+                               dt=DT, block=block, slab=slab, exchange=exchange)
+
+    off = factory()
+    assert off.plan.smarch and off.plan.rows == 1 and off.plan.same is None
+    off.load(phi)
+    off.advance(steps)
+    expect = off.state()
+    monkeypatch.setattr(plan_mod, "DEFAULT_SMARCH_ROWS", rows)
+    monkeypatch.setattr(plan_mod, "DEFAULT_SMARCH_RING_BASE", ring)
+    on = factory()
+    assert on.plan.smarch and on.plan.rows == rows and (on.plan.same is not None) == ring
+    on.load(phi)
+    on.advance(steps)
+    got = on.state()
+    if SIM:
+        assert np.array_equal(got, expect), np.max(np.abs(got - expect))
+    else:
+        assert np.max(np.abs(got - expect)) <= 1e-12 * np.max(np.abs(expect))
+    g = SlabGroup(factory, shape[0], [(0, 4), (4, shape[0])] if SIM else 3, bnd)
+    g.load(phi)
+    g.advance(steps)
+    assert np.array_equal(g.state(), got)
+
+
+def _bench():
+    import importlib.util
+
+    from conftest import ROOT
+
+    path = ROOT / "benchmarks" / "bench_field_gpu.py"
+    spec = importlib.util.spec_from_file_location("_bench_field_gpu", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_bench_smarch_options():
+    """benchmarks/bench_field_gpu.py ``--smarch block:planes:ahead[:r<rows>][b]`` parses into
+    the variants the 'smarch' group times, and its correctness check (``rk2_check``: 3 RK2 steps
+    launched as the solver does, stage 1 with base is src) finds the options equal to the
+    direct kernel (simulator: exactly) and a wrong field different."""
+    bench = _bench()
+    v = bench.parse_smarch("32x8:64:2,32x8:64:2:r2,32x8:64:1:b, 32x4:32:2:r2b,32x8:64:2:r2bm80,"
+                           "32x8:64:1:m72")
+    assert v == [((32, 8), 64, None, 2, 1, False), ((32, 8), 64, None, 2, 2, False),
+                 ((32, 8), 64, None, 1, 1, True), ((32, 4), 32, None, 2, 2, True),
+                 ((32, 8), 64, 80, 2, 2, True), ((32, 8), 64, 72, 1, 1, False)]
+    for bad in ("32x8:64", "32x8:64:2:x", "32x8:64:2:r2b:1", "32x8:64:2:br2", "32x8:64:2:m80r2"):
+        with pytest.raises(ValueError):
+            bench.parse_smarch(bad)
+    old = list(bench.SMARCH_VARIANTS)
+    try:
+        bench.SMARCH_VARIANTS[:] = v
+        tags = [blk for *_, blk in bench.variants("smarch")]
+    finally:
+        bench.SMARCH_VARIANTS[:] = old
+    assert tags[0] == ("ref",) and tags[-1] == ("default",)
+    assert tags[1:-1] == [("smarch",) + x[:1] + x[2:] for x in v]
+    s3 = (6, 10, 12)
+    dt_ = np.dtype(np.float64)
+    scal = ck.stage_scalars(bench.MODEL, Grid(s3), Boundary("periodic"), dt_)
+    ref_out = bench.rk2_check(None, None, s3, dt_, scal)
+    p = ck.StagePlan("texture", 3, s3, 0, dt_, block=(8, 8), march=4, smarch=True, unroll=1,
+                     smarch_rows=2, smarch_ring_base=True)
+    assert bench.smarch_name(p) == "-rows2-ringbase"
+    diff = bench.rk2_check(p, ref_out, s3, dt_, scal)
+    assert diff == 0.0 if SIM else diff <= 1e-12
+    assert bench.rk2_check(p, ref_out * 1.001, s3, dt_, scal) > 1e-4

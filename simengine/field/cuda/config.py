@@ -48,6 +48,12 @@ DEFAULT_SMARCH_BLOCK = (32, 8, 1)
 #: planes of φ loads in flight per thread of the shared-memory marching kernel (1 or 2;
 #: ``StagePlan(unroll=)`` for that kernel)
 DEFAULT_SMARCH_AHEAD = 2
+#: output rows per thread along y of the shared-memory marching kernel (1 or 2: a BX×BY thread
+#: block computes a BX × BY·rows in-plane tile); ``StagePlan(smarch_rows=)``
+DEFAULT_SMARCH_ROWS = 1
+#: stage 1 of the shared-memory marching kernel (base is src) reads the own cell's base value
+#: from the shared φ ring instead of global memory; ``StagePlan(smarch_ring_base=)``
+DEFAULT_SMARCH_RING_BASE = False
 #: planes a marching thread loads ahead (all loads of U planes issued before their updates)
 DEFAULT_MARCH_UNROLL = 1
 

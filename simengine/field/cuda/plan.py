@@ -13,10 +13,12 @@ from ..params import stage_scalars
 from . import launch as _launch_api
 from .config import (DEFAULT_BLOCK, DEFAULT_CPT, DEFAULT_MARCH, DEFAULT_MARCH_BLOCK,
                      DEFAULT_MARCH_UNROLL, DEFAULT_SMARCH, DEFAULT_SMARCH_AHEAD,
-                     DEFAULT_SMARCH_BLOCK, DEFAULT_VEC,
+                     DEFAULT_SMARCH_BLOCK, DEFAULT_SMARCH_RING_BASE, DEFAULT_SMARCH_ROWS,
+                     DEFAULT_VEC,
                      DEFAULT_VEC_BLOCK, DEFAULT_VEC_ROWS, KERNELS, LAYOUTS, SIMULATOR)
 from .direct import direct_kernel
 from .march import march_kernel
+from .smarch import ROWS as SMARCH_ROWS
 from .smarch import smarch_fits, smarch_kernel, smarch_shape
 from .tiled import _block3, modern_kernel, seed_kernel
 from .vec import vec_kernel
@@ -32,11 +34,18 @@ def view3(shape):
 
 
 class StagePlan:
-    """A compiled stage kernel plus its launch geometry for one (shape, slice, block)."""
+    """A compiled stage kernel plus its launch geometry for one (shape, slice, block).
+
+    Shared-memory marching form (``smarch``): ``smarch_rows`` (default ``DEFAULT_SMARCH_ROWS``)
+    output rows per thread along y; ``smarch_ring_base`` (default ``DEFAULT_SMARCH_RING_BASE``):
+    launches whose ``base`` is ``src`` (the same array object: stage 1 of RK2) run a second
+    kernel that takes the base value from the shared φ ring (:attr:`same`, a plan of its own;
+    launches and graph recordings with another base run :attr:`fn`)."""
 
     def __init__(self, kernel: str, ndim: int, shape3, bc: int, dtype, *, layout="modern",
                  block=None, lo=0, hi=None, cpt=None, march=None, unroll=None, vec=None,
-                 smarch=None, maxreg=None):
+                 smarch=None, maxreg=None, smarch_rows=None, smarch_ring_base=None,
+                 _src_is_base=False):
         if kernel not in KERNELS:
             raise ValueError(f"unknown kernel {kernel!r}; choose from {KERNELS}")
         if layout not in LAYOUTS:
@@ -56,9 +65,12 @@ class StagePlan:
         # default or an explicit ``march`` (unless ``smarch=True``)
         direct = self.layout == "direct" and ndim == 3
         sm_len = DEFAULT_SMARCH.get((self.dtype.name, ndim), 0) if direct else 0
+        rows = int(DEFAULT_SMARCH_ROWS if smarch_rows is None else smarch_rows)
+        if rows not in SMARCH_ROWS:
+            raise ValueError(f"smarch_rows must be one of {SMARCH_ROWS}")
         if smarch is None:
             smarch = bool(sm_len) and march is None and not cpt
-            if smarch and block is not None and not smarch_fits(block):
+            if smarch and block is not None and not smarch_fits(block, rows):
                 smarch = False  # a block of the register form (e.g. 4x4x2): keep that form
         smarch = bool(smarch) and direct
         if self.layout != "direct" or ndim == 1:
@@ -71,6 +83,13 @@ class StagePlan:
         if self.march < 0:
             raise ValueError("march must be >= 0")
         self.smarch = smarch and bool(self.march)
+        self.rows = rows if self.smarch else 1
+        self.ring_base = bool(DEFAULT_SMARCH_RING_BASE if smarch_ring_base is None
+                              else smarch_ring_base) and self.smarch
+        #: the plan of launches with base is src (ring-base kernel), or None
+        self.same = None
+        #: this plan's kernel is only right for base is src (the ring-base kernel of ``same``)
+        self.src_is_base = bool(_src_is_base) and self.smarch
         self.maxreg = int(maxreg) if maxreg else None
         # 2-D pair kernel: explicit ``vec=2``, else the per-dtype default unless ``cpt`` is given
         if self.layout != "direct" or ndim != 2 or self.march:
@@ -97,8 +116,15 @@ class StagePlan:
             self.cpt = 1
             self.unroll = int(unroll or DEFAULT_SMARCH_AHEAD)  # planes of loads in flight
             self.fn = smarch_kernel(bc, nc, self.dtype.name, self.block[:2], self.march,
-                                    self.maxreg, self.unroll)
-            core = (b3[0], b3[1], self.march)
+                                    self.maxreg, self.unroll, rows=self.rows,
+                                    ring_base=self.src_is_base)
+            core = (b3[0], b3[1] * self.rows, self.march)
+            if self.ring_base and not _src_is_base:
+                self.same = StagePlan(kernel, ndim, shape3, bc, dtype, layout=layout,
+                                      block=self.block, lo=lo, hi=hi, march=self.march,
+                                      unroll=self.unroll, smarch=True, maxreg=maxreg,
+                                      smarch_rows=self.rows, smarch_ring_base=True,
+                                      _src_is_base=True)
         elif self.march:
             self.cpt = 1
             self.unroll = int(unroll or DEFAULT_MARCH_UNROLL)
@@ -137,6 +163,11 @@ class StagePlan:
         in the array dtype (see :func:`stage_scalars`)."""
         if self.hi <= self.lo:
             return
+        if self.same is not None and src is base:
+            self.same(src, base, out, coef, scal)
+            return
+        if self.src_is_base and src is not base:
+            raise ValueError("this ring-base plan needs base is src")
         n0, n1, n2 = self.shape3
         args = (src, base, out, n0, n1, n2, self.lo, self.hi, self.dtype.type(coef), *scal)
         if self._fast is not None:
@@ -176,6 +207,12 @@ class StagePlan:
         buffers must be aligned for its kernel; raises ``RuntimeError`` otherwise."""
         if self.hi <= self.lo:
             return
+        if self.same is not None and src is base and self.same._fast is not None:
+            # (a ring-base kernel never launched: the ordinary kernel is right for any base)
+            self.same.record(target, src, base, out, coef, scal)
+            return
+        if self.src_is_base and src is not base:
+            raise ValueError("this ring-base plan needs base is src")
         if self._fast is None:
             raise RuntimeError("the stage kernel has not been launched (compiled) yet")
         if self.vec and not self._aligned(src, base, out):

@@ -40,6 +40,8 @@ from .stencil import _make_map
 #: the largest φ loads / μ points per thread and plane the kernel is written for
 MAX_LOADS = 4
 MAX_MU = 3
+#: output rows per thread (along y) the kernel is written for
+ROWS = (1, 2)
 
 
 def smarch_shape(block):
@@ -54,44 +56,63 @@ def smarch_shape(block):
     return b
 
 
-def smarch_fits(block) -> bool:
-    """Whether ``block`` is a valid block of the shared-memory marching kernel."""
+def smarch_fits(block, rows=1) -> bool:
+    """Whether ``block`` (with ``rows`` output rows per thread) is a valid block of the
+    shared-memory marching kernel."""
     try:
-        nld, nmu, _ = smarch_counts(block)
+        nld, nmu, _ = smarch_counts(block, rows)
     except (ValueError, TypeError):
         return False
     return nld <= MAX_LOADS and nmu <= MAX_MU
 
 
-def smarch_counts(block):
-    """(φ loads, μ points) per thread and plane, shared bytes per element (φ ring + μ ring)."""
+def smarch_counts(block, rows=1):
+    """(φ loads, μ points) per thread and plane, shared bytes per element (φ ring + μ ring) of
+    a (BX, BY) thread block whose in-plane tile is BX × BY·rows (``rows`` output cells per
+    thread along y)."""
     bx, by = smarch_shape(block)
+    r = int(rows)
+    if r not in ROWS:
+        raise ValueError(f"rows must be one of {ROWS}")
     nt = bx * by
-    tp = (bx + 4) * (by + 4)
-    mp = (bx + 2) * (by + 2)
+    tp = (bx + 4) * (by * r + 4)
+    mp = (bx + 2) * (by * r + 2)
     return -(-tp // nt), -(-mp // nt), 3 * (tp + mp)
 
 
 @functools.lru_cache(maxsize=None)
 def smarch_kernel(bc: int, nc: bool, dtype: str = "float64", block=(32, 8), length: int = 32,
-                  maxreg=None, ahead: int = 2):
+                  maxreg=None, ahead: int = 2, rows: int = 1, ring_base: bool = False):
     """The 3-D shared-memory marching stage kernel (see the module docstring). Launch with
-    block (BX, BY, 1) and grid (⌈n2/BX⌉, ⌈n1/BY⌉, ⌈(hi−lo)/length⌉); same arguments as the
-    other stage kernels. ``ahead`` (1, 2 or 3): planes of φ loads in flight per thread (A: the
-    loads of φ(k+2+A) are issued at plane k and stored into the ring at plane k+A−1)."""
+    block (BX, BY, 1) and grid (⌈n2/BX⌉, ⌈n1/(BY·rows)⌉, ⌈(hi−lo)/length⌉); same arguments as
+    the other stage kernels. ``ahead`` (1, 2 or 3): planes of φ loads in flight per thread (A:
+    the loads of φ(k+2+A) are issued at plane k and stored into the ring at plane k+A−1).
+
+    ``rows`` (1 or 2): output cells per thread along y; the in-plane tile is BX × BY·rows and a
+    thread owns the cells of tile rows ty and ty + BY (more loads and μ points per thread and
+    plane, less halo per cell). ``ring_base``: the own cell's base value φ(k) is read from the
+    shared φ ring (during the μ phase of plane k−1, before that plane's barrier: the slot of
+    plane k is stable from the barrier of plane k−2 until the stores of plane k) instead of a
+    global load of ``base`` — **only valid when base is src** (stage 1 of RK2; the plan picks
+    this kernel by ``base is src``, see ``StagePlan``); ``base`` is then not read."""
     BX, BY = smarch_shape(block)
     A = int(ahead)
     if A not in (1, 2, 3):
         raise ValueError("ahead must be 1, 2 or 3")
+    R = int(rows)
+    if R not in ROWS:
+        raise ValueError(f"rows must be one of {ROWS}")
+    RB = bool(ring_base)
+    BYR = BY * R  # tile rows
     L = int(length)
     if L < 1:
         raise ValueError("march length must be >= 1")
     NT = BX * BY
-    TX, TY = BX + 4, BY + 4  # φ plane: tile + 2 ring
+    TX, TY = BX + 4, BYR + 4  # φ plane: tile + 2 ring
     TP = TX * TY
-    MX, MY = BX + 2, BY + 2  # μ plane: tile + 1 ring
+    MX, MY = BX + 2, BYR + 2  # μ plane: tile + 1 ring
     MP = MX * MY
-    NLD, NMU, _ = smarch_counts((BX, BY))
+    NLD, NMU, _ = smarch_counts((BX, BY), R)
     SPHI, SMU = 3 * TP, 3 * MP  # shared ring sizes (compile-time constants)
     if NLD > MAX_LOADS or NMU > MAX_MU:
         raise ValueError(f"block {block!r} too small for its halo (at most {MAX_LOADS} loads "
@@ -179,7 +200,7 @@ def smarch_kernel(bc: int, nc: bool, dtype: str = "float64", block=(32, 8), leng
         ty = cuda.threadIdx.y
         tid = ty * BX + tx
         i0 = numba.int64(cuda.blockIdx.x) * BX
-        j0 = numba.int64(cuda.blockIdx.y) * BY
+        j0 = numba.int64(cuda.blockIdx.y) * BYR
         kb = lo + numba.int64(cuda.blockIdx.z) * L
         if kb >= hi:
             return
@@ -187,6 +208,8 @@ def smarch_kernel(bc: int, nc: bool, dtype: str = "float64", block=(32, 8), leng
         i = i0 + tx
         j = j0 + ty
         mine = i < n2 and j < n1
+        jb = j + BY  # the second own row (rows 2)
+        mineb = R == 2 and i < n2 and jb < n1
         P = n1 * n2
         F = False
         # this thread's φ load slots (tile + 2 ring), once per thread
@@ -214,6 +237,8 @@ def smarch_kernel(bc: int, nc: bool, dtype: str = "float64", block=(32, 8), leng
         q2, h2 = mu_pos(min(u2, MP - 1), i0, j0, n1, n2)
         qc = (ty + 2) * TX + tx + 2  # own cell in the φ tile
         mc = (ty + 1) * MX + tx + 1  # own cell in the μ tile
+        qcb = qc + BY * TX  # second own cell (rows 2)
+        mcb = mc + BY * MX
 
         # ---- prime: φ(kb−1), φ(kb), φ(kb+1) into slots, μ(kb) on the μ tile, own μ(kb−1)
         for d in range(3):
@@ -294,6 +319,23 @@ def smarch_kernel(bc: int, nc: bool, dtype: str = "float64", block=(32, 8), leng
         if fixed:
             if gm1:
                 mu_m1 = vmu
+        mu_m1b = zero
+        if R == 2:
+            zmb = ldv(src, amap(pm2, n0) * P, jb * n2 + i if mineb else numba.int64(0), gm2,
+                      vphi)
+            mu_m1b, _z = mu_point(sphi, fm, f0, qcb, zmb, sphi[fm + qcb], kh2, nd2, c0, c1,
+                                  c2, c3)
+            if fixed:
+                if gm1:
+                    mu_m1b = vmu
+        # ring base: φ(kb) of the own cells from the slot of plane kb (stable until the stores
+        # of the first march iteration, which follow the next two barriers)
+        bn = zero
+        bnb = zero
+        if RB:
+            bn = sphi[f0 + qc]
+            if R == 2:
+                bnb = sphi[f0 + qcb]
         cuda.syncthreads()
         # φ(kb+2) into the slot of plane kb−1
         p = kb + 2
@@ -311,6 +353,9 @@ def smarch_kernel(bc: int, nc: bool, dtype: str = "float64", block=(32, 8), leng
             sphi[fm + t3] = ldv(src, pk, o3, gp or g3, vphi)
         cuda.syncthreads()
         mu_0 = smu[m0 + mc]
+        mu_0b = zero
+        if R == 2:
+            mu_0b = smu[m0 + mcb]
 
         # ---- march: slots z0 = k % 3, z1 = (k+1) % 3, z2 = (k+2) % 3 (φ and μ rings alike)
         z0 = kb % 3
@@ -321,8 +366,16 @@ def smarch_kernel(bc: int, nc: bool, dtype: str = "float64", block=(32, 8), leng
             more = k + 1 < ke
             g = k * P + j * n2 + i
             bv = zero
-            if mine:
-                bv = LD(base, g)  # in flight during the μ phase
+            bvb = zero
+            if RB:  # φ(k) of the own cells, read from the ring during plane k−1 (or the prime)
+                bv = bn
+                bvb = bnb
+            else:
+                if mine:
+                    bv = LD(base, g)  # in flight during the μ phase
+                if R == 2:
+                    if mineb:
+                        bvb = LD(base, g + BY * n2)
             # 1. issue the loads of φ(k+3) (ahead 1) / φ(k+4) (ahead 2)
             if A == 1:
                 if more:
@@ -379,6 +432,10 @@ def smarch_kernel(bc: int, nc: bool, dtype: str = "float64", block=(32, 8), leng
                     if h2 or gk1:
                         m = vmu
                 smu[mu1 + u2] = m
+            if RB:  # φ(k+1) of the own cells: slot z1 is stable until the stores of plane k+1
+                bn = sphi[f1 + qc]
+                if R == 2:
+                    bnb = sphi[f1 + qcb]
             # 3. φ(k+3) into the slot of plane k
             f0 = z0 * TP
             if more:
@@ -410,6 +467,15 @@ def smarch_kernel(bc: int, nc: bool, dtype: str = "float64", block=(32, 8), leng
                 ST(out, g, bv + coef * r)
             mu_m1 = mu_0
             mu_0 = mu_p1
+            if R == 2:
+                mu_p1b = smu[mu1 + mcb]
+                if mineb:
+                    s = ((smu[mu0 + mcb - 1] + smu[mu0 + mcb + 1]) + (
+                        smu[mu0 + mcb - MX] + smu[mu0 + mcb + MX])) + (mu_m1b + mu_p1b)
+                    r = mh2 * (s - nd2 * mu_0b)
+                    ST(out, g + BY * n2, bvb + coef * r)
+                mu_m1b = mu_0b
+                mu_0b = mu_p1b
             zt = z0
             z0 = z1
             z1 = z2
