@@ -65,7 +65,8 @@ SMALL_FUSED_VARIANTS = [((32, 8), 2), ((16, 16), 1), ((32, 4), 1), ((16, 8), 1),
 #: (TY + 8) threads) runs every phase in one pass per thread (2026-11-24 evening sweep)
 SMALL_BLOCKED_VARIANTS = {
     "float64": [("blocked", 1, (16, 8), (8, 16)), ("blocked", 1, (24, 16), (8, 16)),
-                ("blocked", 1, (16, 16), (8, 8)), ("blocked", 1, (24, 24), (16, 16)),
+                ("blocked", 1, (16, 16), (8, 8)), ("blocked-general", 1, (16, 16), (8, 8)),
+                ("blocked-general", 1, (24, 24), (16, 16)), ("blocked", 1, (24, 24), (16, 16)),
                 ("blocked", 1, (32, 16), (8, 24)), ("blocked", 1, (16, 24), (16, 8)),
                 ("blocked", 1, (12, 16), (8, 4)), ("blocked", 1, (16, 12), (4, 8)),
                 ("blocked", 1, (20, 16), (8, 12)), ("blocked", 2, (24, 24), (8, 8)),
@@ -74,13 +75,9 @@ SMALL_BLOCKED_VARIANTS = {
                 ("blocked", 2, (32, 32), (16, 32)), ("blocked", 3, (16, 16), (16, 16)),
                 ("blocked", 4, (16, 8), (8, 16)), ("persistent", 1, (16, 8), (8, 16)),
                 ("persistent", 1, (8, 8), (8, 8)), ("flags", 1, (16, 16), (8, 8)),
-                ("flags-relaxed", 1, (16, 16), (8, 8)),
-                ("flags-relaxed-sleep100", 1, (16, 16), (8, 8)),
-                ("flags-sleep200", 1, (16, 16), (8, 8)), ("flags-nowait", 1, (16, 16), (8, 8)),
-                ("flags", 1, (24, 16), (8, 16)), ("flags-relaxed", 1, (24, 16), (8, 16)),
-                ("flags-relaxed-sleep100", 1, (24, 16), (8, 16)),
-                ("flags-nowait", 1, (24, 16), (8, 16)), ("flags-relaxed", 1, (24, 24), (16, 16)),
-                ("flags-nowait", 1, (24, 24), (16, 16))],
+                ("flags-sc", 1, (16, 16), (8, 8)), ("flags-relaxed", 1, (16, 16), (8, 8)),
+                ("flags-nowait", 1, (16, 16), (8, 8)), ("flags", 1, (24, 16), (8, 16)),
+                ("flags-nowait", 1, (24, 16), (8, 16)), ("flags", 1, (24, 24), (16, 16))],
     "float32": [("blocked", 1, (16, 8), (8, 16)), ("blocked", 1, (24, 16), (8, 16)),
                 ("blocked", 1, (16, 16), (8, 8)), ("blocked", 1, (12, 16), (8, 4)),
                 ("blocked", 2, (24, 24), (8, 8)), ("blocked", 2, (16, 16), (16, 16)),
@@ -122,7 +119,9 @@ def small_grid(shape=(200, 200), precision="float64", kernel="texture", steps=(2
                             precision=precision, dt=DT, **options)
         if blocked is not None:
             kind, k, blk, tile = blocked
-            cls = {"blocked": BlockedPlan, "persistent": PersistentPlan,
+            cls = {"blocked": (functools.partial(BlockedPlan, frame_body=False)
+                               if kind == "blocked-general" else BlockedPlan),
+                   "persistent": PersistentPlan,
                    "flags": flag_plan(kind)}[kind.split("-")[0]]
             s.fused_plan = cls(s.kernel, 2, s.shape3, s.boundary.code, s.dtype, steps=k,
                                block=blk, tile=tile)
@@ -174,7 +173,7 @@ def small_grid(shape=(200, 200), precision="float64", kernel="texture", steps=(2
                dict(fused=True, block=b, cells_per_thread=r)) for b, r in SMALL_FUSED_VARIANTS
                if sweep or (b, r) == ((16, 8), 1)]
     cases += [(f"solver, {kind} K={k} block {b[0]}x{b[1]} tile {t[1]}x{t[0]}"
-               + (", CUDA Graphs" if kind == "blocked" else ", one launch per advance"),
+               + (", CUDA Graphs" if kind.startswith("blocked") else ", one launch per advance"),
                True, dict(fused=True, blocked=(kind, k, b, t)))
               for kind, k, b, t in SMALL_BLOCKED_VARIANTS[precision]
               if plans is None or kind.split("-")[0] in plans]

@@ -208,3 +208,16 @@ def test_sync_modes_match_unfused(sync):
     s.load(phi)
     s.advance(STEPS)
     _close(s.state(), _unfused(SHAPE, "periodic", np.float64, phi, STEPS), np.float64)
+
+
+@pytest.mark.parametrize("bnd", ["periodic", "fixed"])
+def test_frame_sized_block(bnd):
+    """A block exactly as large as the frame (the defaults' form: the one-pass body of
+    fused_blocked._frame_step) with the coherent loads: tile 4×4 in a 12×12 block."""
+    phi = _field(SHAPE, 7)
+    s = _flagged(SHAPE, bnd, np.float64, block=(12, 12) if SIM else None,
+                 tile=(4, 4) if SIM else None)
+    assert s.fused_plan.block == (s.fused_plan.tile[1] + 8, s.fused_plan.tile[0] + 8)
+    s.load(phi)
+    s.advance(STEPS)
+    _close(s.state(), _unfused(SHAPE, bnd, np.float64, phi, STEPS), np.float64)

@@ -105,13 +105,15 @@ def blocked_shared_bytes(tile, steps, dtype) -> int:
 
 @functools.lru_cache(maxsize=None)
 def _tile_steps(bc: int, nc: bool, dtype: str, block: tuple, tile: tuple, steps: int,
-                coherent: bool = False):
+                coherent: bool = False, frame: bool = True):
     """Device function ``body(src, out, i0, j0, n1, n2, coef1, coef2, mh2, kh2, nd2, c0, c1,
     c2, c3, vphi, vmu, sphi, smu, sst)``: ``steps`` fused RK2 steps of the output tile at
     (j0, i0) computed by the calling thread block (``block`` threads) in the shared arrays
     ``sphi``, ``smu``, ``sst`` of :func:`frame_cells` cells each; ends with a barrier.
     ``coherent``: φ is loaded with ``ld.global.cg`` (L2 only), for kernels that read in one
-    launch what other blocks wrote (:mod:`.fused_flags`); it overrides ``nc``."""
+    launch what other blocks wrote (:mod:`.fused_flags`); it overrides ``nc``. ``frame``: a
+    block exactly as large as the frame of one step runs :func:`_frame_step` (with
+    :data:`FRAME_BODY`); False: the general loops (the benchmark's comparison)."""
     load = LDCG if coherent else (LDNC if nc else LD)
     fold = _fold_fn(bc)
     fixed = bc == FIXED
@@ -132,6 +134,9 @@ def _tile_steps(bc: int, nc: bool, dtype: str, block: tuple, tile: tuple, steps:
     @cuda.jit(device=True)
     def outside(j, i, n1, n2):
         return i < 0 or i >= n2 or j < 0 or j >= n1
+
+    if frame and FRAME_BODY and K == 1 and (BX, BY) == (PX, PY):
+        return _frame_step(load, fold, fixed, mu, outside, PX, PY, TX, TY)
 
     @cuda.jit(device=True)
     def body(src, out, i0, j0, n1, n2, coef1, coef2, mh2, kh2, nd2, c0, c1, c2, c3, vphi, vmu,
@@ -249,13 +254,91 @@ def _tile_steps(bc: int, nc: bool, dtype: str, block: tuple, tile: tuple, steps:
     return body
 
 
+#: a block exactly as large as the frame of one step (the ``fused: auto`` shapes) runs
+#: :func:`_frame_step` (each thread owns one frame cell; no loops, no per-phase index
+#: arithmetic, shared memory indexed without numba's negative-index wraparound); False: the
+#: general loops of :func:`_tile_steps`
+FRAME_BODY = True
+
+
+def _frame_step(load, fold, fixed, mu, outside, PX, PY, TX, TY):
+    """One fused RK2 step of a tile by a block of exactly its frame's size (PX × PY threads,
+    frame = tile + 4 on every side): thread (ty, tx) owns frame cell q = ty·PX + tx through all
+    four phases, which are the phases of :func:`_tile_steps` with K = 1 (the same per-point
+    arithmetic in the same order). The active region of each phase is a compile-time
+    rectangle, tested once per thread; the shared arrays are read and written with flat
+    loads/stores (:mod:`.access`: no negative-index wraparound, so neighbour offsets fold into
+    the instruction)."""
+
+    @cuda.jit(device=True)
+    def body(src, out, i0, j0, n1, n2, coef1, coef2, mh2, kh2, nd2, c0, c1, c2, c3, vphi, vmu,
+             sphi, smu, sst):
+        tx = cuda.threadIdx.x
+        ty = cuda.threadIdx.y
+        q = ty * PX + tx
+        gj = j0 - 4 + ty  # this thread's frame cell in the grid (may lie outside)
+        gi = i0 - 4 + tx
+        inner = i0 >= 4 and i0 + TX + 4 <= n2 and j0 >= 4 and j0 + TY + 4 <= n1
+        edge = fixed and not inner
+        if inner:
+            v = load(src, gj * n2 + gi)
+        elif fixed and outside(gj, gi, n1, n2):
+            v = vphi
+        else:
+            v = load(src, fold(gj, n1) * n2 + fold(gi, n2))
+        ST(sphi, q, v)
+        # frame less 1 … less 4: the rectangles of the four phases
+        in1 = tx >= 1 and tx < PX - 1 and ty >= 1 and ty < PY - 1
+        in2 = tx >= 2 and tx < PX - 2 and ty >= 2 and ty < PY - 2
+        in3 = tx >= 3 and tx < PX - 3 and ty >= 3 and ty < PY - 3
+        in4 = tx >= 4 and tx < PX - 4 and ty >= 4 and ty < PY - 4
+        out_here = edge and outside(gj, gi, n1, n2)
+        cuda.syncthreads()
+        if in1:  # μ(φ)
+            s = LD(sphi, q - 1) + LD(sphi, q + 1)
+            s = s + (LD(sphi, q - PX) + LD(sphi, q + PX))
+            m = mu(LD(sphi, q), s, kh2, nd2, c0, c1, c2, c3)
+            if out_here:
+                m = vmu
+            ST(smu, q, m)
+        cuda.syncthreads()
+        if in2:  # φ* = φ + coef1·M lap μ(φ)
+            s = LD(smu, q - 1) + LD(smu, q + 1)
+            s = s + (LD(smu, q - PX) + LD(smu, q + PX))
+            r = mh2 * (s - nd2 * LD(smu, q))
+            v = LD(sphi, q) + coef1 * r
+            if out_here:
+                v = vphi
+            ST(sst, q, v)
+        cuda.syncthreads()
+        if in3:  # μ(φ*) into the μ array
+            s = LD(sst, q - 1) + LD(sst, q + 1)
+            s = s + (LD(sst, q - PX) + LD(sst, q + PX))
+            m = mu(LD(sst, q), s, kh2, nd2, c0, c1, c2, c3)
+            if out_here:
+                m = vmu
+            ST(smu, q, m)
+        cuda.syncthreads()
+        if in4:  # φⁿ⁺¹ = φ + coef2·M lap μ(φ*), to the tile
+            s = LD(smu, q - 1) + LD(smu, q + 1)
+            s = s + (LD(smu, q - PX) + LD(smu, q + PX))
+            r = mh2 * (s - nd2 * LD(smu, q))
+            v = LD(sphi, q) + coef2 * r
+            if gj < n1 and gi < n2:
+                ST(out, gj * n2 + gi, v)
+        cuda.syncthreads()
+
+    return body
+
+
 def frame_cells(tile, steps) -> int:
     """Cells of one shared array of the blocked kernels: the tile + 4·steps on every side."""
     return (int(tile[0]) + 8 * int(steps)) * (int(tile[1]) + 8 * int(steps))
 
 
 @functools.lru_cache(maxsize=None)
-def blocked_kernel_2d(bc: int, nc: bool, dtype: str, block: tuple, tile: tuple, steps: int):
+def blocked_kernel_2d(bc: int, nc: bool, dtype: str, block: tuple, tile: tuple, steps: int,
+                      frame: bool = True):
     """``steps`` fused RK2 steps of a 2-D field in one launch, one output tile per block.
 
     Launch with ``block`` = (BX, BY) threads over tiles ``tile`` = (TY, TX). Arguments as
@@ -263,7 +346,7 @@ def blocked_kernel_2d(bc: int, nc: bool, dtype: str, block: tuple, tile: tuple, 
     c1, c2, c3, vphi, vmu)`` with the field's 3-D view ``(1, n1, n2)``; ``src`` and ``out`` must
     be different buffers. Tiles at least 4·steps cells from every boundary load by flat offset
     and skip all boundary logic."""
-    body = _tile_steps(bc, nc, dtype, block, tile, steps)
+    body = _tile_steps(bc, nc, dtype, block, tile, steps, frame=frame)
     TY, TX = int(tile[0]), int(tile[1])
     NP = frame_cells(tile, steps)
     ftype = _ftype(dtype)
@@ -348,7 +431,7 @@ class BlockedPlan:
     vec = 0
 
     def __init__(self, kernel: str, ndim: int, shape3, bc: int, dtype, *, steps=None,
-                 block=None, tile=None):
+                 block=None, tile=None, frame_body=True):
         if int(ndim) != 2:
             raise ValueError("the temporally blocked fused step is for 2-D fields")
         self.kernel_name, self.ndim, self.bc = kernel, 2, int(bc)
@@ -372,7 +455,9 @@ class BlockedPlan:
                              f"{self.shared_bytes} B of shared memory in {self.dtype.name} "
                              f"(limit {SHARED_LIMIT}); choose a smaller tile or fewer steps")
         nc = kernel in ("texture", "combined")
-        self.fns = {m: blocked_kernel_2d(self.bc, nc, self.dtype.name, self.block, self.tile, m)
+        self.frame_body = bool(frame_body)
+        self.fns = {m: blocked_kernel_2d(self.bc, nc, self.dtype.name, self.block, self.tile, m,
+                                         self.frame_body)
                     for m in range(1, self.steps + 1)}
         self.fn = self.fns[self.steps]
         _n0, n1, n2 = self.shape3
