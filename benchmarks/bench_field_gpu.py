@@ -319,8 +319,9 @@ def variants(groups="direct,march,tiled", marches=(32,)):
             yield "texture", "modern", 1, m, None
     if "smarch" in groups:  # 3-D marching forms against the register march (old default)
         yield "texture", "modern", 1, 32, ("ref",)
-        for blk, planes, maxreg, ahead, rows, ring in SMARCH_VARIANTS:
-            yield "texture", "modern", 1, planes, ("smarch", blk, maxreg, ahead, rows, ring)
+        for blk, planes, maxreg, ahead, rows, ring, *flat in SMARCH_VARIANTS:
+            yield "texture", "modern", 1, planes, ("smarch", blk, maxreg, ahead, rows, ring,
+                                                   flat[0] if flat else True)
         yield "texture", "modern", None, None, ("default",)
     if "mcap" in groups:  # the register march with register caps
         yield "texture", "modern", 1, 32, ("ref",)
@@ -363,7 +364,8 @@ def parse_smarch(text):
     """``--smarch 32x8:64:2,32x16:64:3,32x8:64:2:r2b`` → SMARCH_VARIANTS entries
     (block:planes:ahead[:options]; options, in this order: ``r<rows>`` output rows per thread
     along y, ``b`` the ring base of stage 1, ``m<regs>`` a register cap (ptxas
-    ``max_registers``, both stage kernels), e.g. ``r2``, ``b``, ``r2b``, ``r2bm80``)."""
+    ``max_registers``, both stage kernels), ``n`` numba's indexing of the shared rings instead
+    of flat loads/stores, e.g. ``r2``, ``b``, ``r2b``, ``r2bm80``, ``n``)."""
     import re
 
     out = []
@@ -372,13 +374,13 @@ def parse_smarch(text):
         if len(parts) not in (3, 4):
             raise ValueError(f"bad --smarch item {item!r} (block:planes:ahead[:options])")
         blk, planes, ahead = parts[:3]
-        m = re.fullmatch(r"(?:r(\d+))?(b?)(?:m(\d+))?", parts[3] if len(parts) == 4 else "")
+        m = re.fullmatch(r"(?:r(\d+))?(b?)(?:m(\d+))?(n?)", parts[3] if len(parts) == 4 else "")
         if m is None:
             raise ValueError(f"bad --smarch options {parts[3]!r} (e.g. r2, b, r2b, r2bm80)")
         rows = int(m.group(1) or 1)
         maxreg = int(m.group(3)) if m.group(3) else None
         out.append((tuple(int(b) for b in blk.split("x")), int(planes), maxreg, int(ahead),
-                    rows, bool(m.group(2))))
+                    rows, bool(m.group(2)), not m.group(4)))
     return out
 
 
@@ -386,8 +388,9 @@ def smarch_name(plan):
     """Table name of a 3-D marching plan's options (rows per thread, ring base)."""
     if not getattr(plan, "smarch", False):
         return ""
-    return (f"-rows{plan.rows}" if plan.rows != 1 else "") + ("-ringbase" if plan.ring_base
-                                                               else "")
+    return ((f"-rows{plan.rows}" if plan.rows != 1 else "")
+            + ("-ringbase" if plan.ring_base else "")
+            + ("" if getattr(plan, "flat", True) else "-numbaidx"))
 
 
 def rk2_check(plan, ref_out, s3, dtype, scal, steps=3, seed=11):
@@ -776,7 +779,7 @@ def main(argv=None):
                             extra = dict(smarch=False)
                         elif tag[0] == "smarch":
                             extra = dict(smarch=True, maxreg=tag[2], smarch_rows=tag[4],
-                                         smarch_ring_base=tag[5])
+                                         smarch_ring_base=tag[5], smarch_flat=tag[6])
                             unroll = tag[3]
                         elif tag[0] == "mcap":
                             extra = dict(smarch=False, maxreg=tag[1])

@@ -335,10 +335,11 @@ def test_bench_smarch_options():
     direct kernel (simulator: exactly) and a wrong field different."""
     bench = _bench()
     v = bench.parse_smarch("32x8:64:2,32x8:64:2:r2,32x8:64:1:b, 32x4:32:2:r2b,32x8:64:2:r2bm80,"
-                           "32x8:64:1:m72")
-    assert v == [((32, 8), 64, None, 2, 1, False), ((32, 8), 64, None, 2, 2, False),
-                 ((32, 8), 64, None, 1, 1, True), ((32, 4), 32, None, 2, 2, True),
-                 ((32, 8), 64, 80, 2, 2, True), ((32, 8), 64, 72, 1, 1, False)]
+                           "32x8:64:1:m72,32x8:64:2:n")
+    assert v == [((32, 8), 64, None, 2, 1, False, True), ((32, 8), 64, None, 2, 2, False, True),
+                 ((32, 8), 64, None, 1, 1, True, True), ((32, 4), 32, None, 2, 2, True, True),
+                 ((32, 8), 64, 80, 2, 2, True, True), ((32, 8), 64, 72, 1, 1, False, True),
+                 ((32, 8), 64, None, 2, 1, False, False)]
     for bad in ("32x8:64", "32x8:64:2:x", "32x8:64:2:r2b:1", "32x8:64:2:br2", "32x8:64:2:m80r2"):
         with pytest.raises(ValueError):
             bench.parse_smarch(bad)
@@ -360,3 +361,9 @@ def test_bench_smarch_options():
     diff = bench.rk2_check(p, ref_out, s3, dt_, scal)
     assert diff == 0.0 if SIM else diff <= 1e-12
     assert bench.rk2_check(p, ref_out * 1.001, s3, dt_, scal) > 1e-4
+    # numba's indexing of the shared rings (the benchmark's comparison form): the same field
+    p = ck.StagePlan("texture", 3, s3, 0, dt_, block=(8, 8), march=4, smarch=True, unroll=2,
+                     smarch_flat=False)
+    assert p.flat is False and bench.smarch_name(p) == "-numbaidx"
+    diff = bench.rk2_check(p, ref_out, s3, dt_, scal)
+    assert diff == 0.0 if SIM else diff <= 1e-12

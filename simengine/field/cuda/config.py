@@ -54,6 +54,9 @@ DEFAULT_SMARCH_ROWS = 1
 #: stage 1 of the shared-memory marching kernel (base is src) reads the own cell's base value
 #: from the shared φ ring instead of global memory; ``StagePlan(smarch_ring_base=)``
 DEFAULT_SMARCH_RING_BASE = False
+#: the shared φ/μ rings of smarch.py through flat loads/stores (no negative-index wraparound
+#: per access); False: numba's array indexing (the form measured before 2026-11-24 night)
+DEFAULT_SMARCH_FLAT = True
 #: planes a marching thread loads ahead (all loads of U planes issued before their updates)
 DEFAULT_MARCH_UNROLL = 1
 

@@ -65,7 +65,7 @@ MAX_STEPS_PER_LAUNCH = 8192
 COUNTER_LIMIT = 1 << 30
 #: ``fused: auto`` runs :class:`FlagPlan` on 2-D grids whose 8×8 tiles fit in one wave of
 #: resident blocks (:func:`flags_auto`); False = the graph-replayed blocked step
-FLAGS_AUTO = True
+FLAGS_AUTO = False
 
 
 def flags_auto(shape3, sms=None) -> bool:

@@ -13,8 +13,8 @@ from ..params import stage_scalars
 from . import launch as _launch_api
 from .config import (DEFAULT_BLOCK, DEFAULT_CPT, DEFAULT_MARCH, DEFAULT_MARCH_BLOCK,
                      DEFAULT_MARCH_UNROLL, DEFAULT_SMARCH, DEFAULT_SMARCH_AHEAD,
-                     DEFAULT_SMARCH_BLOCK, DEFAULT_SMARCH_RING_BASE, DEFAULT_SMARCH_ROWS,
-                     DEFAULT_VEC,
+                     DEFAULT_SMARCH_BLOCK, DEFAULT_SMARCH_FLAT, DEFAULT_SMARCH_RING_BASE,
+                     DEFAULT_SMARCH_ROWS, DEFAULT_VEC,
                      DEFAULT_VEC_BLOCK, DEFAULT_VEC_ROWS, KERNELS, LAYOUTS, SIMULATOR)
 from .direct import direct_kernel
 from .march import march_kernel
@@ -37,7 +37,9 @@ class StagePlan:
     """A compiled stage kernel plus its launch geometry for one (shape, slice, block).
 
     Shared-memory marching form (``smarch``): ``smarch_rows`` (default ``DEFAULT_SMARCH_ROWS``)
-    output rows per thread along y; ``smarch_ring_base`` (default ``DEFAULT_SMARCH_RING_BASE``):
+    output rows per thread along y; ``smarch_flat`` (default ``DEFAULT_SMARCH_FLAT``): the
+    shared rings read and written with flat loads/stores instead of numba's indexing (no
+    negative-index wraparound); ``smarch_ring_base`` (default ``DEFAULT_SMARCH_RING_BASE``):
     launches whose ``base`` is ``src`` (the same array object: stage 1 of RK2) run a second
     kernel that takes the base value from the shared φ ring (:attr:`same`, a plan of its own;
     launches and graph recordings with another base run :attr:`fn`)."""
@@ -45,7 +47,7 @@ class StagePlan:
     def __init__(self, kernel: str, ndim: int, shape3, bc: int, dtype, *, layout="modern",
                  block=None, lo=0, hi=None, cpt=None, march=None, unroll=None, vec=None,
                  smarch=None, maxreg=None, smarch_rows=None, smarch_ring_base=None,
-                 _src_is_base=False):
+                 smarch_flat=None, _src_is_base=False):
         if kernel not in KERNELS:
             raise ValueError(f"unknown kernel {kernel!r}; choose from {KERNELS}")
         if layout not in LAYOUTS:
@@ -86,6 +88,7 @@ class StagePlan:
         self.rows = rows if self.smarch else 1
         self.ring_base = bool(DEFAULT_SMARCH_RING_BASE if smarch_ring_base is None
                               else smarch_ring_base) and self.smarch
+        self.flat = bool(DEFAULT_SMARCH_FLAT if smarch_flat is None else smarch_flat)
         #: the plan of launches with base is src (ring-base kernel), or None
         self.same = None
         #: this plan's kernel is only right for base is src (the ring-base kernel of ``same``)
@@ -117,14 +120,14 @@ class StagePlan:
             self.unroll = int(unroll or DEFAULT_SMARCH_AHEAD)  # planes of loads in flight
             self.fn = smarch_kernel(bc, nc, self.dtype.name, self.block[:2], self.march,
                                     self.maxreg, self.unroll, rows=self.rows,
-                                    ring_base=self.src_is_base)
+                                    ring_base=self.src_is_base, flat=self.flat)
             core = (b3[0], b3[1] * self.rows, self.march)
             if self.ring_base and not _src_is_base:
                 self.same = StagePlan(kernel, ndim, shape3, bc, dtype, layout=layout,
                                       block=self.block, lo=lo, hi=hi, march=self.march,
                                       unroll=self.unroll, smarch=True, maxreg=maxreg,
                                       smarch_rows=self.rows, smarch_ring_base=True,
-                                      _src_is_base=True)
+                                      smarch_flat=self.flat, _src_is_base=True)
         elif self.march:
             self.cpt = 1
             self.unroll = int(unroll or DEFAULT_MARCH_UNROLL)

@@ -82,7 +82,8 @@ def smarch_counts(block, rows=1):
 
 @functools.lru_cache(maxsize=None)
 def smarch_kernel(bc: int, nc: bool, dtype: str = "float64", block=(32, 8), length: int = 32,
-                  maxreg=None, ahead: int = 2, rows: int = 1, ring_base: bool = False):
+                  maxreg=None, ahead: int = 2, rows: int = 1, ring_base: bool = False,
+                  flat: bool = True):
     """The 3-D shared-memory marching stage kernel (see the module docstring). Launch with
     block (BX, BY, 1) and grid (⌈n2/BX⌉, ⌈n1/(BY·rows)⌉, ⌈(hi−lo)/length⌉); same arguments as
     the other stage kernels. ``ahead`` (1, 2 or 3): planes of φ loads in flight per thread (A:
@@ -118,6 +119,17 @@ def smarch_kernel(bc: int, nc: bool, dtype: str = "float64", block=(32, 8), leng
         raise ValueError(f"block {block!r} too small for its halo (at most {MAX_LOADS} loads "
                          f"and {MAX_MU} μ points per thread)")
     load = LDNC if nc else LD
+    if flat:  # the shared rings through flat loads/stores: no negative-index wraparound
+        SLD, SST = LD, ST
+    else:  # numba's indexing (the form before 2026-11-24 night; the benchmark's comparison)
+
+        @cuda.jit(device=True)
+        def SLD(a, i):
+            return a[i]
+
+        @cuda.jit(device=True)
+        def SST(a, i, v):
+            a[i] = v
     amap = _make_map(bc)
     fixed = bc == FIXED
     ftype = numba.float32 if dtype == "float32" else numba.float64
@@ -186,8 +198,8 @@ def smarch_kernel(bc: int, nc: bool, dtype: str = "float64", block=(32, 8), leng
     def mu_point(sphi, f1, f2, q, zm, c, kh2, nd2, c0, c1, c2, c3):
         """μ at φ-tile position q of plane p (slot offset f1) with φ(p−1) = zm, φ(p) = c in
         registers and φ(p+1) from slot offset f2; returns (μ, φ(p+1))."""
-        zp = sphi[f2 + q]
-        s = ((sphi[f1 + q - 1] + sphi[f1 + q + 1]) + (sphi[f1 + q - TX] + sphi[f1 + q + TX])) + (
+        zp = SLD(sphi, f2 + q)
+        s = ((SLD(sphi, f1 + q - 1) + SLD(sphi, f1 + q + 1)) + (SLD(sphi, f1 + q - TX) + SLD(sphi, f1 + q + TX))) + (
             zm + zp)
         return mu(c, s, kh2, nd2, c0, c1, c2, c3), zp
 
@@ -249,13 +261,13 @@ def smarch_kernel(bc: int, nc: bool, dtype: str = "float64", block=(32, 8), leng
                 gp = p < 0 or p >= n0
             f = ((p + 3) % 3) * TP
             if v0:
-                sphi[f + t0] = ldv(src, pk, o0, gp or g0, vphi)
+                SST(sphi, f + t0, ldv(src, pk, o0, gp or g0, vphi))
             if v1:
-                sphi[f + t1] = ldv(src, pk, o1, gp or g1, vphi)
+                SST(sphi, f + t1, ldv(src, pk, o1, gp or g1, vphi))
             if v2:
-                sphi[f + t2] = ldv(src, pk, o2, gp or g2, vphi)
+                SST(sphi, f + t2, ldv(src, pk, o2, gp or g2, vphi))
             if v3:
-                sphi[f + t3] = ldv(src, pk, o3, gp or g3, vphi)
+                SST(sphi, f + t3, ldv(src, pk, o3, gp or g3, vphi))
         cuda.syncthreads()
         fm = ((kb + 2) % 3) * TP  # slot of plane kb−1
         f0 = (kb % 3) * TP
@@ -284,29 +296,29 @@ def smarch_kernel(bc: int, nc: bool, dtype: str = "float64", block=(32, 8), leng
         a2 = zero
         b2 = zero
         if w0:
-            m, b0 = mu_point(sphi, f0, f1, q0, sphi[fm + q0], sphi[f0 + q0], kh2, nd2, c0, c1,
+            m, b0 = mu_point(sphi, f0, f1, q0, SLD(sphi, fm + q0), SLD(sphi, f0 + q0), kh2, nd2, c0, c1,
                              c2, c3)
-            a0 = sphi[f0 + q0]
+            a0 = SLD(sphi, f0 + q0)
             if fixed:
                 if h0 or gk:
                     m = vmu
-            smu[m0 + u0] = m
+            SST(smu, m0 + u0, m)
         if w1:
-            m, b1 = mu_point(sphi, f0, f1, q1, sphi[fm + q1], sphi[f0 + q1], kh2, nd2, c0, c1,
+            m, b1 = mu_point(sphi, f0, f1, q1, SLD(sphi, fm + q1), SLD(sphi, f0 + q1), kh2, nd2, c0, c1,
                              c2, c3)
-            a1 = sphi[f0 + q1]
+            a1 = SLD(sphi, f0 + q1)
             if fixed:
                 if h1 or gk:
                     m = vmu
-            smu[m0 + u1] = m
+            SST(smu, m0 + u1, m)
         if w2:
-            m, b2 = mu_point(sphi, f0, f1, q2, sphi[fm + q2], sphi[f0 + q2], kh2, nd2, c0, c1,
+            m, b2 = mu_point(sphi, f0, f1, q2, SLD(sphi, fm + q2), SLD(sphi, f0 + q2), kh2, nd2, c0, c1,
                              c2, c3)
-            a2 = sphi[f0 + q2]
+            a2 = SLD(sphi, f0 + q2)
             if fixed:
                 if h2 or gk:
                     m = vmu
-            smu[m0 + u2] = m
+            SST(smu, m0 + u2, m)
         # own μ(kb−1): φ(kb−2) of the column from global memory, the rest from the ring
         pm2 = kb - 2
         gm2 = F
@@ -315,7 +327,7 @@ def smarch_kernel(bc: int, nc: bool, dtype: str = "float64", block=(32, 8), leng
             gm2 = pm2 < 0
             gm1 = kb - 1 < 0
         zm = ldv(src, amap(pm2, n0) * P, j * n2 + i if mine else numba.int64(0), gm2, vphi)
-        mu_m1, _z = mu_point(sphi, fm, f0, qc, zm, sphi[fm + qc], kh2, nd2, c0, c1, c2, c3)
+        mu_m1, _z = mu_point(sphi, fm, f0, qc, zm, SLD(sphi, fm + qc), kh2, nd2, c0, c1, c2, c3)
         if fixed:
             if gm1:
                 mu_m1 = vmu
@@ -323,7 +335,7 @@ def smarch_kernel(bc: int, nc: bool, dtype: str = "float64", block=(32, 8), leng
         if R == 2:
             zmb = ldv(src, amap(pm2, n0) * P, jb * n2 + i if mineb else numba.int64(0), gm2,
                       vphi)
-            mu_m1b, _z = mu_point(sphi, fm, f0, qcb, zmb, sphi[fm + qcb], kh2, nd2, c0, c1,
+            mu_m1b, _z = mu_point(sphi, fm, f0, qcb, zmb, SLD(sphi, fm + qcb), kh2, nd2, c0, c1,
                                   c2, c3)
             if fixed:
                 if gm1:
@@ -333,9 +345,9 @@ def smarch_kernel(bc: int, nc: bool, dtype: str = "float64", block=(32, 8), leng
         bn = zero
         bnb = zero
         if RB:
-            bn = sphi[f0 + qc]
+            bn = SLD(sphi, f0 + qc)
             if R == 2:
-                bnb = sphi[f0 + qcb]
+                bnb = SLD(sphi, f0 + qcb)
         cuda.syncthreads()
         # φ(kb+2) into the slot of plane kb−1
         p = kb + 2
@@ -344,18 +356,18 @@ def smarch_kernel(bc: int, nc: bool, dtype: str = "float64", block=(32, 8), leng
         if fixed:
             gp = p >= n0
         if v0:
-            sphi[fm + t0] = ldv(src, pk, o0, gp or g0, vphi)
+            SST(sphi, fm + t0, ldv(src, pk, o0, gp or g0, vphi))
         if v1:
-            sphi[fm + t1] = ldv(src, pk, o1, gp or g1, vphi)
+            SST(sphi, fm + t1, ldv(src, pk, o1, gp or g1, vphi))
         if v2:
-            sphi[fm + t2] = ldv(src, pk, o2, gp or g2, vphi)
+            SST(sphi, fm + t2, ldv(src, pk, o2, gp or g2, vphi))
         if v3:
-            sphi[fm + t3] = ldv(src, pk, o3, gp or g3, vphi)
+            SST(sphi, fm + t3, ldv(src, pk, o3, gp or g3, vphi))
         cuda.syncthreads()
-        mu_0 = smu[m0 + mc]
+        mu_0 = SLD(smu, m0 + mc)
         mu_0b = zero
         if R == 2:
-            mu_0b = smu[m0 + mcb]
+            mu_0b = SLD(smu, m0 + mcb)
 
         # ---- march: slots z0 = k % 3, z1 = (k+1) % 3, z2 = (k+2) % 3 (φ and μ rings alike)
         z0 = kb % 3
@@ -415,7 +427,7 @@ def smarch_kernel(bc: int, nc: bool, dtype: str = "float64", block=(32, 8), leng
                 if fixed:
                     if h0 or gk1:
                         m = vmu
-                smu[mu1 + u0] = m
+                SST(smu, mu1 + u0, m)
             if w1:
                 m, zp = mu_point(sphi, f1, f2, q1, a1, b1, kh2, nd2, c0, c1, c2, c3)
                 a1 = b1
@@ -423,7 +435,7 @@ def smarch_kernel(bc: int, nc: bool, dtype: str = "float64", block=(32, 8), leng
                 if fixed:
                     if h1 or gk1:
                         m = vmu
-                smu[mu1 + u1] = m
+                SST(smu, mu1 + u1, m)
             if w2:
                 m, zp = mu_point(sphi, f1, f2, q2, a2, b2, kh2, nd2, c0, c1, c2, c3)
                 a2 = b2
@@ -431,22 +443,22 @@ def smarch_kernel(bc: int, nc: bool, dtype: str = "float64", block=(32, 8), leng
                 if fixed:
                     if h2 or gk1:
                         m = vmu
-                smu[mu1 + u2] = m
+                SST(smu, mu1 + u2, m)
             if RB:  # φ(k+1) of the own cells: slot z1 is stable until the stores of plane k+1
-                bn = sphi[f1 + qc]
+                bn = SLD(sphi, f1 + qc)
                 if R == 2:
-                    bnb = sphi[f1 + qcb]
+                    bnb = SLD(sphi, f1 + qcb)
             # 3. φ(k+3) into the slot of plane k
             f0 = z0 * TP
             if more:
                 if v0:
-                    sphi[f0 + t0] = l0
+                    SST(sphi, f0 + t0, l0)
                 if v1:
-                    sphi[f0 + t1] = l1
+                    SST(sphi, f0 + t1, l1)
                 if v2:
-                    sphi[f0 + t2] = l2
+                    SST(sphi, f0 + t2, l2)
                 if v3:
-                    sphi[f0 + t3] = l3
+                    SST(sphi, f0 + t3, l3)
             l0 = n0_
             l1 = n1_
             l2 = n2_
@@ -459,19 +471,19 @@ def smarch_kernel(bc: int, nc: bool, dtype: str = "float64", block=(32, 8), leng
             cuda.syncthreads()
             # 5. update the own cell of plane k
             mu0 = z0 * MP
-            mu_p1 = smu[mu1 + mc]
+            mu_p1 = SLD(smu, mu1 + mc)
             if mine:
-                s = ((smu[mu0 + mc - 1] + smu[mu0 + mc + 1]) + (
-                    smu[mu0 + mc - MX] + smu[mu0 + mc + MX])) + (mu_m1 + mu_p1)
+                s = ((SLD(smu, mu0 + mc - 1) + SLD(smu, mu0 + mc + 1)) + (
+                    SLD(smu, mu0 + mc - MX) + SLD(smu, mu0 + mc + MX))) + (mu_m1 + mu_p1)
                 r = mh2 * (s - nd2 * mu_0)
                 ST(out, g, bv + coef * r)
             mu_m1 = mu_0
             mu_0 = mu_p1
             if R == 2:
-                mu_p1b = smu[mu1 + mcb]
+                mu_p1b = SLD(smu, mu1 + mcb)
                 if mineb:
-                    s = ((smu[mu0 + mcb - 1] + smu[mu0 + mcb + 1]) + (
-                        smu[mu0 + mcb - MX] + smu[mu0 + mcb + MX])) + (mu_m1b + mu_p1b)
+                    s = ((SLD(smu, mu0 + mcb - 1) + SLD(smu, mu0 + mcb + 1)) + (
+                        SLD(smu, mu0 + mcb - MX) + SLD(smu, mu0 + mcb + MX))) + (mu_m1b + mu_p1b)
                     r = mh2 * (s - nd2 * mu_0b)
                     ST(out, g + BY * n2, bvb + coef * r)
                 mu_m1b = mu_0b
