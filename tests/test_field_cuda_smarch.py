@@ -110,6 +110,16 @@ def test_smarch_is_the_3d_default():
     assert not z.smarch and z.march == ck.DEFAULT_MARCH[3]
     assert not ck.StagePlan("texture", 2, (1, 9, 8), 0, np.float64, march=4, smarch=True).smarch
     assert not ck.StagePlan("shared", 3, s3, 0, np.float64).smarch
+    # 2 rows per thread from SMARCH_ROWS2_MIN_CELLS (2^27: 512³) cells up, unless a block or
+    # the rows are given; a slab counts its own planes
+    big = (512, 512, 512)
+    assert ck.StagePlan("texture", 3, big, 0, np.float64).rows == 2
+    assert ck.StagePlan("texture", 3, (511, 512, 512), 0, np.float64).rows == 1
+    assert ck.StagePlan("texture", 3, big, 0, np.float64, lo=0, hi=256).rows == 1
+    assert ck.StagePlan("texture", 3, big, 0, np.float64, block=(32, 8)).rows == 1
+    assert ck.StagePlan("texture", 3, big, 0, np.float64, smarch_rows=1).rows == 1
+    assert ck.StagePlan("texture", 3, big, 0, np.float64).griddim == (16, 32, 8)
+    assert d.rows == 1
     # block checks
     assert smarch_fits((32, 8)) and smarch_fits((4, 4, 1)) and not smarch_fits((2, 2))
     assert not smarch_fits((4, 4, 2))

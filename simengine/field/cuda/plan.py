@@ -15,7 +15,8 @@ from .config import (DEFAULT_BLOCK, DEFAULT_CPT, DEFAULT_MARCH, DEFAULT_MARCH_BL
                      DEFAULT_MARCH_UNROLL, DEFAULT_SMARCH, DEFAULT_SMARCH_AHEAD,
                      DEFAULT_SMARCH_BLOCK, DEFAULT_SMARCH_FLAT, DEFAULT_SMARCH_RING_BASE,
                      DEFAULT_SMARCH_ROWS, DEFAULT_VEC,
-                     DEFAULT_VEC_BLOCK, DEFAULT_VEC_ROWS, KERNELS, LAYOUTS, SIMULATOR)
+                     DEFAULT_VEC_BLOCK, DEFAULT_VEC_ROWS, KERNELS, LAYOUTS,
+                     SMARCH_ROWS2_MIN_CELLS, SIMULATOR)
 from .direct import direct_kernel
 from .march import march_kernel
 from .smarch import ROWS as SMARCH_ROWS
@@ -67,7 +68,13 @@ class StagePlan:
         # default or an explicit ``march`` (unless ``smarch=True``)
         direct = self.layout == "direct" and ndim == 3
         sm_len = DEFAULT_SMARCH.get((self.dtype.name, ndim), 0) if direct else 0
-        rows = int(DEFAULT_SMARCH_ROWS if smarch_rows is None else smarch_rows)
+        if smarch_rows is None:
+            rows = DEFAULT_SMARCH_ROWS
+            own = (self.hi - self.lo) * self.shape3[1] * self.shape3[2]
+            if block is None and ndim == 3 and own >= SMARCH_ROWS2_MIN_CELLS:
+                rows = 2  # large grids: 2 rows per thread (measured, config.py)
+        else:
+            rows = int(smarch_rows)
         if rows not in SMARCH_ROWS:
             raise ValueError(f"smarch_rows must be one of {SMARCH_ROWS}")
         if smarch is None:
