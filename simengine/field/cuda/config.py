@@ -39,10 +39,11 @@ DEFAULT_MARCH = {1: 0, 2: 0, 3: 32}
 DEFAULT_MARCH_BLOCK = {2: (128, 1), 3: (32, 4, 1)}
 #: the default 3-D march of kernels A/C per (dtype, ndim): planes per block of the shared-memory
 #: marching kernel (smarch.py: a block of threads marches an in-plane tile with shared φ/μ plane
-#: rings); absent = the register queue of march.py (``DEFAULT_MARCH``). H100: fp64 512³ 2.68 vs
-#: 3.09 ms per step; fp32 stays on the register form (2.09 vs 2.37 ms). An explicit ``march``
-#: selects the register form unless ``smarch=True``.
-DEFAULT_SMARCH = {("float64", 3): 64}
+#: rings); absent = the register queue of march.py (``DEFAULT_MARCH``). H100 (2026-11-24
+#: night, flat shared access): fp64 512³ 2.18 ms per step (2 rows/thread) against 3.09 for the
+#: register march; fp32 512³ 1.29 against 2.09, 256³ 0.175 against 0.282. An explicit
+#: ``march`` selects the register form unless ``smarch=True``.
+DEFAULT_SMARCH = {("float64", 3): 64, ("float32", 3): 64}
 #: thread block of the shared-memory marching kernel (x first; the in-plane tile)
 DEFAULT_SMARCH_BLOCK = (32, 8, 1)
 #: planes of φ loads in flight per thread of the shared-memory marching kernel (1 or 2;
@@ -51,11 +52,13 @@ DEFAULT_SMARCH_AHEAD = 2
 #: output rows per thread along y of the shared-memory marching kernel (1 or 2: a BX×BY thread
 #: block computes a BX × BY·rows in-plane tile); ``StagePlan(smarch_rows=)``
 DEFAULT_SMARCH_ROWS = 1
-#: ... and 2 rows per thread on grids (or slabs) of at least this many cells when no block is
-#: given. H100 fp64 (2026-11-24 night): 512³ 2.185 ms (82.9 % of the honest roofline) against
-#: 2.371 (76.4 %) with 1 row; 256³ 0.325 against 0.296 ms — 80 registers leave 3 resident
-#: blocks per SM, and 256³ has only 512 blocks of 32×16 cells (1.3 waves)
-SMARCH_ROWS2_MIN_CELLS = 1 << 27
+#: ... and 2 rows per thread on grids (or slabs) of at least this many cells, per dtype, when no
+#: block is given. H100 (2026-11-24 night): fp64 512³ 2.18 ms (82.9–84.0 % of the honest
+#: roofline) against 2.37 (76.4 %) with 1 row, but 256³ 0.324 against 0.296 ms — 80 registers
+#: leave 3 resident blocks per SM and 256³ has only 512 blocks of 32×16 cells (1.3 waves); fp32
+#: (64 registers with 2 rows) wins at both sizes: 512³ 1.29 against 1.46 ms, 256³ 0.175
+#: against 0.222
+SMARCH_ROWS2_MIN_CELLS = {"float64": 1 << 27, "float32": 0}
 #: stage 1 of the shared-memory marching kernel (base is src) reads the own cell's base value
 #: from the shared φ ring instead of global memory; ``StagePlan(smarch_ring_base=)``
 DEFAULT_SMARCH_RING_BASE = False

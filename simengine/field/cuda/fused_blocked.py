@@ -3,8 +3,9 @@
 
 Measured on an H100 (docs/field-gpu.md): K ≥ 2 and the persistent kernel are slower than one
 step per launch on 200²; ``fused: auto`` runs this module's kernel with K = 1 and a block as large
-as the loaded frame (:func:`default_blocked_shape`: tile 8×8 in a 16×16 block on 200², 3.15–3.28
-µs per step, 1.45–1.5× fused.py's kernel with block 16×8).
+as the loaded frame (:func:`default_blocked_shape`: tile 8×8 in a 16×16 block on 200²), which
+runs the one-pass body :func:`_frame_step`: 2.45–2.47 µs per step (1.9× fused.py's kernel with
+block 16×8; the general loops of :func:`_tile_steps` with the same shape: 3.12).
 
 A 200² grid is latency-bound: one fused step (:mod:`.fused`) moves 0.6 MB in a fraction of a
 microsecond, but every launch — even replayed from a CUDA Graph — costs its start-up, its four
@@ -63,8 +64,9 @@ DEFAULT_BLOCKED_STEPS = 1
 #: threads (x first) and output tile (TY, TX) of ``fused: auto`` on small 2-D grids whose tiles
 #: fit in one wave of resident blocks: a block as large as the loaded frame (tile + 4 on every
 #: side), so that every phase is one pass per thread. H100, 200² fp64, CUDA Graphs (2026-11-24
-#: evening): block 16×16 tile 8×8 3.15–3.28 µs/step, 24×16 / 16×8 3.25–3.30, the former
-#: 16×8 / 8×16 (three passes per phase) 4.51
+#: evening, general loops): block 16×16 tile 8×8 3.15–3.28 µs/step, 24×16 / 16×8 3.25–3.30,
+#: the former 16×8 / 8×16 (three passes per phase) 4.51; night, one-pass body: 16×16 tile 8×8
+#: 2.45–2.47, 20×16 / 12×8 2.61, 24×16 / 16×8 2.64, 24×24 / 16×16 2.85
 DEFAULT_BLOCKED_BLOCK = (16, 16)
 DEFAULT_BLOCKED_TILE = (8, 8)
 #: the same for grids with more 8×8 tiles than one wave of resident 256-thread blocks (8 per

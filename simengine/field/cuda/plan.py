@@ -71,7 +71,8 @@ class StagePlan:
         if smarch_rows is None:
             rows = DEFAULT_SMARCH_ROWS
             own = (self.hi - self.lo) * self.shape3[1] * self.shape3[2]
-            if block is None and ndim == 3 and own >= SMARCH_ROWS2_MIN_CELLS:
+            least = SMARCH_ROWS2_MIN_CELLS.get(self.dtype.name)
+            if block is None and ndim == 3 and least is not None and own >= least:
                 rows = 2  # large grids: 2 rows per thread (measured, config.py)
         else:
             rows = int(smarch_rows)
