@@ -73,9 +73,21 @@ def test_pipelined_observations_write_the_same_rows(tmp_path, monkeypatch):
         finish(self)
 
     monkeypatch.setattr(fjob.FieldJob, "finish_observation", spy)
+    from simengine.io.field_output import FieldOutput
+
+    behind = []
+    write_behind = FieldOutput.write_behind
+
+    def spy_behind(self):
+        behind.append([step for step, _ in self.snaps])
+        write_behind(self)
+
+    monkeypatch.setattr(FieldOutput, "write_behind", spy_behind)
     piped = api.run(SCENARIO, tmp_path / "piped.h5")
     # obs-only stops 1, 2, 4, 5 are completed later (during the next steps)
     assert sum(pending) == 4
+    # the snapshot + checkpoint stops 0, 3 and 6 are written behind (the end, 7, at once)
+    assert behind == [[0], [3], [6]]
     init = fjob.FieldJob.__init__
 
     def serial_init(self, *a, **kw):
@@ -84,13 +96,23 @@ def test_pipelined_observations_write_the_same_rows(tmp_path, monkeypatch):
 
     monkeypatch.setattr(fjob.FieldJob, "__init__", serial_init)
     pending.clear()
+    behind.clear()
     serial = api.run(SCENARIO, tmp_path / "serial.h5")
-    assert sum(pending) == 0
+    assert sum(pending) == 0 and behind == []
     a, b = _tables(piped), _tables(serial)
     assert sorted(a) == sorted(b) and list(a["step"]) == list(range(8))
     for k in a:
         np.testing.assert_array_equal(a[k], b[k], err_msg=k)
     assert np.all(np.isfinite(a["length"]))
+    # the snapshots and the checkpoint too, bit for bit
+    import simengine
+
+    with simengine.open(piped) as p, simengine.open(serial) as q:
+        assert p.complete and q.complete
+        assert list(p.snapshot_steps) == list(q.snapshot_steps) == [0, 3, 6, 7]
+        np.testing.assert_array_equal(p.phi[()], q.phi[()])
+        assert p.checkpoint[1] == q.checkpoint[1] == 7
+        np.testing.assert_array_equal(p.checkpoint[0], q.checkpoint[0])
 
 
 def test_checkpoint_completes_the_pending_row(tmp_path):
@@ -104,8 +126,10 @@ def test_checkpoint_completes_the_pending_row(tmp_path):
     writes = []
     out = SimpleNamespace(obs=[], snaps=[], ckpt=None,
                           write=lambda complete=False: writes.append(
-                              [r["step"] for r in out.obs]))
-    job.at_stop(0, out, 0.0)  # everything due at 0: written at once
+                              [r["step"] for r in out.obs]),
+                          write_behind=lambda: writes.append([r["step"] for r in out.obs]),
+                          wait=lambda: None)
+    job.at_stop(0, out, 0.0)  # everything due at 0: written (behind) with its row
     assert writes == [[0]] and job._pending is None
     job.solver.advance(1)
     job.at_stop(1, out, 0.1)  # observables only: pending
@@ -114,3 +138,40 @@ def test_checkpoint_completes_the_pending_row(tmp_path):
     job.checkpoint(2, out, 0.2)
     assert job._pending is None and writes[-1] == [0, 1]
     assert np.isfinite(out.obs[-1]["length"]) and out.obs[-1]["step"] == 1
+
+
+def test_write_behind_error_and_interrupt(tmp_path, monkeypatch):
+    """A write-behind's error is raised at the next wait (the interrupt checkpoint), and an
+    interrupt right after a write-behind waits for it and counts its checkpoint."""
+    from types import SimpleNamespace
+
+    from simengine.errors import OutputError
+
+    sc = api.load(SCENARIO)
+    job = fjob.FieldJob(sc)
+    job.start(True, None)
+
+    class Out(SimpleNamespace):
+        def write_behind(self):
+            self.behind.append(self.ckpt[0])
+
+        def wait(self):
+            if self.fail:
+                self.fail = False
+                raise OutputError("disk full")
+
+        def write(self, complete=False):
+            self.sync.append(self.ckpt[0] if self.ckpt else None)
+
+    out = Out(obs=[], snaps=[], ckpt=None, behind=[], sync=[], fail=False)
+    job.solver.advance(3)
+    job.at_stop(3, out, 0.1)  # snapshot + checkpoint due: behind
+    assert out.behind == [3] and job.last_ckpt == 0 and job._writing is not None
+    job.checkpoint(3, out, 0.2)  # waits for it: its checkpoint is the last one, no new write
+    assert job.last_ckpt == 3 and out.sync == [] and job._writing is None
+    job.solver.advance(3)
+    job.at_stop(6, out, 0.3)
+    out.fail = True
+    with pytest.raises(OutputError, match="disk full"):
+        job.checkpoint(6, out, 0.4)
+    assert job.last_ckpt == 3  # the failed write did not count

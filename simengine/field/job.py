@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 
-from ..errors import SimulationError, UserError
+from ..errors import OutputError, SimulationError, UserError
 
 #: |φ| above this is treated as a blow-up (φ lives in about [-1, 1])
 BLOWUP = 1e6
@@ -73,6 +73,9 @@ class FieldJob:
         self._pipeline = (solver is None and self.comm.size == 1
                           and getattr(self.solver, "backend", None) == "cuda")
         self._pending = None
+        # write-behind (the same processes): (output, checkpoint step or None) of a write
+        # running in a background thread while the next steps run
+        self._writing = None
 
     # ---- controller protocol
     def describe(self, output) -> str:
@@ -177,13 +180,32 @@ class FieldJob:
             self.check_state(phi, done)
             out.ckpt = (done, phi)
         if "snap" in due or "ckpt" in due:
+            if self._pipeline and done != self.total:
+                # write-behind: the write runs in a thread while the next steps run; it is
+                # waited for (and its error raised) at the next write, an interrupt, the end
+                self._wait_write(out)
+                self._writing = (out, done if "ckpt" in due else None)
+                out.write_behind()
+                return
+            self._wait_write(out)
             out.write(complete=(done == self.total))
         if "ckpt" in due:
             self.last_ckpt = done
 
+    def _wait_write(self, out=None):
+        """Wait for a write-behind (raising its error); its checkpoint becomes the last one."""
+        if self._writing is None:
+            return
+        pending, step = self._writing
+        self._writing = None
+        pending.wait()
+        if step is not None:
+            self.last_ckpt = step
+
     def checkpoint(self, done, out, elapsed):
         """Checkpoint at an interrupt (nothing to do when the last write was one at ``done``)."""
         self.finish_observation()
+        self._wait_write()
         if self.last_ckpt == done:
             return
         phi = self.solver.state()
@@ -193,6 +215,10 @@ class FieldJob:
         self.last_ckpt = done
 
     def failed(self, exc, output):
+        try:  # a write-behind still running finishes first: the message names what is on disk
+            self._wait_write()
+        except OutputError:
+            pass
         new = SimulationError(f"{exc}; stopped. The last good checkpoint (step {self.last_ckpt}) "
                               f"is in {output}")
         new.collective = getattr(exc, "collective", False)

@@ -10,6 +10,7 @@ the communicator is trivial and the block is the whole field.
 """
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 
@@ -43,6 +44,8 @@ class FieldOutput:
         self.obs = []
         self.snaps = []
         self.ckpt = None
+        self._behind = None        # the background write (write_behind), if one runs
+        self._behind_error = None
         grid = job.grid
         self.parts = FieldParts(self.path, grid.shape, job.dtype, sc.spec.output.compression)
         ignore_file_size_signal()  # every rank writes parts: EFBIG instead of SIGXFSZ
@@ -71,14 +74,56 @@ class FieldOutput:
             raise _collective(OutputError(error))
 
     def write(self, complete=False):
-        """Write this process's blocks of the buffered snapshots and checkpoint, then commit."""
+        """Write this process's blocks of the buffered snapshots and checkpoint, then commit
+        (after any write still running in the background, :meth:`write_behind`)."""
+        self.wait()
+        self._write(self._take(), complete)
+
+    def write_behind(self) -> None:
+        """Start writing what is buffered in a background thread and return (one process
+        only: the write of a multi-rank run is collective). The buffers are handed to the
+        write, so new rows and snapshots can be buffered meanwhile; the next write,
+        :meth:`wait` or :meth:`write` waits for it first and raises its error. The write is
+        the same durable sequence (parts fsynced, then the index committed), so a kill during
+        it leaves the last committed state, as with a synchronous write."""
+        if self.comm.size != 1:
+            raise RuntimeError("write_behind is for one process")
+        self.wait()
+        batch = self._take()
+
+        def run():
+            try:
+                self._write(batch, False)
+            except BaseException as exc:  # re-raised by wait() in the caller's thread
+                self._behind_error = exc
+
+        self._behind = threading.Thread(target=run, name="simengine-writer")
+        self._behind.start()
+
+    def wait(self) -> None:
+        """Wait for a background write (:meth:`write_behind`) and raise its error, if any."""
+        t, self._behind = self._behind, None
+        if t is not None:
+            t.join()
+        exc, self._behind_error = self._behind_error, None
+        if exc is not None:
+            raise exc
+
+    def _take(self):
+        """The buffered (snapshots, checkpoint, rows), emptying the buffers."""
+        batch = (self.snaps, self.ckpt, self.obs)
+        self.snaps, self.ckpt, self.obs = [], None, []
+        return batch
+
+    def _write(self, batch, complete):
+        snaps, ckpt, obs = batch
         written, mine, error, committed = [], {"snaps": [], "ckpt": None}, None, False
         try:
-            for step, phi in self.snaps:
+            for step, phi in snaps:
                 written.append(self.parts.path_of("phi", step, self.lo, self.lo + len(phi)))
                 mine["snaps"].append(self.parts.append_snapshot(step, phi, self.lo))
-            if self.ckpt is not None:
-                step, phi = self.ckpt
+            if ckpt is not None:
+                step, phi = ckpt
                 if step != self.ckpt_step:
                     written.append(self.parts.path_of("checkpoint", step, self.lo,
                                                       self.lo + len(phi)))
@@ -90,11 +135,11 @@ class FieldOutput:
             error = next((e for e, _ in gathered if e), None)
             if error is None:
                 snapshots = [(step, [m["snaps"][i] for _, m in gathered])
-                             for i, (step, _) in enumerate(self.snaps)]
-                checkpoint = None if self.ckpt is None else \
-                    (self.ckpt[0], [m["ckpt"] for _, m in gathered])
+                             for i, (step, _) in enumerate(snaps)]
+                checkpoint = None if ckpt is None else \
+                    (ckpt[0], [m["ckpt"] for _, m in gathered])
                 try:
-                    self.index.commit(snapshots, checkpoint, self.obs, complete)
+                    self.index.commit(snapshots, checkpoint, obs, complete)
                 except OutputError as exc:
                     error, committed = str(exc), getattr(exc, "committed", False)
             if error is not None:
@@ -105,9 +150,8 @@ class FieldOutput:
                 for p in written:
                     remove(p)
             raise _collective(OutputError(error))
-        if self.ckpt is not None:
-            self.ckpt_step = self.ckpt[0]
-        self.obs, self.snaps, self.ckpt = [], [], None
+        if ckpt is not None:
+            self.ckpt_step = ckpt[0]
 
     def _failed(self, exc) -> str:
         """The one-line message for a failed write (rank 0 knows the committed checkpoint)."""
