@@ -236,8 +236,11 @@ def test_smarch_options_plan():
     r2 = ck.StagePlan("texture", 3, (9, 40, 70), 0, np.float64, smarch_rows=2)
     assert r2.smarch and r2.rows == 2 and r2.block == (32, 8, 1) and r2.griddim == (3, 3, 1)
     # the register form and the other kernels ignore the options
-    g = ck.StagePlan("global", 3, s3, 0, np.float32, smarch_rows=2, smarch_ring_base=True)
+    g = ck.StagePlan("global", 3, s3, 0, np.float32, march=16, smarch_rows=2,
+                     smarch_ring_base=True)
     assert not g.smarch and g.rows == 1 and not g.ring_base and g.same is None
+    t = ck.StagePlan("shared", 3, s3, 0, np.float64, smarch_rows=2, smarch_ring_base=True)
+    assert not t.smarch and t.rows == 1 and not t.ring_base and t.same is None
     with pytest.raises(ValueError):
         ck.StagePlan("texture", 3, s3, 0, np.float64, smarch_rows=3)
     with pytest.raises(ValueError):  # 4x4 threads with 2 rows: 6 loads per thread
