@@ -159,13 +159,15 @@ def test_plan_limits():
 
 
 @pytest.mark.skipif(SIM, reason="the simulator records no CUDA Graphs")
-@pytest.mark.parametrize("k", [2, 4])
-def test_blocked_graph_replay_matches_launches(k):
+@pytest.mark.parametrize("k,exact", [(2, True), (4, True), (1, False)])
+def test_blocked_graph_replay_matches_launches(k, exact):
+    """Graph replays equal launches: one graph of the exact length (graph.EXACT_MIN …
+    EXACT_MAX steps) and, past EXACT_MAX, graphs of the standard sizes."""
     from simengine.field.cuda import graph as cgraph
 
     block, tile = ((16, 8), (16, 8)) if k == 4 else (fb.DEFAULT_BLOCKED_BLOCK,
                                                      fb.DEFAULT_BLOCKED_TILE)
-    steps = 2 * cgraph.GRAPH_STEPS + 16 + 4 + 2 + 1
+    steps = 2 * cgraph.GRAPH_STEPS + 16 + 4 + 2 + 1 + (0 if exact else cgraph.EXACT_MAX)
     phi = _field(SMALL, 8)
     out = []
     for graphs in (False, True):
@@ -173,7 +175,7 @@ def test_blocked_graph_replay_matches_launches(k):
         s.use_graphs = graphs
         out.append(_run(s, phi, steps))
         if graphs:
-            assert s._graph_error is None and len(s._graphs) >= 3
+            assert s._graph_error is None and len(s._graphs) == (1 if exact else 4)
     np.testing.assert_array_equal(out[0], out[1])
 
 

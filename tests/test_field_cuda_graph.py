@@ -66,13 +66,30 @@ def test_graph_replay_matches_launch_by_launch(shape, kernel, bc, prec):
     np.testing.assert_array_equal(out[0], out[1])
 
 
-@pytest.mark.parametrize("n", [0, 1, 2, 3, 40, 63, 64, 65, 1000, 1001])
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 40, 63, 64, 65, 127, 128, 129, 1000, 1001, 8192,
+                               8193, 20001])
 def test_split_steps_covers_every_step_with_even_graphs(n):
     plan, rest = cgraph.split_steps(n)
     assert sum(k * t for k, t in plan) + rest == n
     assert rest in (0, 1) and rest == n % 2
     assert all(k % 2 == 0 for k, _ in plan)
     assert [k for k, _ in plan] == sorted((k for k, _ in plan), reverse=True)
+    # one graph of the exact (even) length in the EXACT_MIN … EXACT_MAX range
+    if cgraph.EXACT_MIN <= n <= cgraph.EXACT_MAX:
+        assert plan == [(n - n % 2, 1)]
+    else:
+        assert {k for k, _ in plan} <= {cgraph.GRAPH_STEPS, *cgraph.GRAPH_REST_STEPS}
+
+
+def test_exact_graphs_are_cached_for_the_latest_lengths():
+    graphs, order = {}, []
+    for steps in (64, 1000, 16, 1002, 1000, 2000, 3000, 4000):
+        cgraph.cache_graph(graphs, ("key", steps), object(), steps, order)
+    # the standard sizes stay; of the exact lengths the EXACT_CACHE most recent keys
+    assert ("key", 64) in graphs and ("key", 16) in graphs
+    exact = [k for k in graphs if k[1] not in (64, 16)]
+    assert len(exact) == cgraph.EXACT_CACHE == 4
+    assert ("key", 4000) in graphs and ("key", 1002) not in graphs
 
 
 def test_replay_steps_uses_graphs_and_launches_what_recording_could_not():
@@ -85,12 +102,17 @@ def test_replay_steps_uses_graphs_and_launches_what_recording_could_not():
         def replay(self, times):
             replayed.append((self.k, times))
 
-    # every size records: 1001 = 15·64 + 2·16 + 2·4 + 1 launched alone
-    assert cgraph.replay_steps(1001, Fake, launched.append) == 1000
-    assert replayed == [(64, 15), (16, 2), (4, 2)] and launched == [1]
+    # every size records: 10041 = 156·64 + 3·16 + 2·4 + 1 launched alone
+    assert cgraph.replay_steps(10041, Fake, launched.append) == 10040
+    assert replayed == [(64, 156), (16, 3), (4, 2)] and launched == [1]
     # the 16-step graph cannot be recorded: its steps are launched with the odd one
     replayed.clear()
     launched.clear()
-    assert cgraph.replay_steps(1001, lambda k: None if k == 16 else Fake(k), launched.append) \
-        == 968
-    assert replayed == [(64, 15), (4, 2)] and launched == [33]
+    assert cgraph.replay_steps(10041, lambda k: None if k == 16 else Fake(k),
+                               launched.append) == 9992
+    assert replayed == [(64, 156), (4, 2)] and launched == [49]
+    # 1001 steps: one graph of exactly 1000 and the odd step launched
+    replayed.clear()
+    launched.clear()
+    assert cgraph.replay_steps(1001, Fake, launched.append) == 1000
+    assert replayed == [(1000, 1)] and launched == [1]

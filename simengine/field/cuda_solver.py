@@ -74,6 +74,7 @@ class CudaFieldSolver(FieldSolver):
         # CUDA Graphs of many steps for whole-grid runs (see advance)
         self.use_graphs = True
         self._graphs = {}
+        self._exact_keys = []  # keys of graphs of exact advance lengths (graph.cache_graph)
         self._graph_error = None
 
     def _make_plan(self, block, lo, hi):
@@ -179,7 +180,7 @@ class CudaFieldSolver(FieldSolver):
             except Exception as exc:  # recording unsupported here: launch step by step
                 self._graph_error = f"{type(exc).__name__}: {exc}"
                 return None
-            self._graphs[key] = g
+            ck.graph.cache_graph(self._graphs, key, g, steps, self._exact_keys)
         return g
 
     def synchronize(self):

@@ -294,6 +294,7 @@ class _CudaMembers:
         self.buffers = [cuda.device_array(n, dtype=ens.dtype) for _ in range(3)]
         self._partial = None
         self.use_graphs, self._graphs, self._graph_error = True, {}, None
+        self._exact_keys = []  # keys of graphs of exact advance lengths (graph.cache_graph)
         try:
             self.device = int(cuda.get_current_device().id)
         except Exception:  # pragma: no cover - simulator without a device object
@@ -354,7 +355,7 @@ class _CudaMembers:
             except Exception as exc:  # recording unsupported here: launch step by step
                 self._graph_error = f"{type(exc).__name__}: {exc}"
                 return None
-            self._graphs[key] = g
+            graph.cache_graph(self._graphs, key, g, steps, self._exact_keys)
         return g
 
     @contextmanager

@@ -29,15 +29,46 @@ GRAPH_STEPS = 64
 GRAPH_REST_STEPS = (16, 4, 2)
 
 
+#: an advance of EXACT_MIN … EXACT_MAX steps replays one graph of exactly its (even) length:
+#: replays of small graphs block the host — on an H100, 200² fp64 (benchmarks/
+#: diag_graph_enqueue.py, 2026-11-24 night) enqueueing a 64-step graph took 1.76 µs per step
+#: (a 16-step one 2.39) against 2.44 µs per step on the GPU, a 256- or 1024-step graph 0.004–0.016
+#: — so the CLI's advances of 1000 steps (15 replays of 64 and four small graphs) kept the
+#: host busy for the whole GPU time and the observations could not overlap the steps
+EXACT_MIN = 128
+EXACT_MAX = 8192
+#: graphs of exact lengths kept per solver (the least recently recorded are dropped)
+EXACT_CACHE = 4
+
+
 def split_steps(n: int):
     """``[(graph steps, replays), ...]`` for ``n`` steps, largest graphs first, and the steps
-    left to launch one by one (0 or 1)."""
+    left to launch one by one (0 or 1): one graph of n (less one when odd) steps for
+    :data:`EXACT_MIN` ≤ n ≤ :data:`EXACT_MAX`, else graphs of :data:`GRAPH_STEPS` and the
+    :data:`GRAPH_REST_STEPS` sizes."""
+    n = int(n)
+    if EXACT_MIN <= n <= EXACT_MAX:
+        return [(n - n % 2, 1)], n % 2
     plan = []
     for k in (GRAPH_STEPS,) + GRAPH_REST_STEPS:
         r, n = divmod(n, k)
         if r:
             plan.append((k, r))
     return plan, n
+
+
+def cache_graph(graphs: dict, key, graph, steps: int, order: list) -> None:
+    """Keep ``graph`` under ``key``; graphs of lengths other than the standard sizes (exact
+    lengths, :func:`split_steps`) are kept for the :data:`EXACT_CACHE` most recent keys only
+    (``order``: their keys, oldest first)."""
+    graphs[key] = graph
+    if int(steps) in (GRAPH_STEPS,) + GRAPH_REST_STEPS:
+        return
+    if key in order:
+        order.remove(key)
+    order.append(key)
+    while len(order) > EXACT_CACHE:
+        graphs.pop(order.pop(0), None)
 
 
 def core_device(device_id: int):
