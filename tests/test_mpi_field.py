@@ -85,7 +85,7 @@ def test_field_run_on_ranks_equals_one_process(tmp_path, shape, boundary, kernel
 
 
 def test_kill_two_ranks_then_resume_on_three(tmp_path):
-    scen = scenario(tmp_path, "[96, 64]", "periodic", "texture", steps=6000, snap=200, ckpt=100)
+    scen = scenario(tmp_path, "[96, 64]", "periodic", "texture", steps=3000, snap=200, ckpt=100)
     ref = tmp_path / "ref.h5"
     r = run_cli("run", scen, "-o", ref, "-q")
     assert r.returncode == 0, r.stderr

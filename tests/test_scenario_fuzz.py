@@ -210,31 +210,31 @@ override = st.one_of(
 
 
 # ----------------------------------------------------------------------------------- the tests
-@settings(FUZZ, max_examples=1200)
+@settings(FUZZ, max_examples=600)
 @given(text=yaml_like_text)
 def test_random_yaml_like_text(workdir, text):
     validate(workdir, text, family="random text")
 
 
-@settings(FUZZ, max_examples=300)
+@settings(FUZZ, max_examples=150)
 @given(raw=st.binary(max_size=200))
 def test_random_bytes(workdir, raw):
     validate(workdir, raw, family="random bytes")
 
 
-@settings(FUZZ, max_examples=1500)
+@settings(FUZZ, max_examples=750)
 @given(text=mutated_scenario())
 def test_mutated_shipped_scenarios(workdir, text):
     validate(workdir, text, family="data mutations")
 
 
-@settings(FUZZ, max_examples=1000)
+@settings(FUZZ, max_examples=500)
 @given(text=mutated_text())
 def test_text_edits_of_shipped_scenarios(workdir, text):
     validate(workdir, text, family="text edits")
 
 
-@settings(FUZZ, max_examples=500)
+@settings(FUZZ, max_examples=250)
 @given(name=st.sampled_from(sorted(SHIPPED)), overrides=st.lists(override, min_size=1, max_size=3))
 def test_random_overrides(workdir, name, overrides):
     validate(workdir, SHIPPED[name], overrides, family="--set overrides")
