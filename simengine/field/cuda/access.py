@@ -13,22 +13,22 @@ from .config import SIMULATOR
 # The kernels index flat (1-D) buffers with an int64 offset. numba's own ``a[i]`` adds a
 # negative-index wraparound per access; the intrinsics below emit a bare address computation and
 # either a plain load or ``ld.global.nc`` (the read-only/texture data path, CUDA's ``__ldg``).
+@cuda.jit(device=True)
+def index_load(a, i):
+    """``a[i]`` with numba's own indexing (negative-index wraparound): the simulator's form of
+    every load below, and the comparison form of the kernels that use the flat ones."""
+    return a[i]
+
+
+@cuda.jit(device=True)
+def index_store(a, i, v):
+    """``a[i] = v`` with numba's own indexing (see :func:`index_load`)."""
+    a[i] = v
+
+
 def _make_access():
     if SIMULATOR:
-
-        @cuda.jit(device=True)
-        def ld(a, i):
-            return a[i]
-
-        @cuda.jit(device=True)
-        def ldnc(a, i):
-            return a[i]
-
-        @cuda.jit(device=True)
-        def st(a, i, v):
-            a[i] = v
-
-        return ld, ldnc, st, False
+        return index_load, index_load, index_store, False
 
     from llvmlite import ir
     from numba import types
@@ -160,24 +160,10 @@ def _make_coherent():
     if SIMULATOR:
 
         @cuda.jit(device=True)
-        def ldcg(a, i):
-            return a[i]
-
-        @cuda.jit(device=True)
-        def ldacq32(a, i):
-            return a[i]
-
-        ldrlx32 = ldacq32
-
-        @cuda.jit(device=True)
-        def strel32(a, i, v):
-            a[i] = v
-
-        @cuda.jit(device=True)
         def fence_acqrel():
             cuda.threadfence()
 
-        return ldcg, ldacq32, ldrlx32, strel32, fence_acqrel
+        return index_load, index_load, index_load, index_store, fence_acqrel
 
     from llvmlite import ir
     from numba.cuda.extending import intrinsic

@@ -33,7 +33,7 @@ import functools
 import numba
 from numba import cuda
 
-from .access import LD, LDNC, ST
+from .access import LD, LDNC, ST, index_load, index_store
 from .config import FIXED, SIMULATOR
 from .stencil import _make_map
 
@@ -119,17 +119,9 @@ def smarch_kernel(bc: int, nc: bool, dtype: str = "float64", block=(32, 8), leng
         raise ValueError(f"block {block!r} too small for its halo (at most {MAX_LOADS} loads "
                          f"and {MAX_MU} μ points per thread)")
     load = LDNC if nc else LD
-    if flat:  # the shared rings through flat loads/stores: no negative-index wraparound
-        SLD, SST = LD, ST
-    else:  # numba's indexing (the form before 2026-11-24 night; the benchmark's comparison)
-
-        @cuda.jit(device=True)
-        def SLD(a, i):
-            return a[i]
-
-        @cuda.jit(device=True)
-        def SST(a, i, v):
-            a[i] = v
+    # the shared rings through flat loads/stores (no negative-index wraparound), or numba's
+    # indexing (the form before 2026-11-24 night; the benchmark's comparison)
+    SLD, SST = (LD, ST) if flat else (index_load, index_store)
     amap = _make_map(bc)
     fixed = bc == FIXED
     ftype = numba.float32 if dtype == "float32" else numba.float64
