@@ -83,9 +83,21 @@ def test_pipelined_observations_write_the_same_rows(tmp_path, monkeypatch):
         write_behind(self)
 
     monkeypatch.setattr(FieldOutput, "write_behind", spy_behind)
+    from simengine.field.cuda_solver import AsyncObservation
+
+    used = []
+    result = AsyncObservation.result
+
+    def spy_result(self):
+        used.append(self)
+        return result(self)
+
+    monkeypatch.setattr(AsyncObservation, "result", spy_result)
     piped = api.run(SCENARIO, tmp_path / "piped.h5")
-    # obs-only stops 1, 2, 4, 5 are completed later (during the next steps)
+    # obs-only stops 1, 2, 4, 5 are completed later (during the next steps), and their device
+    # part was enqueued behind the steps that reach them
     assert sum(pending) == 4
+    assert len(used) == 4
     # the snapshot + checkpoint stops 0, 3 and 6 are written behind (the end, 7, at once)
     assert behind == [[0], [3], [6]]
     init = fjob.FieldJob.__init__
@@ -97,8 +109,9 @@ def test_pipelined_observations_write_the_same_rows(tmp_path, monkeypatch):
     monkeypatch.setattr(fjob.FieldJob, "__init__", serial_init)
     pending.clear()
     behind.clear()
+    used.clear()
     serial = api.run(SCENARIO, tmp_path / "serial.h5")
-    assert sum(pending) == 0 and behind == []
+    assert sum(pending) == 0 and behind == [] and used == []
     a, b = _tables(piped), _tables(serial)
     assert sorted(a) == sorted(b) and list(a["step"]) == list(range(8))
     for k in a:
@@ -175,3 +188,34 @@ def test_write_behind_error_and_interrupt(tmp_path, monkeypatch):
     with pytest.raises(OutputError, match="disk full"):
         job.checkpoint(6, out, 0.4)
     assert job.last_ckpt == 3  # the failed write did not count
+
+
+@pytest.mark.parametrize("shape,bc", [((13, 11), "periodic"), ((6, 5, 7), "fixed"),
+                                      ((29,), "mirror")])
+def test_observe_async_equals_reductions_and_state(shape, bc):
+    """The enqueued observation gives what ``reductions()`` and ``state()`` give, bit for bit, and
+    a result stays valid while the next observation is enqueued (two host buffers alternate)."""
+    pytest.importorskip("numba.cuda")
+    from numba import cuda
+
+    if not cuda.is_available():  # pragma: no cover
+        pytest.skip("no CUDA device and not the simulator")
+    from simengine.field.model import Boundary, CahnHilliard, Grid
+    from simengine.field.solver import make_solver
+
+    grid = Grid(shape, spacing=0.7)
+    s = make_solver(CahnHilliard(), grid, Boundary(bc, 0.2), backend="cuda", dt=1e-3,
+                    precision="float64")
+    s.load(np.random.default_rng(3).uniform(-0.5, 0.5, shape))
+    got = []
+    for _ in range(3):
+        s.advance(1)
+        got.append((s.observe_async(), s.reductions(), s.state()))
+        if len(got) > 1:  # the previous one, after this one was enqueued
+            red, phi = got[-2][0].result()
+            assert red == got[-2][1]
+            np.testing.assert_array_equal(phi, got[-2][2])
+    red, phi = got[-1][0].result()
+    assert red == got[-1][1] and phi.shape == shape
+    np.testing.assert_array_equal(phi, got[-1][2])
+    assert not np.array_equal(got[0][2], got[-1][2])  # the field did move

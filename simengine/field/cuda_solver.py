@@ -71,6 +71,8 @@ class CudaFieldSolver(FieldSolver):
         self.buffers = [cuda.device_array(self.cells, dtype=self.dtype) for _ in range(3)]
         self._partial = None
         self._pinned = None
+        self._observing = None  # observe_async's pinned host buffers (two sets, alternating)
+        self._observed = 0
         # CUDA Graphs of many steps for whole-grid runs (see advance)
         self.use_graphs = True
         self._graphs = {}
@@ -222,10 +224,57 @@ class CudaFieldSolver(FieldSolver):
         return ck.field_partials(self.buffers[0], self.shape, self.model, self.boundary,
                                  self.lo, self.hi, partial=self._partial)
 
+    def observe_async(self) -> "AsyncObservation":
+        """Enqueue an observation of the current state behind the launched steps: the reduction
+        kernel, then the partial sums and the owned rows copied into pinned host memory, all
+        asynchronous on the default stream; the host goes on (e.g. to launch the next steps)
+        and :meth:`AsyncObservation.result` waits for the copies only. Two sets of host buffers
+        alternate: a result stays valid until the observation after the next one is enqueued.
+        Gives what :meth:`reductions` and :meth:`state` give, bit for bit."""
+        stream = cuda.default_stream()
+        nb = ck.reduction_blocks((self.hi - self.lo) * self.row_cells)
+        if self._partial is None or self._partial.shape[0] < nb:
+            self._partial = cuda.device_array((nb, 5), dtype=np.float64)
+        if self._observing is None:
+            own = (self.hi - self.lo) * self.row_cells
+            self._observing = [(cuda.pinned_array(self._partial.shape, dtype=np.float64),
+                                cuda.pinned_array(own, dtype=self.dtype)) for _ in range(2)]
+        host_partial, host_phi = self._observing[self._observed % 2]
+        self._observed += 1
+        rc = self.row_cells
+        self.exchange(self.buffers[0])  # as partials() does (a no-op for the whole grid)
+        partial, nb, owned = ck.launch_partials(self.buffers[0], self.shape, self.model,
+                                                self.boundary, self.lo, self.hi,
+                                                partial=self._partial, stream=stream)
+        partial.copy_to_host(host_partial, stream=stream)
+        self.buffers[0][self.lo * rc:self.hi * rc].copy_to_host(host_phi, stream=stream)
+        done = cuda.event() if ck.SIMULATOR else cuda.event(timing=False)
+        done.record(stream)
+        return AsyncObservation(self, done, host_partial, host_phi, nb, owned)
+
     def occupancy(self) -> dict:
         from .cuda_tuning import occupancy_report
 
         return occupancy_report(self.fused_plan or self.plan)
+
+
+class AsyncObservation:
+    """An observation enqueued by :meth:`CudaFieldSolver.observe_async`."""
+
+    def __init__(self, solver, event, host_partial, host_phi, nb, owned):
+        self._solver, self._event = solver, event
+        self._partial, self._phi, self._nb, self._owned = host_partial, host_phi, nb, owned
+
+    def result(self):
+        """``(reductions dict, owned rows)`` once the copies are done (waits for them only);
+        the rows are a view of a pinned host buffer (see :meth:`CudaFieldSolver.observe_async`)."""
+        from . import observables
+
+        self._event.synchronize()
+        s = self._solver
+        part = ck.partials_of(self._partial, self._nb, self._owned)
+        return (observables.merge_partials([part], s.model, s.grid),
+                self._phi.reshape(s.owned_shape))
 
 
 def _device_id() -> int:

@@ -73,6 +73,10 @@ class FieldJob:
         self._pipeline = (solver is None and self.comm.size == 1
                           and getattr(self.solver, "backend", None) == "cuda")
         self._pending = None
+        # the observation of an observables-only stop, enqueued behind the steps that reach it
+        # (solver.observe_async: reductions and the field's host copy run on the GPU right
+        # after the steps, with no host round trip in between): (step, AsyncObservation)
+        self._enqueued = None
         # write-behind (the same processes): (output, checkpoint step or None) of a write
         # running in a background thread while the next steps run
         self._writing = None
@@ -145,6 +149,8 @@ class FieldJob:
             n = min(self._chunk, stop - done)
             t = time.perf_counter()
             self.solver.advance(int(n))
+            if self._pipeline and done + n == stop and self.due(stop) == {"obs"}:
+                self._enqueued = (stop, self.solver.observe_async())
             self.finish_observation()  # host work of the last observation, overlapping the steps
             self.solver.synchronize()  # time the work itself, not its (asynchronous) launch
             done += n
@@ -277,11 +283,14 @@ class FieldJob:
         (one process): the row's ``length`` is left ``None`` for :meth:`finish_observation`."""
         from .observables import characteristic_length
 
+        enqueued, self._enqueued = self._enqueued, None
         if self.comm.size > 1:
             from .distributed import rank_observables
 
             red = rank_observables(self.comm, self.solver, self.slabs, self.model, self.grid)
             phi = red["phi"]
+        elif enqueued is not None and enqueued[0] == step:
+            red, phi = enqueued[1].result()  # enqueued by advance behind the steps
         else:
             red = self.solver.reductions()
             phi = None
@@ -291,12 +300,13 @@ class FieldJob:
             exc = SimulationError(f"the field blew up (min {lo:.3g}, max {hi:.3g}) by step {step}")
             exc.collective = True
             raise exc
-        if phi is None:
-            phi = self.solver.state()
+        if self.comm.size > 1:
+            length = float(red["length"])
+        else:
+            if phi is None:
+                phi = self.solver.state()
             length = None if defer_length else float(characteristic_length(phi,
                                                                            self.grid.spacing))
-        else:
-            length = float(red["length"])
         return {"step": step, "time": self.time_of(step), "mass": float(red["mass"]),
                 "free_energy": float(red["free_energy"]), "phi_min": lo, "phi_max": hi,
                 "length": length, "wall_time": wall}, phi

@@ -51,8 +51,8 @@ from .fused import FusedPlan, fused_kernel_2d, fused_kernel_3d  # noqa: F401
 from .march import march_kernel  # noqa: F401
 from .smarch import smarch_kernel  # noqa: F401
 from .plan import StagePlan, stage, view3  # noqa: F401
-from .reduce import (RED_THREADS, field_partials, reduction_blocks, reduction_kernel,  # noqa: F401
-                     reductions)
+from .reduce import (RED_THREADS, field_partials, launch_partials, partials_of,  # noqa: F401
+                     reduction_blocks, reduction_kernel, reductions)
 from .tiled import modern_kernel, seed_kernel  # noqa: F401
 from .twins import get_stage  # noqa: F401
 from .twins import *  # noqa: F401,F403

@@ -147,12 +147,12 @@ def reduction_blocks(cells: int) -> int:
     return max(1, min(cap, math.ceil(cells / RED_THREADS)))
 
 
-def field_partials(phi, shape, model: CahnHilliard, boundary: Boundary, lo=0, hi=None,
-                   partial=None):
-    """:class:`~simengine.field.observables.FieldPartials` of the rows ``lo:hi`` (axis 0) of a
-    device field of (local) ``shape`` (flat or shaped, C-contiguous); float64 accumulation."""
-    from ..observables import FieldPartials
-
+def launch_partials(phi, shape, model: CahnHilliard, boundary: Boundary, lo=0, hi=None,
+                    partial=None, stream=0):
+    """Launch the reduction of the rows ``lo:hi`` (axis 0) of a device field of (local)
+    ``shape`` into per-block partial sums (asynchronous on ``stream``); returns
+    ``(partial, blocks, owned cells)`` for :func:`partials_of` once the rows
+    ``partial[:blocks]`` are on the host."""
     shape = tuple(int(n) for n in shape)
     nd = len(shape)
     n0, n1, n2 = view3(shape)
@@ -167,11 +167,27 @@ def field_partials(phi, shape, model: CahnHilliard, boundary: Boundary, lo=0, hi
         partial = cuda.device_array((nb, 5), dtype=np.float64)
     a0, a1, a2, a3 = (float(c) for c in model.coefficients)
     kern = reduction_kernel(nd, boundary.code)
-    kern[nb, RED_THREADS](phi, partial, n0, n1, n2, lo, hi, a0, a1 / 2.0, a2 / 3.0, a3 / 4.0,
-                          float(boundary.value))
-    p = partial.copy_to_host()[:nb]
+    kern[nb, RED_THREADS, stream](phi, partial, n0, n1, n2, lo, hi, a0, a1 / 2.0, a2 / 3.0,
+                                  a3 / 4.0, float(boundary.value))
+    return partial, nb, owned
+
+
+def partials_of(p, nb: int, owned: int):
+    """:class:`~simengine.field.observables.FieldPartials` from the host copy ``p`` of the
+    per-block partial sums (the first ``nb`` rows)."""
+    from ..observables import FieldPartials
+
+    p = p[:nb]
     return FieldPartials(int(owned), float(p[:, 0].sum()), float(p[:, 1].sum()),
                          float(p[:, 2].sum()), float(p[:, 3].min()), float(p[:, 4].max()))
+
+
+def field_partials(phi, shape, model: CahnHilliard, boundary: Boundary, lo=0, hi=None,
+                   partial=None):
+    """:class:`~simengine.field.observables.FieldPartials` of the rows ``lo:hi`` (axis 0) of a
+    device field of (local) ``shape`` (flat or shaped, C-contiguous); float64 accumulation."""
+    partial, nb, owned = launch_partials(phi, shape, model, boundary, lo, hi, partial)
+    return partials_of(partial.copy_to_host(), nb, owned)
 
 
 def reductions(phi, model: CahnHilliard, grid: Grid, boundary: Boundary, partial=None):
