@@ -161,8 +161,9 @@ def test_plan_limits():
 @pytest.mark.skipif(SIM, reason="the simulator records no CUDA Graphs")
 @pytest.mark.parametrize("k,exact", [(2, True), (4, True), (1, False)])
 def test_blocked_graph_replay_matches_launches(k, exact):
-    """Graph replays equal launches: one graph of the exact length (graph.EXACT_MIN …
-    EXACT_MAX steps) and, past EXACT_MAX, graphs of the standard sizes."""
+    """Graph replays equal launches: graphs of the standard sizes for a length seen once, one
+    graph of the exact length (graph.EXACT_MIN … EXACT_MAX steps) when it comes again, and
+    past EXACT_MAX only the standard sizes."""
     from simengine.field.cuda import graph as cgraph
 
     block, tile = ((16, 8), (16, 8)) if k == 4 else (fb.DEFAULT_BLOCKED_BLOCK,
@@ -170,13 +171,25 @@ def test_blocked_graph_replay_matches_launches(k, exact):
     steps = 2 * cgraph.GRAPH_STEPS + 16 + 4 + 2 + 1 + (0 if exact else cgraph.EXACT_MAX)
     phi = _field(SMALL, 8)
     out = []
+    standard = {cgraph.GRAPH_STEPS, *cgraph.GRAPH_REST_STEPS}
     for graphs in (False, True):
         s = _blocked(SMALL, "mirror", np.float64, k, block=block, tile=tile)
         s.use_graphs = graphs
-        out.append(_run(s, phi, steps))
+        s.load(phi)
+        s.advance(2)  # compiles; then the same length three times
+        lengths = []
+        for _ in range(3):
+            s.advance(steps)
+            lengths.append({key[-1] for key in s._graphs})
+        assert s.steps == 2 + 3 * steps
+        out.append(s.state())
         if graphs:
             assert s._graph_error is None
-            assert len(s._graphs) == 1 if exact else len(s._graphs) >= 3
+            assert lengths[0] <= standard  # a length seen once: the standard sizes
+            if exact:
+                assert lengths[1] == lengths[2] == lengths[0] | {steps - 1}  # then its own
+            else:
+                assert lengths[2] <= standard
     np.testing.assert_array_equal(out[0], out[1])
 
 

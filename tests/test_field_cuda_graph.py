@@ -81,6 +81,21 @@ def test_split_steps_covers_every_step_with_even_graphs(n):
         assert {k for k, _ in plan} <= {cgraph.GRAPH_STEPS, *cgraph.GRAPH_REST_STEPS}
 
 
+def test_split_steps_without_exact_uses_the_standard_sizes():
+    for n in (128, 1000, 8192):
+        plan, rest = cgraph.split_steps(n, exact=False)
+        assert sum(k * t for k, t in plan) + rest == n
+        assert {k for k, _ in plan} <= {cgraph.GRAPH_STEPS, *cgraph.GRAPH_REST_STEPS}
+
+
+def test_lengths_seen_says_again_only_for_recent_repeats():
+    seen = cgraph.LengthsSeen(keep=3)
+    assert [seen.again(n) for n in (1000, 1000, 500, 1000)] == [False, True, False, True]
+    for n in (1, 2, 3):  # 1000 falls out of the last three
+        seen.again(n)
+    assert not seen.again(1000) and seen.again(1000)
+
+
 def test_exact_graphs_are_cached_for_the_latest_lengths():
     graphs, order = {}, []
     for steps in (64, 1000, 16, 1002, 1000, 2000, 3000, 4000):

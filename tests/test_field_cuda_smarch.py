@@ -110,15 +110,16 @@ def test_smarch_is_the_3d_default():
     assert not z.smarch and z.march == ck.DEFAULT_MARCH[3]
     assert not ck.StagePlan("texture", 2, (1, 9, 8), 0, np.float64, march=4, smarch=True).smarch
     assert not ck.StagePlan("shared", 3, s3, 0, np.float64).smarch
-    # 2 rows per thread from SMARCH_ROWS2_MIN_CELLS (2^27: 512³) cells up, unless a block or
+    # 2 rows per thread from SMARCH_ROWS2_MIN_CELLS (2^24: 256³) cells up, unless a block or
     # the rows are given; a slab counts its own planes
-    big = (512, 512, 512)
+    assert ck.SMARCH_ROWS2_MIN_CELLS["float64"] == 1 << 24
+    big = (256, 256, 256)
     assert ck.StagePlan("texture", 3, big, 0, np.float64).rows == 2
-    assert ck.StagePlan("texture", 3, (511, 512, 512), 0, np.float64).rows == 1
-    assert ck.StagePlan("texture", 3, big, 0, np.float64, lo=0, hi=256).rows == 1
+    assert ck.StagePlan("texture", 3, (255, 256, 256), 0, np.float64).rows == 1
+    assert ck.StagePlan("texture", 3, big, 0, np.float64, lo=0, hi=128).rows == 1
     assert ck.StagePlan("texture", 3, big, 0, np.float64, block=(32, 8)).rows == 1
     assert ck.StagePlan("texture", 3, big, 0, np.float64, smarch_rows=1).rows == 1
-    assert ck.StagePlan("texture", 3, big, 0, np.float64).griddim == (16, 32, 8)
+    assert ck.StagePlan("texture", 3, (512,) * 3, 0, np.float64).griddim == (16, 32, 8)
     assert d.rows == 1
     # block checks
     assert smarch_fits((32, 8)) and smarch_fits((4, 4, 1)) and not smarch_fits((2, 2))
@@ -378,3 +379,21 @@ def test_bench_smarch_options():
     assert p.flat is False and bench.smarch_name(p) == "-numbaidx"
     diff = bench.rk2_check(p, ref_out, s3, dt_, scal, steps=1)
     assert diff == 0.0 if SIM else diff <= 1e-12
+
+
+def test_default_march_length_fills_the_waves():
+    """The default launch's planes per block (smarch_planes): the length whose blocks fill the
+    last wave best for the halo planes they load — the H100 (132 SMs) measurements: 256³ fp64
+    with 2 rows takes 48 planes (64 left 1.3 waves), 512³ keeps 64; a grid too small to fill
+    one wave keeps the first choice."""
+    from simengine.field.cuda.smarch import smarch_planes
+
+    h100 = 132
+    assert smarch_planes((256, 256, 256), (32, 16), "float64", 2, h100) == 48
+    assert smarch_planes((512, 512, 512), (32, 16), "float64", 2, h100) == 64
+    assert smarch_planes((256, 256, 256), (32, 8), "float64", 1, h100) == 64
+    assert smarch_planes((256, 256, 256), (32, 16), "float32", 2, h100) == 64
+    assert smarch_planes((9, 8, 7), (32, 16), "float64", 2, h100, choices=(64, 48, 32)) == 64
+    assert smarch_planes((9, 8, 7), (32, 16), "float64", 2, h100, choices=(32, 64)) == 32
+    # the score: a full last wave beats fewer halo planes
+    assert smarch_planes((256, 256, 512), (32, 16), "float64", 2, 128, choices=(64, 128)) == 64

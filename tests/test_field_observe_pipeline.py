@@ -219,3 +219,17 @@ def test_observe_async_equals_reductions_and_state(shape, bc):
     assert red == got[-1][1] and phi.shape == shape
     np.testing.assert_array_equal(phi, got[-1][2])
     assert not np.array_equal(got[0][2], got[-1][2])  # the field did move
+
+
+def test_pieces_are_powers_of_two_near_a_third_of_a_second():
+    """The controller's pieces of steps are powers of two (few distinct lengths, so a CUDA
+    solver replays graphs it recorded instead of recording one per piece)."""
+    seq, piece = [], 1
+    for _ in range(40):  # a fast solver: 1 µs per step → doubles up to MAX_PIECE
+        piece = fjob.piece_size(piece, piece, piece * 1e-6)
+        seq.append(piece)
+    assert seq[:4] == [2, 4, 8, 16] and seq[-1] == fjob.MAX_PIECE
+    for n, secs in ((1000, 0.75), (777, 3.1), (5, 0.2001), (1, 9.0), (3000, 0.31)):
+        p = fjob.piece_size(4096, n, secs)
+        assert p & (p - 1) == 0 and 1 <= p <= max(1, n * 0.3 / secs)  # power of two ≤ target
+        assert 2 * p > n * 0.3 / secs or p == fjob.MAX_PIECE

@@ -77,6 +77,7 @@ class CudaFieldSolver(FieldSolver):
         self.use_graphs = True
         self._graphs = {}
         self._exact_keys = []  # keys of graphs of exact advance lengths (graph.cache_graph)
+        self._lengths = ck.graph.LengthsSeen()  # an exact-length graph for repeated lengths
         self._graph_error = None
 
     def _make_plan(self, block, lo, hi):
@@ -144,7 +145,8 @@ class CudaFieldSolver(FieldSolver):
             n -= 2
         # (not ``self.steps += replay_steps(...)``: that would read self.steps before the
         # remainder launched inside replay_steps counts its steps, and lose them)
-        replayed = ck.graph.replay_steps(n, self._step_graph, self._launch_steps)
+        replayed = ck.graph.replay_steps(n, self._step_graph, self._launch_steps,
+                                         exact=self._lengths.again(n))
         self.steps += replayed
 
     def _launch_steps(self, n: int) -> None:

@@ -295,6 +295,7 @@ class _CudaMembers:
         self._partial = None
         self.use_graphs, self._graphs, self._graph_error = True, {}, None
         self._exact_keys = []  # keys of graphs of exact advance lengths (graph.cache_graph)
+        self._lengths = None  # graph.LengthsSeen, made with the first graph replay
         try:
             self.device = int(cuda.get_current_device().id)
         except Exception:  # pragma: no cover - simulator without a device object
@@ -338,7 +339,10 @@ class _CudaMembers:
         if not self.plan.ready:   # the first steps compile the kernel and prepare launches
             self.ens._advance_stages(2)
             n -= 2
-        graph.replay_steps(n, self._step_graph, self.ens._advance_stages)
+        if self._lengths is None:
+            self._lengths = graph.LengthsSeen()
+        graph.replay_steps(n, self._step_graph, self.ens._advance_stages,
+                           exact=self._lengths.again(n))
 
     def _step_graph(self, steps):
         from .cuda import graph

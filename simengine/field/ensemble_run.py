@@ -29,6 +29,7 @@ from pathlib import Path
 import yaml
 
 from ..errors import OutputError, SimulationError, UserError
+from .job import piece_size
 
 
 # =============================================================================== grouping rule
@@ -202,8 +203,7 @@ def _run_group(group, log, progress):
                     ens.synchronize()   # time the work, not its asynchronous launch
                     done += n
                     el = time.perf_counter() - t
-                    chunk = max(1, min(int(chunk * 2) if el < 0.2 else int(n * 0.3 / max(el, 1e-9)),
-                                       100000))
+                    chunk = piece_size(chunk, n, el)
                     bar.update(done)
                     if sig.caught is not None:
                         break

@@ -54,11 +54,12 @@ DEFAULT_SMARCH_AHEAD = 2
 DEFAULT_SMARCH_ROWS = 1
 #: ... and 2 rows per thread on grids (or slabs) of at least this many cells, per dtype, when no
 #: block is given. H100 (2026-11-24 night): fp64 512³ 2.18 ms (82.9–84.0 % of the honest
-#: roofline) against 2.37 (76.4 %) with 1 row, but 256³ 0.324 against 0.296 ms — 80 registers
-#: leave 3 resident blocks per SM and 256³ has only 512 blocks of 32×16 cells (1.3 waves); fp32
-#: (64 registers with 2 rows) wins at both sizes: 512³ 1.29 against 1.46 ms, 256³ 0.175
-#: against 0.222
-SMARCH_ROWS2_MIN_CELLS = {"float64": 1 << 27, "float32": 0}
+#: roofline) against 2.37 (76.4 %) with 1 row; 256³ 0.324 against 0.296 ms with 64 planes per
+#: block (80 registers leave 3 resident blocks per SM: 512 blocks are 1.3 waves), but with 48
+#: planes (smarch.smarch_planes, 2026-11-25) 0.284 — so 2 rows from 2²⁴ cells; fp32 (64
+#: registers with 2 rows) wins at both sizes: 512³ 1.29 against 1.46 ms, 256³ 0.175 against
+#: 0.222
+SMARCH_ROWS2_MIN_CELLS = {"float64": 1 << 24, "float32": 0}
 #: stage 1 of the shared-memory marching kernel (base is src) reads the own cell's base value
 #: from the shared φ ring instead of global memory; ``StagePlan(smarch_ring_base=)``
 DEFAULT_SMARCH_RING_BASE = False

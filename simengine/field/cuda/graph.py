@@ -41,13 +41,14 @@ EXACT_MAX = 8192
 EXACT_CACHE = 4
 
 
-def split_steps(n: int):
+def split_steps(n: int, exact: bool = True):
     """``[(graph steps, replays), ...]`` for ``n`` steps, largest graphs first, and the steps
     left to launch one by one (0 or 1): one graph of n (less one when odd) steps for
-    :data:`EXACT_MIN` ≤ n ≤ :data:`EXACT_MAX`, else graphs of :data:`GRAPH_STEPS` and the
-    :data:`GRAPH_REST_STEPS` sizes."""
+    :data:`EXACT_MIN` ≤ n ≤ :data:`EXACT_MAX` when ``exact``, else graphs of
+    :data:`GRAPH_STEPS` and the :data:`GRAPH_REST_STEPS` sizes (which are recorded once per
+    solver and kept)."""
     n = int(n)
-    if EXACT_MIN <= n <= EXACT_MAX:
+    if exact and EXACT_MIN <= n <= EXACT_MAX:
         return [(n - n % 2, 1)], n % 2
     plan = []
     for k in (GRAPH_STEPS,) + GRAPH_REST_STEPS:
@@ -79,11 +80,30 @@ def core_device(device_id: int):
     return d
 
 
-def replay_steps(n: int, step_graph, launch_steps) -> int:
+class LengthsSeen:
+    """Advance lengths seen lately: an exact-length graph is recorded only for a length asked
+    for a second time (recording costs about as much host time as launching the steps one by
+    one, so a length used once is cheaper in the standard sizes)."""
+
+    def __init__(self, keep: int = 16):
+        self.keep, self.recent = int(keep), []
+
+    def again(self, n: int) -> bool:
+        """Whether ``n`` was seen among the last ``keep`` lengths; records it."""
+        n = int(n)
+        seen = n in self.recent
+        if seen:
+            self.recent.remove(n)
+        self.recent.append(n)
+        del self.recent[:-self.keep]
+        return seen
+
+
+def replay_steps(n: int, step_graph, launch_steps, exact: bool = True) -> int:
     """Advance ``n`` steps through recorded graphs of the :func:`split_steps` sizes —
     ``step_graph(k)`` gives the graph of ``k`` steps, or ``None`` when recording failed — and the
     rest through ``launch_steps(m)``. Returns the steps the graphs replayed."""
-    plan, rest = split_steps(int(n))
+    plan, rest = split_steps(int(n), exact)
     replayed = 0
     for k, times in plan:
         g = step_graph(k)

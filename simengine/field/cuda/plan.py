@@ -19,8 +19,9 @@ from .config import (DEFAULT_BLOCK, DEFAULT_CPT, DEFAULT_MARCH, DEFAULT_MARCH_BL
                      SMARCH_ROWS2_MIN_CELLS, SIMULATOR)
 from .direct import direct_kernel
 from .march import march_kernel
+from .smarch import PLANES as SMARCH_PLANES
 from .smarch import ROWS as SMARCH_ROWS
-from .smarch import smarch_fits, smarch_kernel, smarch_shape
+from .smarch import smarch_fits, smarch_kernel, smarch_planes, smarch_shape
 from .tiled import _block3, modern_kernel, seed_kernel
 from .vec import vec_kernel
 
@@ -88,6 +89,13 @@ class StagePlan:
         elif march is None:
             march = 0 if cpt else ((sm_len or DEFAULT_MARCH[ndim]) if smarch else
                                    DEFAULT_MARCH[ndim])
+            if smarch and sm_len and block is None and not SIMULATOR:
+                # the default launch: the march length that fills the GPU's waves best
+                bx, by = DEFAULT_SMARCH_BLOCK[:2]
+                march = smarch_planes((self.shape3[2], self.shape3[1], self.hi - self.lo),
+                                      (bx, by * rows), self.dtype.name, rows,
+                                      _sm_count(), choices=(sm_len,) + tuple(
+                                          m for m in SMARCH_PLANES if m != sm_len))
         self.march = int(march)
         self.unroll = 0
         if self.march < 0:
@@ -284,3 +292,9 @@ def stage(kernel, src, base, out, coef, model: CahnHilliard, grid: Grid, boundar
     n = int(np.prod(shape))
     r = (lambda a: a.reshape(n)) if len(shape) != 1 else (lambda a: a)
     plan(r(src), r(base), r(out), coef, stage_scalars(model, grid, boundary, src.dtype))
+
+
+def _sm_count() -> int:
+    from numba import cuda
+
+    return int(cuda.get_current_device().MULTIPROCESSOR_COUNT)

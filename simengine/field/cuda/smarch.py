@@ -56,6 +56,35 @@ def smarch_shape(block):
     return b
 
 
+#: march lengths (planes per block) the default launch chooses from (:func:`smarch_planes`)
+PLANES = (64, 48, 32)
+#: resident blocks of the default 32×8 threads per SM, per (dtype, rows per thread), from the
+#: registers ptxas gives the kernels (H100, 2026-11-24 night: fp64 56 / 80 registers, fp32 40 /
+#: 64 → occupancy 0.50 / 0.38, 0.75 / 0.50)
+RESIDENT = {("float64", 1): 4, ("float64", 2): 3, ("float32", 1): 6, ("float32", 2): 4}
+
+
+def smarch_planes(ext, tile, dtype, rows, sms, halo=4, choices=PLANES) -> int:
+    """Planes per block for a march over ``ext`` = (x, y, z) cells with in-plane ``tile`` =
+    (x, y) cells per block on ``sms`` multiprocessors: the length in ``choices`` that maximises
+    (how full the last wave of blocks is) / (planes loaded per plane owned, ``halo`` extra per
+    block). Long marches load fewer halo planes but make fewer blocks: 256³ fp64 with 2 rows
+    has 128 blocks per layer of planes, so 64 planes gave 512 blocks (1.3 waves of 396 resident
+    blocks, 0.324 ms per stage pair on an H100), 48 planes 768 (1.9 waves, 0.284 ms) and 32
+    planes 1024 (2.6 waves, 0.287 ms)."""
+    nx, ny, nz = (int(e) for e in ext)
+    per_layer = -(-nx // int(tile[0])) * -(-ny // int(tile[1]))
+    resident = max(1, int(sms) * RESIDENT.get((str(dtype), int(rows)), 4))
+    best = None
+    for m in choices:
+        segments = -(-nz // int(m))
+        waves = per_layer * segments / resident
+        score = waves / -(-waves // 1) / ((nz + halo * segments) / nz)
+        if best is None or score > best[0] + 1e-12:
+            best = (score, int(m))
+    return best[1]
+
+
 def smarch_fits(block, rows=1) -> bool:
     """Whether ``block`` (with ``rows`` output rows per thread) is a valid block of the
     shared-memory marching kernel."""

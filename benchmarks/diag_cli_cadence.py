@@ -1,0 +1,150 @@
+"""Diagnostic: what the output cadence costs the CLI path of a small CUDA field run.
+
+Runs the CLI's runner in-process (``simengine.api.run``, the same controller, job and writer as
+``simengine run``) on 200² fp64 with several output cadences and prints the steady-state µs per
+step from each run's own observables wall-time column (rows from step ``--first`` to the end:
+no start-up, compilation or graph recording), next to the solver alone (``advance`` in pieces
+of 1000 steps, synchronised), all in the same process. Variants switch off one mechanism at a
+time: ``sync-writes`` writes snapshots/checkpoints in the main thread instead of behind,
+``switch-default`` keeps the interpreter's 5 ms thread switch interval during a write-behind
+(``field_output.WRITER_SWITCH_INTERVAL``), ``sync-observe`` reads the reductions and the field
+back at the stop instead of enqueueing them behind the steps (the path before
+``observe_async``).
+
+    python benchmarks/diag_cli_cadence.py [--steps 420000] [--repeats 2]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+
+import h5py
+import numpy as np
+
+SCEN = ("kind: field\nname: small\ngrid: {{shape: [{n}, {n}]}}\nboundary: {{type: periodic}}\n"
+        "model: {{mobility: 1.0, kappa: 1.0, potential: {{b: 1.0, u: 1.0}}}}\n"
+        "initial: {{type: noise, mean: 0.0, amplitude: 0.05, seed: 1}}\n"
+        "time: {{dt: 0.001, steps: {steps}}}\n"
+        "solver: {{backend: cuda, precision: {prec}}}\n"
+        "output: {{snapshot_every: {snap}, checkpoint_every: {ckpt}, "
+        "observables_every: {obs}}}\n")
+
+#: name -> (observables, snapshot, checkpoint cadence, patch)
+VARIANTS = {
+    "benchmark cadence (obs 1000, snapshot + checkpoint 20 000)": (1000, 20000, 20000, None),
+    "  … writes synchronous (no write-behind)": (1000, 20000, 20000, "sync-writes"),
+    "  … write-behind with the default 5 ms thread switch interval": (1000, 20000, 20000,
+                                                                       "switch-default"),
+    "  … observation read back at the stop (no observe_async)": (1000, 20000, 20000,
+                                                                  "sync-observe"),
+    "obs 1000 only": (1000, 0, 0, None),
+    "obs 10 000 only": (10000, 0, 0, None),
+    "obs 100 000 only": (100000, 0, 0, None),
+}
+
+
+def patched(kind):
+    """Context: switch one mechanism off (see the module docstring)."""
+    import contextlib
+
+    from simengine.field.cuda_solver import CudaFieldSolver
+    from simengine.io.field_output import FieldOutput
+
+    @contextlib.contextmanager
+    def ctx():
+        saved = []
+        try:
+            if kind == "switch-default":
+                from simengine.io import field_output
+
+                saved.append((field_output, "WRITER_SWITCH_INTERVAL",
+                              field_output.WRITER_SWITCH_INTERVAL))
+                field_output.WRITER_SWITCH_INTERVAL = None
+            elif kind == "sync-writes":
+                saved += [(FieldOutput, "write_behind", FieldOutput.write_behind),
+                          (FieldOutput, "wait", FieldOutput.wait)]
+                FieldOutput.write_behind = lambda self: self.write()
+                FieldOutput.wait = lambda self: None
+            elif kind == "sync-observe":
+                saved.append((CudaFieldSolver, "observe_async", CudaFieldSolver.observe_async))
+
+                class Now:
+                    def __init__(self, s):
+                        self.r = (s.reductions(), s.state())
+
+                    def result(self):
+                        return self.r
+
+                CudaFieldSolver.observe_async = lambda self: Now(self)
+            yield
+        finally:
+            for cls, name, fn in saved:
+                setattr(cls, name, fn)
+
+    return ctx()
+
+
+def inrun_us(path, first):
+    with h5py.File(path, "r") as f:
+        step = f["observables/step"][()]
+        wall = f["observables/wall_time"][()]
+    i = int(np.searchsorted(step, first))
+    return float((wall[-1] - wall[i]) / (step[-1] - step[i]) * 1e6)
+
+
+def solver_us(n, prec, steps, piece=1000):
+    from numba import cuda
+
+    from simengine.field.model import Boundary, CahnHilliard, Grid
+    from simengine.field.solver import make_solver
+
+    s = make_solver(CahnHilliard(), Grid((n, n)), Boundary("periodic"), backend="cuda",
+                    dt=1e-3, precision=prec)
+    s.load(np.random.default_rng(1).uniform(-0.05, 0.05, (n, n)))
+    for _ in range(3):
+        s.advance(piece)
+    cuda.synchronize()
+    t = time.perf_counter()
+    for _ in range(steps // piece):
+        s.advance(piece)
+        s.synchronize()
+    return (time.perf_counter() - t) / (steps // piece * piece) * 1e6
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--n", type=int, default=200)
+    p.add_argument("--precision", default="float64")
+    p.add_argument("--steps", type=int, default=420000)
+    p.add_argument("--first", type=int, default=20000)
+    p.add_argument("--repeats", type=int, default=2)
+    args = p.parse_args()
+    from simengine import api
+
+    res = {name: [] for name in VARIANTS}
+    res["solver alone (advance 1000 + synchronize)"] = []
+    with tempfile.TemporaryDirectory() as wd:
+        for _ in range(args.repeats):
+            for name, (obs, snap, ckpt, patch) in VARIANTS.items():
+                text = SCEN.format(n=args.n, steps=args.steps, prec=args.precision, obs=obs,
+                                   snap=snap, ckpt=ckpt)
+                path = os.path.join(wd, "run.h5")
+                if os.path.exists(path):
+                    os.remove(path)
+                with patched(patch):
+                    api.run(text, path)
+                res[name].append(inrun_us(path, args.first))
+                print(f"{name}: {res[name][-1]:.3f} us/step", flush=True)
+            res["solver alone (advance 1000 + synchronize)"].append(
+                solver_us(args.n, args.precision, args.steps - args.first))
+    print(f"\n{args.n}² {args.precision}, µs per step in steady state (rows {args.first} … "
+          f"{args.steps} of each run's wall-time column), {args.repeats} runs each\n")
+    print("| run | µs/step (each run) | best |\n|---|---|---|")
+    for name, v in res.items():
+        print(f"| {name.strip()} | {', '.join(f'{u:.2f}' for u in v)} | {min(v):.2f} |")
+
+
+if __name__ == "__main__":
+    main()
