@@ -6,8 +6,7 @@ step from each run's own observables wall-time column (rows from step ``--first`
 no start-up, compilation or graph recording), next to the solver alone (``advance`` in pieces
 of 1000 steps, synchronised), all in the same process. Variants switch off one mechanism at a
 time: ``sync-writes`` writes snapshots/checkpoints in the main thread instead of behind,
-``switch-default`` keeps the interpreter's 5 ms thread switch interval during a write-behind
-(``field_output.WRITER_SWITCH_INTERVAL``), ``sync-observe`` reads the reductions and the field
+``sync-observe`` reads the reductions and the field
 back at the stop instead of enqueueing them behind the steps (the path before
 ``observe_async``).
 
@@ -35,8 +34,6 @@ SCEN = ("kind: field\nname: small\ngrid: {{shape: [{n}, {n}]}}\nboundary: {{type
 VARIANTS = {
     "benchmark cadence (obs 1000, snapshot + checkpoint 20 000)": (1000, 20000, 20000, None),
     "  … writes synchronous (no write-behind)": (1000, 20000, 20000, "sync-writes"),
-    "  … write-behind with the default 5 ms thread switch interval": (1000, 20000, 20000,
-                                                                       "switch-default"),
     "  … observation read back at the stop (no observe_async)": (1000, 20000, 20000,
                                                                   "sync-observe"),
     "obs 1000 only": (1000, 0, 0, None),
@@ -56,13 +53,7 @@ def patched(kind):
     def ctx():
         saved = []
         try:
-            if kind == "switch-default":
-                from simengine.io import field_output
-
-                saved.append((field_output, "WRITER_SWITCH_INTERVAL",
-                              field_output.WRITER_SWITCH_INTERVAL))
-                field_output.WRITER_SWITCH_INTERVAL = None
-            elif kind == "sync-writes":
+            if kind == "sync-writes":
                 saved += [(FieldOutput, "write_behind", FieldOutput.write_behind),
                           (FieldOutput, "wait", FieldOutput.wait)]
                 FieldOutput.write_behind = lambda self: self.write()

@@ -10,7 +10,6 @@ the communicator is trivial and the block is the whole field.
 """
 from __future__ import annotations
 
-import sys
 import threading
 import time
 from pathlib import Path
@@ -32,14 +31,6 @@ def _collective(exc: OutputError) -> OutputError:
     return exc
 
 
-#: the interpreter's thread switch interval (s) while a write-behind runs: the write (building
-#: the index in h5py) holds the GIL for milliseconds at a time, and with the default 5 ms the
-#: thread launching the GPU's next steps waited that long each time it needed the GIL, leaving
-#: a small grid's GPU idle (200² fp64 on an H100: ≈ 0.8 µs per step at a snapshot + checkpoint
-#: every 20 000 steps); ``None`` keeps the default
-WRITER_SWITCH_INTERVAL = 1e-4
-
-
 class FieldOutput:
     """Buffers observables/snapshots between writes; each write costs the bytes it adds."""
 
@@ -55,7 +46,6 @@ class FieldOutput:
         self.ckpt = None
         self._behind = None        # the background write (write_behind), if one runs
         self._behind_error = None
-        self._switch = None        # the interpreter's switch interval while a write runs
         grid = job.grid
         self.parts = FieldParts(self.path, grid.shape, job.dtype, sc.spec.output.compression)
         ignore_file_size_signal()  # every rank writes parts: EFBIG instead of SIGXFSZ
@@ -107,9 +97,6 @@ class FieldOutput:
             except BaseException as exc:  # re-raised by wait() in the caller's thread
                 self._behind_error = exc
 
-        if WRITER_SWITCH_INTERVAL:
-            self._switch = sys.getswitchinterval()
-            sys.setswitchinterval(min(self._switch, WRITER_SWITCH_INTERVAL))
         self._behind = threading.Thread(target=run, name="simengine-writer")
         self._behind.start()
 
@@ -118,9 +105,6 @@ class FieldOutput:
         t, self._behind = self._behind, None
         if t is not None:
             t.join()
-        if self._switch is not None:
-            sys.setswitchinterval(self._switch)
-            self._switch = None
         exc, self._behind_error = self._behind_error, None
         if exc is not None:
             raise exc
