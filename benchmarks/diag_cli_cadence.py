@@ -6,6 +6,9 @@ step from each run's own observables wall-time column (rows from step ``--first`
 no start-up, compilation or graph recording), next to the solver alone (``advance`` in pieces
 of 1000 steps, synchronised), all in the same process. Variants switch off one mechanism at a
 time: ``sync-writes`` writes snapshots/checkpoints in the main thread instead of behind,
+``sleep-writes`` replaces each write-behind by a 20 ms sleep (a write that holds no GIL; its
+rows go with the next write), ``no-sk`` skips the host's S(k) (the length scale) and ``switch`` sets the interpreter's
+thread switch interval to 0.1 ms (experiments: which host work competes with a write-behind),
 ``sync-observe`` reads the reductions and the field
 back at the stop instead of enqueueing them behind the steps (the path before
 ``observe_async``).
@@ -36,6 +39,11 @@ VARIANTS = {
     "  … writes synchronous (no write-behind)": (1000, 20000, 20000, "sync-writes"),
     "  … observation read back at the stop (no observe_async)": (1000, 20000, 20000,
                                                                   "sync-observe"),
+    "  … each write-behind replaced by a 20 ms sleep (holds no GIL)": (1000, 20000, 20000,
+                                                                      "sleep-writes"),
+    "  … no S(k) on the host (length not computed)": (1000, 20000, 20000, "no-sk"),
+    "  … no S(k), thread switch interval 0.1 ms": (1000, 20000, 20000, "no-sk+switch"),
+    "  … thread switch interval 0.1 ms": (1000, 20000, 20000, "switch"),
     "obs 1000 only": (1000, 0, 0, None),
     "obs 10 000 only": (10000, 0, 0, None),
     "obs 100 000 only": (100000, 0, 0, None),
@@ -53,7 +61,29 @@ def patched(kind):
     def ctx():
         saved = []
         try:
-            if kind == "sync-writes":
+            if "switch" in (kind or ""):
+                import sys
+
+                saved.append((None, "switch", sys.getswitchinterval()))
+                sys.setswitchinterval(1e-4)
+            if "no-sk" in (kind or ""):
+                from simengine.field import observables
+
+                saved.append((observables, "characteristic_length",
+                              observables.characteristic_length))
+                observables.characteristic_length = lambda phi, spacing=1.0: 1.0
+            if kind == "sleep-writes":
+                saved.append((FieldOutput, "_write", FieldOutput._write))
+                real = FieldOutput._write
+
+                def fake(self, batch, complete):
+                    if complete or self._behind is None:  # the last write: the real one
+                        return real(self, batch, complete)
+                    time.sleep(0.02)
+                    self.obs[:0] = batch[2]  # the rows go with the next write
+
+                FieldOutput._write = fake
+            elif kind == "sync-writes":
                 saved += [(FieldOutput, "write_behind", FieldOutput.write_behind),
                           (FieldOutput, "wait", FieldOutput.wait)]
                 FieldOutput.write_behind = lambda self: self.write()
@@ -72,9 +102,27 @@ def patched(kind):
             yield
         finally:
             for cls, name, fn in saved:
-                setattr(cls, name, fn)
+                if cls is None:
+                    import sys
+
+                    sys.setswitchinterval(fn)
+                else:
+                    setattr(cls, name, fn)
 
     return ctx()
+
+
+def cycle_profile(path, first, every, period):
+    """Mean ms per observables interval by its position after a write (0 = the interval that
+    ends at a snapshot/checkpoint stop, 1 = the next one, ...): where the writes cost."""
+    with h5py.File(path, "r") as f:
+        step = f["observables/step"][()]
+        wall = f["observables/wall_time"][()]
+    keep = step >= first
+    step, wall = step[keep], wall[keep]
+    d = np.diff(wall) * 1e3
+    pos = (step[1:] // every) % (period // every)
+    return {int(p): float(d[pos == p].mean()) for p in sorted(set(pos.tolist()))}
 
 
 def inrun_us(path, first):
@@ -111,7 +159,14 @@ def main():
     p.add_argument("--steps", type=int, default=420000)
     p.add_argument("--first", type=int, default=20000)
     p.add_argument("--repeats", type=int, default=2)
+    p.add_argument("--only", default=None,
+                   help="comma-separated words: run only the variants whose name has one")
     args = p.parse_args()
+    if args.only:
+        words = args.only.split(",")
+        for name in list(VARIANTS):
+            if not any(w in name for w in words):
+                del VARIANTS[name]
     from simengine import api
 
     res = {name: [] for name in VARIANTS}
@@ -128,6 +183,10 @@ def main():
                     api.run(text, path)
                 res[name].append(inrun_us(path, args.first))
                 print(f"{name}: {res[name][-1]:.3f} us/step", flush=True)
+                if snap and obs:
+                    prof = cycle_profile(path, args.first, obs, snap)
+                    print("   ms per interval by position after a write (0 = ends at it): "
+                          + ", ".join(f"{p}: {v:.2f}" for p, v in prof.items()), flush=True)
             res["solver alone (advance 1000 + synchronize)"].append(
                 solver_us(args.n, args.precision, args.steps - args.first))
     print(f"\n{args.n}² {args.precision}, µs per step in steady state (rows {args.first} … "
