@@ -18,11 +18,9 @@ BLOWUP = 1e6
 
 
 #: observables-only stops of one-process CUDA runs whose field has at most this many bytes
-#: read the field back asynchronously, behind the steps (two pinned host buffers of its size)
+#: read the field back asynchronously, behind the steps (two pinned host buffers of its size;
+#: larger fields read it back at the stop, where the copy is small next to the steps)
 ASYNC_OBSERVE_MAX_BYTES = 64 << 20
-
-#: observations whose length scale may be pending at once (each holds a host copy of the field)
-MAX_PENDING = 4
 
 #: the longest piece of steps between two looks at the clock, the interrupt flag and the progress
 MAX_PIECE = 1 << 16
@@ -94,12 +92,7 @@ class FieldJob:
         # the next steps have been launched, while the GPU computes them (finish_observation)
         self._pipeline = (solver is None and self.comm.size == 1
                           and getattr(self.solver, "backend", None) == "cuda")
-        # observations waiting for their length scale, in step order: [(row, future, output)];
-        # S(k) runs in a worker thread (_sk), so the thread that launches the GPU's steps never
-        # waits on it — a write-behind holds the GIL for tens of milliseconds and S(k) done
-        # here, with its many GIL hand-overs, stalled the launches (docs/field-gpu.md)
-        self._pending = []
-        self._sk = None
+        self._pending = None
         # the observation of an observables-only stop, enqueued behind the steps that reach it
         # (solver.observe_async: reductions and the field's host copy run on the GPU right
         # after the steps, with no host round trip in between): (step, AsyncObservation)
@@ -180,7 +173,7 @@ class FieldJob:
             if self._pipeline and done + n == stop and self.due(stop) == {"obs"} \
                     and self.solver.cells * self.dtype.itemsize <= ASYNC_OBSERVE_MAX_BYTES:
                 self._enqueued = (stop, self.solver.observe_async())
-            self.finish_observation(wait=False)  # rows whose length scale is ready
+            self.finish_observation()  # host work of the last observation, overlapping the steps
             self.solver.synchronize()  # time the work itself, not its (asynchronous) launch
             done += n
             el = comm.allreduce(time.perf_counter() - t, "max")
@@ -192,17 +185,15 @@ class FieldJob:
 
     def at_stop(self, done, out, elapsed):
         """Write what is due at step ``done`` (the initial state at 0, everything at the end).
-        When only observables are due and the job pipelines observations, the row's length
-        scale is computed by a worker thread and the row appended by
-        :meth:`finish_observation` when it is ready (at most :data:`MAX_PENDING` wait); rows
+        When only observables are due and the job pipelines observations, the row is completed
+        (length scale) and appended by :meth:`finish_observation` during the next steps; rows
         stay in step order and every write includes all rows before it."""
+        self.finish_observation()
         due = self.due(done)
-        self.finish_observation(wait=due != {"obs"})
         phi = None
         if due == {"obs"} and self._pipeline:
             row, phi = self.observe(done, elapsed, defer_length=True)
-            self._pending.append((row, self._length_of(phi), out))
-            self.finish_observation(keep=MAX_PENDING)
+            self._pending = (row, phi, out)
             return
         if due:
             row, phi = self.observe(done, elapsed)
@@ -261,9 +252,6 @@ class FieldJob:
         return new
 
     def finished(self, elapsed, output) -> str:
-        if self._sk is not None:
-            self._sk.shutdown()
-            self._sk = None
         return f"done: {self.total} steps in {elapsed:.1f} s -> {output}"
 
     # ---- state
@@ -297,30 +285,18 @@ class FieldJob:
     def time_of(self, step):
         return step * float(self.spec.time.dt)
 
-    def _length_of(self, phi):
-        """A future of the length scale of ``phi`` (a host copy, kept until it is computed),
-        computed by the S(k) worker thread."""
-        from concurrent.futures import ThreadPoolExecutor
-
+    def finish_observation(self):
+        """Complete the pending observation (its length scale from the host copy of the field
+        taken at its step) and append it to the output's rows; no-op when none is pending."""
+        if self._pending is None:
+            return
         from .observables import characteristic_length
 
-        if self._sk is None:
-            self._sk = ThreadPoolExecutor(1, thread_name_prefix="simengine-sk")
-        return self._sk.submit(characteristic_length, phi, self.grid.spacing)
-
-    def finish_observation(self, wait=True, keep=0):
-        """Complete the pending observations (their length scales, computed from host copies
-        of the field taken at their steps) and append them to the output's rows in step
-        order: those whose length is ready, and while more than ``keep`` are pending (and
-        ``wait``) the oldest, waiting for it."""
-        while self._pending:
-            row, length, out = self._pending[0]
-            if not length.done() and (not wait or len(self._pending) <= keep):
-                return
-            self._pending.pop(0)
-            row["length"] = float(length.result())
-            self.last_observation = row
-            out.obs.append(row)
+        row, phi, out = self._pending
+        self._pending = None
+        row["length"] = float(characteristic_length(phi, self.grid.spacing))
+        self.last_observation = row
+        out.obs.append(row)
 
     def observe(self, step, wall, defer_length=False):
         """Observables of the whole field (reduced over the ranks' slabs) and this rank's rows.
@@ -336,7 +312,6 @@ class FieldJob:
             phi = red["phi"]
         elif enqueued is not None and enqueued[0] == step:
             red, phi = enqueued[1].result()  # enqueued by advance behind the steps
-            phi = phi.copy()  # a view of a pinned buffer that a later observation reuses
         else:
             red = self.solver.reductions()
             phi = None
