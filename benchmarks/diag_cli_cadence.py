@@ -44,6 +44,7 @@ VARIANTS = {
     "  … no S(k) on the host (length not computed)": (1000, 20000, 20000, "no-sk"),
     "  … no S(k), thread switch interval 0.1 ms": (1000, 20000, 20000, "no-sk+switch"),
     "  … thread switch interval 0.1 ms": (1000, 20000, 20000, "switch"),
+    "obs 1000, snapshot + checkpoint 200 000": (1000, 200000, 200000, None),
     "obs 1000 only": (1000, 0, 0, None),
     "obs 10 000 only": (10000, 0, 0, None),
     "obs 100 000 only": (100000, 0, 0, None),
@@ -183,7 +184,7 @@ def main():
                     api.run(text, path)
                 res[name].append(inrun_us(path, args.first))
                 print(f"{name}: {res[name][-1]:.3f} us/step", flush=True)
-                if snap and obs:
+                if snap and obs and snap // obs <= 40:
                     prof = cycle_profile(path, args.first, obs, snap)
                     print("   ms per interval by position after a write (0 = ends at it): "
                           + ", ".join(f"{p}: {v:.2f}" for p, v in prof.items()), flush=True)
