@@ -260,3 +260,87 @@ def test_large_fields_observe_at_the_stop(tmp_path, monkeypatch):
     assert len(calls) == 4
     for k in a:
         np.testing.assert_array_equal(a[k], b[k], err_msg=k)
+
+
+def _fast_steps(monkeypatch):
+    """Make every FieldJob believe its steps are fast (run-ahead needs a measured rate, which a
+    7-step simulator run never gets)."""
+    init = fjob.FieldJob.__init__
+
+    def fast_init(self, *a, **kw):
+        init(self, *a, **kw)
+        self._step_seconds = 1e-9
+
+    monkeypatch.setattr(fjob.FieldJob, "__init__", fast_init)
+
+
+def test_run_ahead_writes_the_same_files(tmp_path, monkeypatch):
+    """At a snapshot/checkpoint stop the following observables-only stops are enqueued ahead
+    (steps and observations) and the write is synchronous; the files equal those of a run
+    without any pipelining, bit for bit."""
+    pytest.importorskip("numba.cuda")
+    from numba import cuda
+
+    if not cuda.is_available():  # pragma: no cover
+        pytest.skip("no CUDA device and not the simulator")
+    init = fjob.FieldJob.__init__
+
+    def serial_init(self, *a, **kw):
+        init(self, *a, **kw)
+        self._pipeline = False
+
+    monkeypatch.setattr(fjob.FieldJob, "__init__", serial_init)
+    serial = api.run(SCENARIO, tmp_path / "serial.h5")
+    monkeypatch.setattr(fjob.FieldJob, "__init__", init)
+    _fast_steps(monkeypatch)
+    ahead = []
+    run_ahead = fjob.FieldJob._run_ahead
+
+    def spy(self, done):
+        n = run_ahead(self, done)
+        ahead.append((done, [s for s, _ in self._ahead]))
+        return n
+
+    monkeypatch.setattr(fjob.FieldJob, "_run_ahead", spy)
+    piped = api.run(SCENARIO, tmp_path / "ahead.h5")
+    # the write stops 0, 3 and 6 enqueue the observables-only stops up to the next write
+    assert ahead == [(0, [1, 2]), (3, [4, 5]), (6, [])]
+    a, b = _tables(piped), _tables(serial)
+    for k in b:
+        np.testing.assert_array_equal(a[k], b[k], err_msg=k)
+    import simengine
+
+    with simengine.open(piped) as p, simengine.open(serial) as q:
+        assert list(p.snapshot_steps) == list(q.snapshot_steps) == [0, 3, 6, 7]
+        np.testing.assert_array_equal(p.phi[()], q.phi[()])
+        np.testing.assert_array_equal(p.checkpoint[0], q.checkpoint[0])
+
+
+def test_interrupt_during_run_ahead_checkpoints_the_field_of_its_step(monkeypatch):
+    """The GPU is past the controller's step while stops run ahead: an interrupt there
+    checkpoints the host copy taken at that step — the field an uninterrupted run has there."""
+    from types import SimpleNamespace
+
+    _fast_steps(monkeypatch)
+    sc = api.load(SCENARIO)
+    job = fjob.FieldJob(sc)
+    job.start(True, None)
+    writes = []
+    out = SimpleNamespace(obs=[], snaps=[], ckpt=None,
+                          write=lambda complete=False: writes.append(out.ckpt),
+                          write_behind=lambda: None, wait=lambda: None)
+    job.at_stop(0, out, 0.0)  # writes synchronously after enqueueing stops 1 and 2
+    assert [s for s, _ in job._ahead] == [1, 2] and len(writes) == 1
+    progress = []
+    assert job.advance(0, 1, lambda: False, progress.append) == 1 and progress == [1]
+    job.at_stop(1, out, 0.1)
+    assert [s for s, _ in job._ahead] == [2] and job._taken[0] == 1
+    job.checkpoint(1, out, 0.2)  # the GPU has computed step 2 meanwhile
+    step, phi = out.ckpt
+    ref = fjob.FieldJob(sc)
+    ref._pipeline = False
+    ref.start(True, None)
+    ref.solver.advance(1)
+    assert step == 1 and job._ahead == [] and job.last_ckpt == 1
+    np.testing.assert_array_equal(phi, ref.solver.state())
+    assert not np.array_equal(phi, job.solver.state())  # the solver itself is at step 2

@@ -71,8 +71,8 @@ class CudaFieldSolver(FieldSolver):
         self.buffers = [cuda.device_array(self.cells, dtype=self.dtype) for _ in range(3)]
         self._partial = None
         self._pinned = None
-        self._observing = None  # observe_async's pinned host buffers (two sets, alternating)
-        self._observed = 0
+        self._observing = None  # observe_async's pinned host buffers (sets used in turn)
+        self._observed = -1     # ... the slot used last
         # CUDA Graphs of many steps for whole-grid runs (see advance)
         self.use_graphs = True
         self._graphs = {}
@@ -226,23 +226,27 @@ class CudaFieldSolver(FieldSolver):
         return ck.field_partials(self.buffers[0], self.shape, self.model, self.boundary,
                                  self.lo, self.hi, partial=self._partial)
 
-    def observe_async(self) -> "AsyncObservation":
+    def observe_async(self, slots: int = 2) -> "AsyncObservation":
         """Enqueue an observation of the current state behind the launched steps: the reduction
         kernel, then the partial sums and the owned rows copied into pinned host memory, all
         asynchronous on the default stream; the host goes on (e.g. to launch the next steps)
-        and :meth:`AsyncObservation.result` waits for the copies only. Two sets of host buffers
-        alternate: a result stays valid until the observation after the next one is enqueued.
-        Gives what :meth:`reductions` and :meth:`state` give, bit for bit."""
+        and :meth:`AsyncObservation.result` waits for the copies only. ``slots`` sets of host
+        buffers are used in turn (at least 2; the set grows to the largest ``slots`` asked):
+        a result stays valid until ``slots - 1`` more observations are enqueued. Gives what
+        :meth:`reductions` and :meth:`state` give, bit for bit."""
         stream = cuda.default_stream()
         nb = ck.reduction_blocks((self.hi - self.lo) * self.row_cells)
         if self._partial is None or self._partial.shape[0] < nb:
             self._partial = cuda.device_array((nb, 5), dtype=np.float64)
         if self._observing is None:
-            own = (self.hi - self.lo) * self.row_cells
-            self._observing = [(cuda.pinned_array(self._partial.shape, dtype=np.float64),
-                                cuda.pinned_array(own, dtype=self.dtype)) for _ in range(2)]
-        host_partial, host_phi = self._observing[self._observed % 2]
-        self._observed += 1
+            self._observing = []
+        own = (self.hi - self.lo) * self.row_cells
+        while len(self._observing) < max(2, int(slots)):
+            self._observing.append((cuda.pinned_array(self._partial.shape, dtype=np.float64),
+                                    cuda.pinned_array(own, dtype=self.dtype)))
+        # the slot after the last one used (after a growth: a new slot first)
+        self._observed = (self._observed + 1) % len(self._observing)
+        host_partial, host_phi = self._observing[self._observed]
         rc = self.row_cells
         self.exchange(self.buffers[0])  # as partials() does (a no-op for the whole grid)
         partial, nb, owned = ck.launch_partials(self.buffers[0], self.shape, self.model,

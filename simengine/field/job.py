@@ -22,6 +22,13 @@ BLOWUP = 1e6
 #: larger fields read it back at the stop, where the copy is small next to the steps)
 ASYNC_OBSERVE_MAX_BYTES = 64 << 20
 
+#: before a one-process CUDA run writes a snapshot/checkpoint, it enqueues the steps and the
+#: observations of up to this many following observables-only stops (and at most
+#: RUN_AHEAD_SECONDS of steps), so the GPU computes them while the host writes; the controller
+#: then takes those stops' results in order (FieldJob._run_ahead)
+RUN_AHEAD_STOPS = 32
+RUN_AHEAD_SECONDS = 0.25
+
 #: the longest piece of steps between two looks at the clock, the interrupt flag and the progress
 MAX_PIECE = 1 << 16
 
@@ -97,6 +104,12 @@ class FieldJob:
         # (solver.observe_async: reductions and the field's host copy run on the GPU right
         # after the steps, with no host round trip in between): (step, AsyncObservation)
         self._enqueued = None
+        # run-ahead (the same processes): [(step, AsyncObservation)] of observables-only stops
+        # whose steps and observation are already enqueued, beyond the controller's position;
+        # (step, host field) of the last such stop taken (an interrupt checkpoints from it)
+        self._ahead = []
+        self._taken = None
+        self._step_seconds = None  # GPU time per step, measured by advance
         # write-behind (the same processes): (output, checkpoint step or None) of a write
         # running in a background thread while the next steps run
         self._writing = None
@@ -166,6 +179,11 @@ class FieldJob:
         On ranks the piece size and the decision to stop are agreed (all-reduce), so every rank
         stops after the same step."""
         comm = self.comm
+        if self._ahead:  # enqueued by _run_ahead: the GPU is on its way there already
+            if self._ahead[0][0] != stop:
+                raise RuntimeError(f"run-ahead out of step: {self._ahead[0][0]} != {stop}")
+            progress(stop)
+            return stop
         while done < stop:
             n = min(self._chunk, stop - done)
             t = time.perf_counter()
@@ -177,6 +195,8 @@ class FieldJob:
             self.solver.synchronize()  # time the work itself, not its (asynchronous) launch
             done += n
             el = comm.allreduce(time.perf_counter() - t, "max")
+            if n >= 100:
+                self._step_seconds = el / n
             self._chunk = piece_size(self._chunk, n, el)
             progress(done)
             if comm.allreduce(bool(stop_requested()), "or"):
@@ -191,9 +211,12 @@ class FieldJob:
         self.finish_observation()
         due = self.due(done)
         phi = None
+        if self._ahead and self._ahead[0][0] == done:
+            self._enqueued = self._ahead.pop(0)  # taken by observe
         if due == {"obs"} and self._pipeline:
             row, phi = self.observe(done, elapsed, defer_length=True)
             self._pending = (row, phi, out)
+            self._taken = (done, phi)
             return
         if due:
             row, phi = self.observe(done, elapsed)
@@ -208,9 +231,16 @@ class FieldJob:
             out.ckpt = (done, phi)
         if "snap" in due or "ckpt" in due:
             if self._pipeline and done != self.total:
+                self._wait_write(out)
+                self._taken = (done, phi)  # the field here (an interrupt may checkpoint it)
+                if self._run_ahead(done):
+                    # the GPU computes the next stops' steps while this thread writes
+                    out.write()
+                    if "ckpt" in due:
+                        self.last_ckpt = done
+                    return
                 # write-behind: the write runs in a thread while the next steps run; it is
                 # waited for (and its error raised) at the next write, an interrupt, the end
-                self._wait_write(out)
                 self._writing = (out, done if "ckpt" in due else None)
                 out.write_behind()
                 return
@@ -218,6 +248,27 @@ class FieldJob:
             out.write(complete=(done == self.total))
         if "ckpt" in due:
             self.last_ckpt = done
+
+    def _run_ahead(self, done) -> int:
+        """Enqueue the steps and observations of the observables-only stops after ``done``
+        (up to the next stop that writes, :data:`RUN_AHEAD_STOPS` stops, RUN_AHEAD_SECONDS of
+        steps at the measured rate, and pinned host copies within ASYNC_OBSERVE_MAX_BYTES);
+        returns how many. Writing synchronously then costs the GPU nothing: a write in a thread
+        holds the GIL for tens of milliseconds (docs/output.md) and slowed the launches."""
+        field = self.solver.cells * self.dtype.itemsize
+        most = min(RUN_AHEAD_STOPS, ASYNC_OBSERVE_MAX_BYTES // max(field, 1) - 2)
+        if self._step_seconds is None or most < 1:
+            return 0
+        at, budget = done, RUN_AHEAD_SECONDS
+        while len(self._ahead) < most:
+            nxt = self.next_stop(at)
+            cost = (nxt - at) * self._step_seconds
+            if nxt >= self.total or self.due(nxt) != {"obs"} or cost > budget:
+                break
+            self.solver.advance(int(nxt - at))
+            self._ahead.append((nxt, self.solver.observe_async(slots=most + 2)))
+            at, budget = nxt, budget - cost
+        return len(self._ahead)
 
     def _wait_write(self, out=None):
         """Wait for a write-behind (raising its error); its checkpoint becomes the last one."""
@@ -235,7 +286,13 @@ class FieldJob:
         self._wait_write()
         if self.last_ckpt == done:
             return
-        phi = self.solver.state()
+        if self._ahead:  # the GPU is past ``done``: its field is the host copy taken there
+            if self._taken is None or self._taken[0] != done:
+                raise RuntimeError(f"no host copy of the field at step {done}")
+            phi = np.array(self._taken[1])
+            self._ahead = []
+        else:
+            phi = self.solver.state()
         self.check_state(phi, done)
         out.ckpt = (done, phi)
         out.write()
