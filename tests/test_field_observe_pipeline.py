@@ -303,8 +303,9 @@ def test_run_ahead_writes_the_same_files(tmp_path, monkeypatch):
 
     monkeypatch.setattr(fjob.FieldJob, "_run_ahead", spy)
     piped = api.run(SCENARIO, tmp_path / "ahead.h5")
-    # the write stops 0, 3 and 6 enqueue the observables-only stops up to the next write
-    assert ahead == [(0, [1, 2]), (3, [4, 5]), (6, [])]
+    # the write stops 0, 3 and 6 enqueue the observables-only stops up to the next write; the
+    # observables-only stops top the queue up (nothing more to enqueue before a write here)
+    assert ahead == [(0, [1, 2]), (1, [2]), (2, []), (3, [4, 5]), (4, [5]), (5, []), (6, [])]
     a, b = _tables(piped), _tables(serial)
     for k in b:
         np.testing.assert_array_equal(a[k], b[k], err_msg=k)
@@ -344,3 +345,25 @@ def test_interrupt_during_run_ahead_checkpoints_the_field_of_its_step(monkeypatc
     assert step == 1 and job._ahead == [] and job.last_ckpt == 1
     np.testing.assert_array_equal(phi, ref.solver.state())
     assert not np.array_equal(phi, job.solver.state())  # the solver itself is at step 2
+
+
+def test_run_ahead_keeps_a_time_budget_and_tops_up(monkeypatch):
+    """At most RUN_AHEAD_SECONDS of steps are enqueued beyond the controller's step; taking a
+    stop tops the queue up again."""
+    from types import SimpleNamespace
+
+    sc = api.load(SCENARIO.replace("checkpoint_every: 3, snapshot_every: 3",
+                                   "checkpoint_every: 0, snapshot_every: 0"))
+    job = fjob.FieldJob(sc)
+    job.start(True, None)
+    job._step_seconds = fjob.RUN_AHEAD_SECONDS / 2.5  # two 1-step stops fit, not three
+    out = SimpleNamespace(obs=[], snaps=[], ckpt=None, write=lambda complete=False: None,
+                          write_behind=lambda: None, wait=lambda: None)
+    job.at_stop(0, out, 0.0)
+    assert [s for s, _ in job._ahead] == [1, 2]
+    for step in (1, 2, 3):
+        assert job.advance(step - 1, step, lambda: False, lambda d: None) == step
+        job.at_stop(step, out, 0.1 * step)
+        assert [s for s, _ in job._ahead] == [s for s in (step + 1, step + 2) if s < 7]
+    job.finish_observation()
+    assert [r["step"] for r in out.obs] == [0, 1, 2, 3]

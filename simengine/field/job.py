@@ -217,6 +217,7 @@ class FieldJob:
             row, phi = self.observe(done, elapsed, defer_length=True)
             self._pending = (row, phi, out)
             self._taken = (done, phi)
+            self._run_ahead(done)  # keep the GPU busy while this thread catches up
             return
         if due:
             row, phi = self.observe(done, elapsed)
@@ -250,16 +251,19 @@ class FieldJob:
             self.last_ckpt = done
 
     def _run_ahead(self, done) -> int:
-        """Enqueue the steps and observations of the observables-only stops after ``done``
-        (up to the next stop that writes, :data:`RUN_AHEAD_STOPS` stops, RUN_AHEAD_SECONDS of
-        steps at the measured rate, and pinned host copies within ASYNC_OBSERVE_MAX_BYTES);
-        returns how many. Writing synchronously then costs the GPU nothing: a write in a thread
-        holds the GIL for tens of milliseconds (docs/output.md) and slowed the launches."""
+        """Top up the enqueued stops: the steps and observations of the observables-only stops
+        after ``done`` (or after the last one already enqueued), up to the next stop that
+        writes, :data:`RUN_AHEAD_STOPS` stops, RUN_AHEAD_SECONDS of steps beyond ``done`` at
+        the measured rate, and pinned host copies within ASYNC_OBSERVE_MAX_BYTES; returns how
+        many are enqueued. The GPU then runs on while this thread writes (synchronously: a
+        write in a thread holds the GIL for tens of milliseconds and slowed the launches,
+        docs/output.md) or computes the previous stops' S(k)."""
         field = self.solver.cells * self.dtype.itemsize
         most = min(RUN_AHEAD_STOPS, ASYNC_OBSERVE_MAX_BYTES // max(field, 1) - 2)
         if self._step_seconds is None or most < 1:
             return 0
-        at, budget = done, RUN_AHEAD_SECONDS
+        at = self._ahead[-1][0] if self._ahead else done
+        budget = RUN_AHEAD_SECONDS - (at - done) * self._step_seconds
         while len(self._ahead) < most:
             nxt = self.next_stop(at)
             cost = (nxt - at) * self._step_seconds
