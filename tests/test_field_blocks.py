@@ -186,6 +186,9 @@ def test_structure_factor_on_slabs(shape):
     assert _slab_length(phi, [(0, 1), (1, shape[0])], 0.7) == pytest.approx(expect, rel=1e-12)
     flat = np.full(shape, 0.25)
     assert _slab_length(flat, split_rows(shape[0], 2), 1.0) == float("inf")
+    # a flat field whose mean is inexact: inf with the global bounds, as in one process
+    assert obs.length_from_partials([[1e-30, 1e-31]], 10, bounds=(0.3, 0.3)) == float("inf")
+    assert obs.characteristic_length(np.full(shape, 0.3), 0.7) == float("inf")
 
 
 class _Overlapping:

@@ -14,7 +14,8 @@ from simengine.field import observables as obs
 
 
 def _length_reference(phi, spacing=1.0):
-    """characteristic_length as it was written before the wavenumber cache."""
+    """characteristic_length as it was written before the wavenumber cache and the half
+    spectrum (the full FFT)."""
     p = np.asarray(phi, dtype=np.float64)
     s = np.abs(np.fft.fftn(p - p.mean())) ** 2
     ks = np.meshgrid(*[2 * np.pi * np.fft.fftfreq(n, d=spacing) for n in p.shape], indexing="ij")
@@ -29,15 +30,27 @@ def _length_reference(phi, spacing=1.0):
 
 
 @pytest.mark.parametrize("shape,spacing", [((200, 200), 1.0), ((37,), 0.5), ((13, 11), 0.9),
-                                           ((6, 1, 7), 1.3), ((64, 48), 2.0)])
-def test_length_bits_unchanged(shape, spacing):
+                                           ((6, 1, 7), 1.3), ((64, 48), 2.0), ((5, 4, 6), 0.7),
+                                           ((2,), 1.0), ((3, 1), 1.0)])
+def test_length_equals_the_full_fft_form(shape, spacing):
+    """The half-spectrum S(k) (rfftn, doubled columns) equals the full-FFT definition within
+    rounding, on even and odd last axes, 1-D to 3-D, and keeps its special values."""
     rng = np.random.default_rng(len(shape))
     for i in range(3):
         phi = rng.uniform(-1, 1, shape) * (i + 1)
-        assert obs.characteristic_length(phi, spacing) == _length_reference(phi, spacing)
-    flat = np.full(shape, 0.3)
-    assert obs.characteristic_length(flat, spacing) == _length_reference(flat, spacing)
-    assert obs.characteristic_length(np.zeros(shape), spacing) == float("inf")
+        got, want = obs.characteristic_length(phi, spacing), _length_reference(phi, spacing)
+        assert abs(got - want) <= 1e-14 * want
+    # a flat field has no length scale, also where its mean is not exact (0.3): the full-FFT
+    # form returned a length of the rounding noise there
+    for value in (0.3, 0.0, -1.7):
+        assert obs.characteristic_length(np.full(shape, value), spacing) == float("inf")
+    tiny = 0.3 + 1e-9 * rng.uniform(-1, 1, shape)  # small but real structure
+    if tiny.size > 1:
+        got, want = obs.characteristic_length(tiny, spacing), _length_reference(tiny, spacing)
+        assert np.isfinite(got) and abs(got - want) <= 1e-6 * want
+    bad = rng.uniform(-1, 1, shape)
+    bad.flat[0] = np.inf
+    assert np.isnan(obs.characteristic_length(bad, spacing))
 
 
 SCENARIO = """\
