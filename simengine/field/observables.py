@@ -53,10 +53,11 @@ def free_energy(phi, model: CahnHilliard, grid: Grid, boundary: Boundary) -> flo
 
 @functools.lru_cache(maxsize=8)
 def _wavenumbers(shape: tuple, spacing: float):
-    """``(mask, |k|[mask], weight[mask])`` of :func:`characteristic_length` for one grid, over
-    the half spectrum of ``rfftn`` (last axis 0 … N/2): weight 2 for the last-axis wavenumbers
-    that stand for ±k, 1 for 0 and (N even) the Nyquist one. Computed once per grid (a run
-    observes the same shape every time); read-only arrays."""
+    """``(w, w·|k|)`` of :func:`characteristic_length` for one grid: weights over the half
+    spectrum of ``rfftn`` (last axis 0 … N/2), each entry repeated for the real and the imaginary
+    part — 2 for the last-axis wavenumbers that stand for ±k, 1 for 0 and (N even) the Nyquist
+    one, 0 at k = 0. Computed once per grid (a run observes the same shape every time);
+    read-only arrays."""
     freqs = [2 * np.pi * np.fft.fftfreq(n, d=spacing) for n in shape[:-1]]
     freqs.append(2 * np.pi * np.fft.rfftfreq(shape[-1], d=spacing))
     ks = np.meshgrid(*freqs, indexing="ij")
@@ -65,12 +66,12 @@ def _wavenumbers(shape: tuple, spacing: float):
     w[0] = 1.0
     if shape[-1] % 2 == 0:
         w[-1] = 1.0
-    mask = kmag > 0
-    km = kmag[mask]
-    wm = np.broadcast_to(w, kmag.shape)[mask]
-    for a in (mask, km, wm):
+    weight = np.where(kmag > 0, np.broadcast_to(w, kmag.shape), 0.0)
+    w2 = np.repeat(weight.ravel(), 2)            # (re, im) pairs of the complex spectrum
+    wk2 = np.repeat((weight * kmag).ravel(), 2)
+    for a in (w2, wk2):
         a.flags.writeable = False
-    return mask, km, wm
+    return w2, wk2
 
 
 def is_flat(lo: float, hi: float) -> bool:
@@ -86,14 +87,15 @@ def characteristic_length(phi, spacing: float = 1.0) -> float:
     if p.size and is_flat(float(p.min()), float(p.max())):
         return float("inf")
     f = np.fft.rfftn(p - p.mean())
-    mask, kmag_m, weight = _wavenumbers(tuple(int(n) for n in p.shape), float(spacing))
-    sm = (f.real * f.real + f.imag * f.imag)[mask] * weight
-    st = float(sm.sum())
+    w2, wk2 = _wavenumbers(tuple(int(n) for n in p.shape), float(spacing))
+    a = f.reshape(-1).view(np.float64)
+    a = a * a                                   # re², im² of every half-spectrum entry
+    st = float(a @ w2)
     if not np.isfinite(st):
         return float("nan")
     if st <= 1e-300 * max(1, p.size):
         return float("inf")
-    k1 = float((kmag_m * sm).sum()) / st
+    k1 = float(a @ wk2) / st
     return float(2 * np.pi / k1)
 
 
