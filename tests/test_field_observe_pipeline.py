@@ -342,8 +342,8 @@ def test_interrupt_during_run_ahead_checkpoints_the_field_of_its_step(monkeypatc
     writes = []
     out = SimpleNamespace(obs=[], snaps=[], ckpt=None,
                           write=lambda complete=False: writes.append(out.ckpt),
-                          write_behind=lambda: None, wait=lambda: None)
-    job.at_stop(0, out, 0.0)  # writes synchronously after enqueueing stops 1 and 2
+                          write_behind=lambda: writes.append(out.ckpt), wait=lambda: None)
+    job.at_stop(0, out, 0.0)  # writes (behind) after enqueueing stops 1 and 2
     assert [s for s, _ in job._ahead] == [1, 2] and len(writes) == 1
     progress = []
     assert job.advance(0, 1, lambda: False, progress.append) == 1 and progress == [1]

@@ -28,6 +28,8 @@ ASYNC_OBSERVE_MAX_BYTES = 64 << 20
 #: then takes those stops' results in order (FieldJob._run_ahead)
 RUN_AHEAD_STOPS = 32
 RUN_AHEAD_SECONDS = 0.25
+#: ... and the write then runs in a background thread (write-behind) instead of this one
+RUN_AHEAD_WRITE_BEHIND = True
 
 #: the longest piece of steps between two looks at the clock, the interrupt flag and the progress
 MAX_PIECE = 1 << 16
@@ -234,7 +236,7 @@ class FieldJob:
             if self._pipeline and done != self.total:
                 self._wait_write(out)
                 self._taken = (done, phi)  # the field here (an interrupt may checkpoint it)
-                if self._run_ahead(done):
+                if self._run_ahead(done) and not RUN_AHEAD_WRITE_BEHIND:
                     # the GPU computes the next stops' steps while this thread writes
                     out.write()
                     if "ckpt" in due:
