@@ -9,8 +9,8 @@ time: ``sync-writes`` writes snapshots/checkpoints in the main thread instead of
 ``sleep-writes`` replaces each write-behind by a 20 ms sleep (a write that holds no GIL; its
 rows go with the next write), ``no-sk`` skips the host's S(k) (the length scale) and ``switch`` sets the interpreter's
 thread switch interval to 0.1 ms (experiments: which host work competes with a write-behind),
-``ahead-sync-write`` writes in the launching thread after enqueueing the run-ahead stops
-(``job.RUN_AHEAD_WRITE_BEHIND = False``), ``sync-observe`` reads the reductions and the field
+``ahead-write-behind`` writes in a background thread after enqueueing the run-ahead stops
+(``job.RUN_AHEAD_WRITE_BEHIND = True``), ``sync-observe`` reads the reductions and the field
 back at the stop instead of enqueueing them behind the steps (the path before
 ``observe_async``).
 
@@ -38,7 +38,7 @@ SCEN = ("kind: field\nname: small\ngrid: {{shape: [{n}, {n}]}}\nboundary: {{type
 VARIANTS = {
     "benchmark cadence (obs 1000, snapshot + checkpoint 20 000)": (1000, 20000, 20000, None),
     "  … writes synchronous (no write-behind)": (1000, 20000, 20000, "sync-writes"),
-    "  … run-ahead with the write in this thread": (1000, 20000, 20000, "ahead-sync-write"),
+    "  … run-ahead with the write behind (in a thread)": (1000, 20000, 20000, "ahead-write-behind"),
     "  … observation read back at the stop (no observe_async)": (1000, 20000, 20000,
                                                                   "sync-observe"),
     "  … each write-behind replaced by a 20 ms sleep (holds no GIL)": (1000, 20000, 20000,
@@ -75,11 +75,11 @@ def patched(kind):
                 saved.append((observables, "characteristic_length",
                               observables.characteristic_length))
                 observables.characteristic_length = lambda phi, spacing=1.0: 1.0
-            if kind == "ahead-sync-write":
+            if kind == "ahead-write-behind":
                 from simengine.field import job as fjob
 
                 saved.append((fjob, "RUN_AHEAD_WRITE_BEHIND", fjob.RUN_AHEAD_WRITE_BEHIND))
-                fjob.RUN_AHEAD_WRITE_BEHIND = False
+                fjob.RUN_AHEAD_WRITE_BEHIND = True
             if kind == "sleep-writes":
                 saved.append((FieldOutput, "_write", FieldOutput._write))
                 real = FieldOutput._write
