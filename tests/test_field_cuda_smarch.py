@@ -167,9 +167,9 @@ def test_smarch_solver_and_slabs(bnd):
 # src → the own cell's φ(k) from the shared φ ring, a second kernel in ``plan.same``)
 if SIM:
     # (shape, boundary, dtype, kernel, block, planes, lo, hi, rows, ring base, ahead)
-    OPT_CASES = [((6, 18, 12), "periodic", np.float64, "texture", (8, 8), 4, 0, None, 2, True, 2),
+    OPT_CASES = [((5, 17, 9), "periodic", np.float64, "texture", (8, 8), 4, 0, None, 2, True, 2),
                  ((5, 11, 13), "mirror", np.float32, "global", (16, 4), 3, 0, None, 2, False, 1),
-                 ((8, 12, 10), "fixed", np.float64, "texture", (8, 8), 3, 2, 7, 2, True, 3),
+                 ((8, 10, 9), "fixed", np.float64, "texture", (8, 8), 3, 2, 7, 2, True, 3),
                  ((6, 10, 12), "fixed", np.float32, "texture", (8, 4), 4, 0, None, 1, True, 2),
                  ((8, 10, 9), "mirror", np.float64, "global", (4, 4), 3, 1, 7, 1, True, 1)]
 else:
