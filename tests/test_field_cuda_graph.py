@@ -34,12 +34,14 @@ def test_odd_step_count_is_refused():
                             (0.1, 0.2), lambda *a: None, 3)
 
 
-@pytest.mark.parametrize("shape,kernel,bc,prec", [
-    ((24, 20), "texture", "periodic", "float64"),
-    ((24, 20), "global", "mirror", "float32"),
-    ((12, 10, 8), "texture", "fixed", "float64"),
-    ((20, 18), "shared", "periodic", "float64"),
-])
+GRAPH_CASES = [((24, 20), "texture", "periodic", "float64"),
+               ((24, 20), "global", "mirror", "float32"),
+               ((12, 10, 8), "texture", "fixed", "float64"),
+               ((20, 18), "shared", "periodic", "float64")]
+
+
+# the simulator records no graphs (the test only shows that it says so): one 2-D and one 3-D case
+@pytest.mark.parametrize("shape,kernel,bc,prec", GRAPH_CASES[1:3] if SIMULATOR else GRAPH_CASES)
 def test_graph_replay_matches_launch_by_launch(shape, kernel, bc, prec):
     from simengine.field.cuda_solver import CudaFieldSolver
 

@@ -66,13 +66,35 @@ output: {observables_every: 1, checkpoint_every: 3, snapshot_every: 3}
 """
 
 
+@pytest.fixture(scope="module")
+def serial_run(tmp_path_factory):
+    """SCENARIO run without any pipelining (the reference of the pipelined runs), once."""
+    pytest.importorskip("numba.cuda")
+    from numba import cuda
+
+    if not cuda.is_available():  # pragma: no cover
+        pytest.skip("no CUDA device and not the simulator")
+    init = fjob.FieldJob.__init__
+
+    def serial_init(self, *a, **kw):
+        init(self, *a, **kw)
+        assert self._pipeline
+        self._pipeline = False
+
+    fjob.FieldJob.__init__ = serial_init
+    try:
+        return api.run(SCENARIO, tmp_path_factory.mktemp("serial") / "serial.h5")
+    finally:
+        fjob.FieldJob.__init__ = init
+
+
 def _tables(path):
     with h5py.File(path, "r") as f:
         g = f["observables"]
         return {k: g[k][()] for k in g if k != "wall_time"}
 
 
-def test_pipelined_observations_write_the_same_rows(tmp_path, monkeypatch):
+def test_pipelined_observations_write_the_same_rows(tmp_path, monkeypatch, serial_run):
     pytest.importorskip("numba.cuda")
     from numba import cuda
 
@@ -113,18 +135,7 @@ def test_pipelined_observations_write_the_same_rows(tmp_path, monkeypatch):
     assert len(used) == 4
     # the snapshot + checkpoint stops 0, 3 and 6 are written behind (the end, 7, at once)
     assert behind == [[0], [3], [6]]
-    init = fjob.FieldJob.__init__
-
-    def serial_init(self, *a, **kw):
-        init(self, *a, **kw)
-        self._pipeline = False
-
-    monkeypatch.setattr(fjob.FieldJob, "__init__", serial_init)
-    pending.clear()
-    behind.clear()
-    used.clear()
-    serial = api.run(SCENARIO, tmp_path / "serial.h5")
-    assert sum(pending) == 0 and behind == [] and used == []
+    serial = serial_run
     a, b = _tables(piped), _tables(serial)
     assert sorted(a) == sorted(b) and list(a["step"]) == list(range(8))
     for k in a:
@@ -203,7 +214,7 @@ def test_write_behind_error_and_interrupt(tmp_path, monkeypatch):
     assert job.last_ckpt == 3  # the failed write did not count
 
 
-@pytest.mark.parametrize("shape,bc", [((13, 11), "periodic"), ((6, 5, 7), "fixed"),
+@pytest.mark.parametrize("shape,bc", [((13, 11), "periodic"), ((4, 3, 5), "fixed"),
                                       ((29,), "mirror")])
 def test_observe_async_equals_reductions_and_state(shape, bc):
     """The enqueued observation gives what ``reductions()`` and ``state()`` give, bit for bit, and
@@ -248,29 +259,24 @@ def test_pieces_are_powers_of_two_near_a_third_of_a_second():
         assert 2 * p > n * 0.3 / secs or p == fjob.MAX_PIECE
 
 
-def test_large_fields_observe_at_the_stop(tmp_path, monkeypatch):
+def test_large_fields_observe_at_the_stop(tmp_path, monkeypatch, serial_run):
     """Fields above ASYNC_OBSERVE_MAX_BYTES are not read back behind the steps (two pinned
-    copies of a large field would be too much host memory); the rows are the same."""
-    pytest.importorskip("numba.cuda")
-    from numba import cuda
-
-    if not cuda.is_available():  # pragma: no cover
-        pytest.skip("no CUDA device and not the simulator")
+    copies of a large field would be too much host memory); the rows are the same. (Below it
+    the 4 observables-only stops are: test_pipelined_observations_write_the_same_rows.)"""
     from simengine.field.cuda_solver import CudaFieldSolver
 
     calls = []
     observe = CudaFieldSolver.observe_async
 
-    def spy(self):
+    def spy(self, *a, **kw):
         calls.append(1)
-        return observe(self)
+        return observe(self, *a, **kw)
 
     monkeypatch.setattr(CudaFieldSolver, "observe_async", spy)
-    a = _tables(api.run(SCENARIO, tmp_path / "a.h5"))
-    assert len(calls) == 4
     monkeypatch.setattr(fjob, "ASYNC_OBSERVE_MAX_BYTES", 13 * 11 * 8 - 1)
+    a = _tables(serial_run)
     b = _tables(api.run(SCENARIO, tmp_path / "b.h5"))
-    assert len(calls) == 4
+    assert calls == []
     for k in a:
         np.testing.assert_array_equal(a[k], b[k], err_msg=k)
 
@@ -287,24 +293,11 @@ def _fast_steps(monkeypatch):
     monkeypatch.setattr(fjob.FieldJob, "__init__", fast_init)
 
 
-def test_run_ahead_writes_the_same_files(tmp_path, monkeypatch):
+def test_run_ahead_writes_the_same_files(tmp_path, monkeypatch, serial_run):
     """At a snapshot/checkpoint stop the following observables-only stops are enqueued ahead
     (steps and observations) and the write is synchronous; the files equal those of a run
     without any pipelining, bit for bit."""
-    pytest.importorskip("numba.cuda")
-    from numba import cuda
-
-    if not cuda.is_available():  # pragma: no cover
-        pytest.skip("no CUDA device and not the simulator")
-    init = fjob.FieldJob.__init__
-
-    def serial_init(self, *a, **kw):
-        init(self, *a, **kw)
-        self._pipeline = False
-
-    monkeypatch.setattr(fjob.FieldJob, "__init__", serial_init)
-    serial = api.run(SCENARIO, tmp_path / "serial.h5")
-    monkeypatch.setattr(fjob.FieldJob, "__init__", init)
+    serial = serial_run
     _fast_steps(monkeypatch)
     ahead = []
     run_ahead = fjob.FieldJob._run_ahead
