@@ -242,7 +242,7 @@ def small_grid(shape=(200, 200), precision="float64", kernel="texture", steps=(2
                         print(r.stderr[-2000:])
                         return rows
                     if k == steps[1]:
-                        inrun.append(_inrun_us(os.path.join(wd, f"s{k}.h5"), steps[0]))
+                        inrun.append(inrun_us(os.path.join(wd, f"s{k}.h5"), steps[0]))
                 walls.append(best)
         us = (walls[1] - walls[0]) / (steps[1] - steps[0]) * 1e6
         cli_us.append(us)
@@ -258,7 +258,7 @@ def small_grid(shape=(200, 200), precision="float64", kernel="texture", steps=(2
     return rows
 
 
-def _inrun_us(path, first):
+def inrun_us(path, first):
     """µs per step of a finished run from its observables' wall-time column (elapsed time at
     each observables row), from the row at step ``first`` to the last row: the CLI path in
     steady state (observations, snapshots, checkpoints, progress) without process start-up."""

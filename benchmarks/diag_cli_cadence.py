@@ -20,11 +20,15 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import tempfile
 import time
 
 import h5py
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_field_gpu import inrun_us  # noqa: E402  (the same steady-state measure)
 
 SCEN = ("kind: field\nname: small\ngrid: {{shape: [{n}, {n}]}}\nboundary: {{type: periodic}}\n"
         "model: {{mobility: 1.0, kappa: 1.0, potential: {{b: 1.0, u: 1.0}}}}\n"
@@ -131,14 +135,6 @@ def cycle_profile(path, first, every, period):
     d = np.diff(wall) * 1e3
     pos = (step[1:] // every) % (period // every)
     return {int(p): float(d[pos == p].mean()) for p in sorted(set(pos.tolist()))}
-
-
-def inrun_us(path, first):
-    with h5py.File(path, "r") as f:
-        step = f["observables/step"][()]
-        wall = f["observables/wall_time"][()]
-    i = int(np.searchsorted(step, first))
-    return float((wall[-1] - wall[i]) / (step[-1] - step[i]) * 1e6)
 
 
 def solver_us(n, prec, steps, piece=1000):

@@ -219,12 +219,16 @@ class CudaFieldSolver(FieldSolver):
             array[self.hi * rc:(self.hi + HALO) * rc].copy_to_device(host)
 
     # -- observables -------------------------------------------------------------------------
-    def _partials(self):
+    def _partial_buffer(self):
+        """The device array of per-block partial sums (kept; large enough for any rows)."""
         nb = ck.reduction_blocks(self.cells)
         if self._partial is None or self._partial.shape[0] < nb:
             self._partial = cuda.device_array((nb, 5), dtype=np.float64)
+        return self._partial
+
+    def _partials(self):
         return ck.field_partials(self.buffers[0], self.shape, self.model, self.boundary,
-                                 self.lo, self.hi, partial=self._partial)
+                                 self.lo, self.hi, partial=self._partial_buffer())
 
     def observe_async(self, slots: int = 2) -> "AsyncObservation":
         """Enqueue an observation of the current state behind the launched steps: the reduction
@@ -235,14 +239,12 @@ class CudaFieldSolver(FieldSolver):
         a result stays valid until ``slots - 1`` more observations are enqueued. Gives what
         :meth:`reductions` and :meth:`state` give, bit for bit."""
         stream = cuda.default_stream()
-        nb = ck.reduction_blocks((self.hi - self.lo) * self.row_cells)
-        if self._partial is None or self._partial.shape[0] < nb:
-            self._partial = cuda.device_array((nb, 5), dtype=np.float64)
+        device_partial = self._partial_buffer()
         if self._observing is None:
             self._observing = []
         own = (self.hi - self.lo) * self.row_cells
         while len(self._observing) < max(2, int(slots)):
-            self._observing.append((cuda.pinned_array(self._partial.shape, dtype=np.float64),
+            self._observing.append((cuda.pinned_array(device_partial.shape, dtype=np.float64),
                                     cuda.pinned_array(own, dtype=self.dtype)))
         # the slot after the last one used (after a growth: a new slot first)
         self._observed = (self._observed + 1) % len(self._observing)
@@ -251,7 +253,7 @@ class CudaFieldSolver(FieldSolver):
         self.exchange(self.buffers[0])  # as partials() does (a no-op for the whole grid)
         partial, nb, owned = ck.launch_partials(self.buffers[0], self.shape, self.model,
                                                 self.boundary, self.lo, self.hi,
-                                                partial=self._partial, stream=stream)
+                                                partial=device_partial, stream=stream)
         partial.copy_to_host(host_partial, stream=stream)
         self.buffers[0][self.lo * rc:self.hi * rc].copy_to_host(host_phi, stream=stream)
         done = cuda.event() if ck.SIMULATOR else cuda.event(timing=False)
