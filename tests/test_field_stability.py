@@ -130,3 +130,21 @@ def test_solver_interface_and_errors():
         make_solver(CLASSIC, grid, b, backend="cpu", integrator="rk4", dt=0.01)
     with pytest.raises(ValueError, match="shape"):
         s.load(np.zeros((3, 3)))
+
+
+def test_stability_limit_of_huge_axes_allocates_nothing_big():
+    """The stability limit of a 10⁹-cell axis comes from the peak modes only (it built arrays of
+    every mode: a fuzzed scenario made ``simengine validate`` take 23 GB)."""
+    import tracemalloc
+
+    from simengine.field.stability import _lambda_axis_max
+
+    tracemalloc.start()
+    try:
+        got = {kind: _lambda_axis_max(10**9 + 1, 0.5, kind)
+               for kind in ("periodic", "mirror", "fixed")}
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20
+    assert all(15.999 < v <= 16.0 for v in got.values())  # 4/h² · sin² of an angle near π/2
