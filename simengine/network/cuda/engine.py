@@ -106,7 +106,7 @@ def iter_partials(graph, sources, algorithm: str, store=None, batch=None, bin_wi
 
 
 def _partials(graph, sources, alg, store, batch, bin_width, sort_by_degree, delta, persistent):
-    from . import device_graph, graph_cache
+    from . import device_graph
     from .reduce import reduce_rows, copy_to_store
     from ..statistics import unreachable_sentinel
 
@@ -126,20 +126,17 @@ def _partials(graph, sources, alg, store, batch, bin_width, sort_by_degree, delt
         return
     dg = device_graph(graph)           # on_device made ``device`` current: caches are keyed by it
     if alg == "fw":
-        from .floyd_warshall import floyd_warshall_device
-        cache = graph_cache(graph)
-        D = cache.get("fw")
-        if D is None:
-            D = floyd_warshall_device(graph)
-            cache["fw"] = D
+        from .floyd_warshall import fw_matrix
+        D, inf = fw_matrix(graph)
         H = D.copy_to_host() if store is not None else None     # one download for all rows
         for lo in range(0, len(sources), B):
             s = sources[lo:lo + B]
             if H is not None:
                 blk = H[s, :n]
-                store[lo:lo + len(s)] = np.where(np.isfinite(blk), blk, 0).astype(store.dtype)
-                store[lo:lo + len(s)][~np.isfinite(blk)] = unreachable_sentinel(store.dtype)
-            yield reduce_rows(D, s, s, n, np.inf, weighted, bw)
+                bad = ~(blk < inf)
+                store[lo:lo + len(s)] = np.where(bad, 0, blk).astype(store.dtype)
+                store[lo:lo + len(s)][bad] = unreachable_sentinel(store.dtype)
+            yield reduce_rows(D, s, s, n, inf, weighted, bw)
         return
     B = max(1, min(B, len(sources)))
     rows = np.arange(B, dtype=np.int64)

@@ -1,178 +1,197 @@
-"""Blocked Floyd–Warshall (min-plus closure) on the GPU for dense weighted graphs.
+"""Dense all-pairs shortest paths on the GPU: blocked Floyd–Warshall as min-plus products.
 
-The n × n float64 matrix is padded to a multiple of the tile T and processed in rounds k = 0 ..
-n/T − 1, three launches per round (Venkataraman et al.; the blocked form of Buluç et al.'s
-semiring formulation):
+The n × n matrix is padded to a multiple of the tile K and closed in n/K rounds of three phases
+(diagonal tile, its row and column panels, every other tile), the last two as register-tiled
+min-plus products (:mod:`.minplus`; design and figures in docs/network-gpu.md).  Padded vertices
+are isolated.
 
-1. the diagonal tile (k, k): T steps of in-place FW in shared memory (one barrier per step);
-2. the tiles of row k and column k: each updated with the closed diagonal tile, in shared memory;
-3. all other tiles: ``D[i,j] = min(D[i,j], min_kk D[i,kk] + D[kk,j])`` — a min-plus product of
-   two shared-memory tiles, no barrier inside the kk loop (``rows_per_thread`` outputs per thread).
+Distance type (:func:`choose_dtype`), always exact unless the caller asks for float32:
 
-In-place updates are safe because the diagonal is 0 and weights are non-negative (row kk and
-column kk of a tile do not change in step kk).  "No path" is ``inf`` in float64 (inf + x = inf,
-no overflow).  Padded vertices are isolated.  O(n³) work and O(n²) memory: the ``auto`` rule of
-:mod:`simengine.network.cuda.engine` uses it only for small or dense weighted graphs.
+* integer weights (or none) whose worst path, (n − 1)·max w, stays below 2²⁴ → float32: the
+  sums are exact integers, and the FP32 pipes do an add and a min per update;
+* integer weights below 2³⁰ − 1 → int32 (sentinel :data:`.minplus.INT_INF`), with Hopper's
+  ``__viaddmin_s32`` (one instruction for add and min) where it is measured to win (:data:`DPX`);
+* otherwise float64 (``inf``).  ``dtype="float32"`` forces float32 for real weights (rounded:
+  relative error about n·2⁻²⁴).
+
+``predecessors=True`` also returns the n × n int32 matrix ``P[i, j]`` = the vertex before j on a
+shortest i → j path, −1 where there is none (i = j or unreachable), 0-based — what
+``scipy.sparse.csgraph.floyd_warshall(..., return_predecessors=True)`` returns with −1 in place of
+−9999.  :func:`transitive_closure` is the Boolean case (all weights 0: reachable ⇔ distance 0).
+
+The matrices must fit on the device: :func:`check_memory` refuses larger ones with the estimate
+(no out-of-core streaming).
 """
 from __future__ import annotations
 
 import math
 
 import numpy as np
-from numba import cuda, float64
+from numba import cuda
 
 from . import device_graph, simulator
+from .minplus import INT_INF, TileConfig, run_rounds
 
-#: tile edge
-TILE = 4 if simulator() else 32
-#: output rows per thread in phase 3 (block = TILE × TILE/ROWS threads)
-ROWS = 1 if simulator() else 4
+#: tile configurations per distance type (the simulator uses tiny tiles)
+if simulator():
+    CONFIGS = {np.dtype(t): TileConfig(K=8, TM=2, TN=2, KC=4, P1Y=4)
+               for t in (np.int32, np.float32, np.float64)}
+else:
+    CONFIGS = {np.dtype(np.int32): TileConfig(), np.dtype(np.float32): TileConfig(),
+               np.dtype(np.float64): TileConfig(K=64, TM=4, TN=4, KC=32, P1Y=16)}
+#: use Hopper DPX for int32 distances on devices of compute capability >= 9.0
+DPX = True
+#: integer weights whose worst path fits both: which type runs ("float32" or "int32")
+EXACT_INT = "float32"
 INIT_THREADS = 16 if simulator() else 256
 
-_kernels: dict = {}
+
+def choose_dtype(graph, dtype=None) -> np.dtype:
+    """The distance type that gives exact distances for ``graph`` (see the module docstring);
+    ``dtype`` (``"float32"``, ``"float64"``, ``"int32"``) overrides it (int32 only for integer
+    weights that fit)."""
+    n = graph.n
+    w = graph.weights
+    integral = w is None or (len(w) == 0 or bool(np.all(np.floor(w) == w)))
+    maxw = 1.0 if w is None else (float(w.max()) if len(w) else 0.0)
+    bound = max(0, n - 1) * maxw
+    if dtype is not None:
+        dt = np.dtype(dtype)
+        if dt == np.dtype(np.int32) and not (integral and bound < INT_INF):
+            raise ValueError("int32 distances need integer weights with (n-1)*max(w) < 2**30-1")
+        if dt not in CONFIGS:
+            raise ValueError(f"no Floyd-Warshall kernel for {dt}")
+        return dt
+    if integral and bound < (1 << 24):
+        return np.dtype(EXACT_INT)
+    if integral and bound < INT_INF:
+        return np.dtype(np.int32)
+    return np.dtype(np.float64)
+
+
+def unreachable(dtype) -> float:
+    """The "no path" value of a distance matrix of ``dtype``."""
+    return float(INT_INF) if np.dtype(dtype) == np.dtype(np.int32) else math.inf
+
+
+def matrix_bytes(n: int, dtype=np.float64, predecessors: bool = False, tile: int = 128) -> int:
+    """Device bytes of the padded distance matrix (and predecessor matrix) for ``n`` vertices."""
+    npad = max(1, -(-n // tile)) * tile
+    return npad * npad * (np.dtype(dtype).itemsize + (4 if predecessors else 0))
+
+
+def check_memory(n: int, dtype, predecessors: bool, tile: int) -> None:
+    """Refuse (``UserError``) a matrix that does not fit in the device's free memory."""
+    from ...errors import UserError
+    from ...resources import fmt_bytes
+
+    need = matrix_bytes(n, dtype, predecessors, tile)
+    if simulator():
+        return
+    free, total = cuda.current_context().get_memory_info()
+    if need > free:
+        raise UserError(f"floyd_warshall: n = {n} needs {fmt_bytes(need)} of GPU memory for the "
+                        f"{np.dtype(dtype).name} distance matrix"
+                        f"{' and the predecessor matrix' if predecessors else ''}; the device has "
+                        f"{fmt_bytes(free)} free of {fmt_bytes(total)} (no out-of-core tiling: use "
+                        f"a per-source algorithm, e.g. frontier)")
+
+
+def use_dpx(dtype) -> bool:
+    """True when int32 distances take the DPX path on the current device."""
+    if not DPX or simulator() or np.dtype(dtype) != np.dtype(np.int32):
+        return False
+    return tuple(cuda.get_current_device().compute_capability) >= (9, 0)
 
 
 @cuda.jit
-def _init_matrix(D, npad):
+def _init(D, P, npad, inf, preds):
     i = cuda.grid(1)
     if i < npad * npad:
         r = i // npad
         c = i - r * npad
-        D[r, c] = 0.0 if r == c else math.inf
+        D[r, c] = 0 if r == c else inf
+        if preds:
+            P[r, c] = -1
 
 
 @cuda.jit
-def _set_arcs(D, indptr, indices, weights, n):
+def _set_arcs(D, P, indptr, indices, weights, n, zero, preds):
     u = cuda.grid(1)
     if u < n:
         for e in range(indptr[u], indptr[u + 1]):
             v = indices[e]
-            w = weights[e]
+            w = 0.0 if zero else weights[e]
             if w < D[u, v]:
                 D[u, v] = w
+                if preds:
+                    P[u, v] = u
 
 
-def _make(T: int, R: int):
-    TR = T // R
-
-    @cuda.jit
-    def phase1(D, k):
-        tx = cuda.threadIdx.x
-        ty = cuda.threadIdx.y
-        s = cuda.shared.array((T, T), float64)
-        o = k * T
-        s[ty, tx] = D[o + ty, o + tx]
-        cuda.syncthreads()
-        for kk in range(T):
-            cand = s[ty, kk] + s[kk, tx]
-            if cand < s[ty, tx]:
-                s[ty, tx] = cand
-            cuda.syncthreads()
-        D[o + ty, o + tx] = s[ty, tx]
-
-    @cuda.jit
-    def phase2(D, k):
-        b = cuda.blockIdx.x
-        if b == k:
-            return
-        tx = cuda.threadIdx.x
-        ty = cuda.threadIdx.y
-        dg = cuda.shared.array((T, T), float64)
-        s = cuda.shared.array((T, T), float64)
-        o = k * T
-        if cuda.blockIdx.y == 0:     # row tile (k, b)
-            r0 = o
-            c0 = b * T
-        else:                        # column tile (b, k)
-            r0 = b * T
-            c0 = o
-        dg[ty, tx] = D[o + ty, o + tx]
-        s[ty, tx] = D[r0 + ty, c0 + tx]
-        cuda.syncthreads()
-        if cuda.blockIdx.y == 0:
-            for kk in range(T):
-                cand = dg[ty, kk] + s[kk, tx]
-                if cand < s[ty, tx]:
-                    s[ty, tx] = cand
-                cuda.syncthreads()
-        else:
-            for kk in range(T):
-                cand = s[ty, kk] + dg[kk, tx]
-                if cand < s[ty, tx]:
-                    s[ty, tx] = cand
-                cuda.syncthreads()
-        D[r0 + ty, c0 + tx] = s[ty, tx]
-
-    @cuda.jit
-    def phase3(D, k):
-        bi = cuda.blockIdx.y
-        bj = cuda.blockIdx.x
-        if bi == k or bj == k:
-            return
-        tx = cuda.threadIdx.x
-        ty = cuda.threadIdx.y
-        a = cuda.shared.array((T, T), float64)
-        bt = cuda.shared.array((T, T), float64)
-        o = k * T
-        r0 = bi * T
-        c0 = bj * T
-        for r in range(R):
-            y = ty + r * TR
-            a[y, tx] = D[r0 + y, o + tx]
-            bt[y, tx] = D[o + y, c0 + tx]
-        cuda.syncthreads()
-        acc = cuda.local.array(R, float64)
-        for r in range(R):
-            acc[r] = D[r0 + ty + r * TR, c0 + tx]
-        for kk in range(T):
-            bv = bt[kk, tx]
-            for r in range(R):
-                cand = a[ty + r * TR, kk] + bv
-                if cand < acc[r]:
-                    acc[r] = cand
-        for r in range(R):
-            D[r0 + ty + r * TR, c0 + tx] = acc[r]
-
-    return phase1, phase2, phase3
-
-
-def kernels(T: int = TILE, R: int = ROWS):
-    if (T, R) not in _kernels:
-        _kernels[(T, R)] = _make(T, R)
-    return _kernels[(T, R)]
-
-
-def floyd_warshall_device(graph, tile: int = TILE, rows: int = ROWS):
-    """Closed distance matrix on the device, shape (npad, npad) with npad = ceil(n/T)·T; the
-    first n rows/columns are the graph's (float64, inf = unreachable)."""
-    T, R = int(tile), int(rows)
-    if T % R:
-        raise ValueError("tile must be a multiple of rows")
+def floyd_warshall_device(graph, dtype=None, predecessors: bool = False, config=None,
+                          dpx=None, zero_weights: bool = False):
+    """Closed matrices on the device: ``(D, P, unreachable)``, D of shape (npad, npad) (the
+    first n rows/columns are the graph's), P the int32 predecessors (None unless
+    ``predecessors``).  ``config``: a :class:`~.minplus.TileConfig`; ``dpx``: None = automatic;
+    ``zero_weights``: every arc weighs 0 (transitive closure)."""
+    dt = choose_dtype(graph, dtype) if not zero_weights else np.dtype(dtype or np.int32)
+    cfg = config or CONFIGS[dt]
+    dpx = use_dpx(dt) if dpx is None else bool(dpx)
+    n = graph.n
+    check_memory(n, dt, predecessors, cfg.K)
     dg = device_graph(graph)
-    n = dg.n
-    nt = max(1, -(-n // T))
-    npad = nt * T
-    D = cuda.device_array((npad, npad), np.float64)
-    _init_matrix[(npad * npad + INIT_THREADS - 1) // INIT_THREADS, INIT_THREADS](D, npad)
+    nt = max(1, -(-n // cfg.K))
+    npad = nt * cfg.K
+    D = cuda.device_array((npad, npad), dt)
+    P = cuda.device_array((npad, npad), np.int32) if predecessors else None
+    Pd = P if predecessors else D
+    inf = unreachable(dt)
+    nb = (npad * npad + INIT_THREADS - 1) // INIT_THREADS
+    _init[nb, INIT_THREADS](D, Pd, npad, dt.type(inf), predecessors)
     if n:
         _set_arcs[(n + INIT_THREADS - 1) // INIT_THREADS, INIT_THREADS](
-            D, dg.indptr, dg.indices, dg.weights, n)
-    p1, p2, p3 = kernels(T, R)
-    k1 = p1[1, (T, T)]
-    k2 = p2[(nt, 2), (T, T)]
-    k3 = p3[(nt, nt), (T, T // R)]
-    for k in range(nt):
-        k1(D, k)
-        if nt > 1:
-            k2(D, k)
-            k3(D, k)
-    return D
+            D, Pd, dg.indptr, dg.indices, dg.weights, n, zero_weights, predecessors)
+    run_rounds(D, P, nt, cfg, predecessors, dpx)
+    return D, P, inf
 
 
-def floyd_warshall(graph, tile: int = TILE, rows: int = ROWS) -> np.ndarray:
-    """All-pairs distances (n × n float64, inf = unreachable) computed on the GPU."""
+def to_host(D, n: int, inf: float) -> np.ndarray:
+    """The first n × n of device matrix ``D`` as float64 with ``inf`` = unreachable."""
+    H = D.copy_to_host()[:n, :n]
+    out = H.astype(np.float64)
+    if H.dtype == np.int32:
+        out[H >= int(inf)] = np.inf
+    return out
+
+
+def floyd_warshall(graph, predecessors: bool = False, dtype=None, config=None, dpx=None):
+    """All-pairs distances (n × n float64, inf = unreachable) computed on the GPU; with
+    ``predecessors`` also the n × n int32 predecessor matrix (−1 = none)."""
     from ..weights import check_weights
 
     check_weights(graph)
-    D = floyd_warshall_device(graph, tile, rows)
-    return D.copy_to_host()[: graph.n, : graph.n]
+    D, P, inf = floyd_warshall_device(graph, dtype, predecessors, config, dpx)
+    out = to_host(D, graph.n, inf)
+    if not predecessors:
+        return out
+    return out, P.copy_to_host()[: graph.n, : graph.n]
+
+
+def transitive_closure(graph, config=None) -> np.ndarray:
+    """Reachability (n × n bool, True on the diagonal): the Boolean case of the same kernels —
+    every arc weighs 0, so i reaches j iff the min-plus closure is 0."""
+    D, _, inf = floyd_warshall_device(graph, np.int32, config=config, zero_weights=True)
+    return D.copy_to_host()[: graph.n, : graph.n] == 0
+
+
+def fw_matrix(graph):
+    """``(D, unreachable)``: the closed matrix of ``graph`` on the current device, computed on
+    first use and cached with the graph's device data (:func:`~.graph_cache`)."""
+    from . import graph_cache
+
+    cache = graph_cache(graph)
+    hit = cache.get("fw")
+    if hit is None:
+        D, _, inf = floyd_warshall_device(graph)
+        hit = cache["fw"] = (D, inf)
+    return hit
