@@ -127,7 +127,9 @@ def to_markdown(rows) -> str:
                        f"{r['auto']} | {r['sources']} | {r['ms_per_source']:.3g} | "
                        f"{r['distances_match_scipy']} | {r['matches_batch']} |")
         out.append("")
-    fw = [r for r in rows if r["family"].startswith("fw_")]
+    import fw_gpu_rows
+    out += fw_gpu_rows.to_markdown(rows)
+    fw = [r for r in rows if r["family"].startswith("fw_weighted")]
     if fw:
         out += ["| graph | n | edges | FW s | min-plus Gop/s | frontier SSSP s (extrap.) | "
                 "FW vs frontier | CPU Dijkstra s (extrap.) | FW vs CPU | = CPU |",
@@ -223,8 +225,14 @@ def main(argv=None):
     ap.add_argument("--weighted-sources", type=int, default=1024)
     ap.add_argument("--weighted-algorithms", default="frontier,nearfar")
     ap.add_argument("--cpu-weighted-sources", type=int, default=64)
-    ap.add_argument("--fw-sizes", default="2048,4096")
+    ap.add_argument("--fw-sizes", default="2048,4096",
+                    help="Floyd-Warshall kernels (min-plus vs the first kernel), G(n, 0.1)")
+    ap.add_argument("--fw-compare-sizes", default="",
+                    help="Floyd-Warshall vs frontier SSSP over all sources (crossover)")
     ap.add_argument("--fw-kinds", default="0.1,sparse", help="density p, or 'sparse' (degree 6)")
+    ap.add_argument("--fw-configs", default="",
+                    help="extra float32 tile configurations K:TM:TN:KC:P1Y at the first --fw-sizes")
+    ap.add_argument("--fw-cpu-sources", type=int, default=64, help="0: no CPU Dijkstra column")
     ap.add_argument("--per-source-sizes", default="10000000")
     ap.add_argument("--per-source-sources", type=int, default=8)
     ap.add_argument("--seed", type=int, default=1)
@@ -309,7 +317,15 @@ def main(argv=None):
                   "cpu_per_source_ms": 1e3 * t_cpu / len(cs),
                   "speedup": (t_cpu / len(cs)) / (t_gpu / len(src)),
                   "matches_cpu": same(chk, cpu_st), "distances_match_scipy": dist_ok})
-    for n, kind in [(int(x), k) for x in a.fw_sizes.split(",") if x
+    fw_sizes = [int(x) for x in a.fw_sizes.split(",") if x]
+    if fw_sizes:
+        import fw_gpu_rows
+        from simengine.network.cuda.minplus import TileConfig
+        fw_gpu_rows.warm_up()                  # compiles the variants timed (always)
+        cfgs = [TileConfig(*map(int, c.split(":"))) for c in a.fw_configs.split(",") if c]
+        for r in fw_gpu_rows.fw_rows(fw_sizes, seed=a.seed, configs=cfgs):
+            emit(r)
+    for n, kind in [(int(x), k) for x in a.fw_compare_sizes.split(",") if x
                     for k in a.fw_kinds.split(",")]:
         if kind == "sparse":       # mean degree 6
             g = gen.random_weighted(n, 6.0, 1, 10, seed=a.seed)
@@ -323,14 +339,15 @@ def main(argv=None):
         fs = sample(n, 1024, a.seed)          # frontier SSSP on a sample, extrapolated
         st_fr, t_fr = run_gpu(g, fs, "frontier")
         t_fr *= n / len(fs)
-        cs = sample(n, 64, a.seed)
-        cpu_st, t_cpu = run_cpu(g, cs, "dijkstra")
+        cs = sample(n, max(1, a.fw_cpu_sources), a.seed)
+        cpu_st, t_cpu = run_cpu(g, cs, "dijkstra") if a.fw_cpu_sources else (None, float("nan"))
         chk, _ = run_gpu(g, cs, "fw")
         emit({"family": f"fw_weighted_{kind}", "n": n, "edges": g.num_edges, "algorithm": "fw",
               "gpu_s": t_fw, "gflops_minplus": 2 * float(n) ** 3 / t_fw / 1e9,
               "frontier_s": t_fr, "fw_vs_frontier": t_fr / t_fw,
               "cpu_dijkstra_full_s": t_cpu * n / len(cs), "cpu_extrapolated": True,
-              "speedup": t_cpu * n / len(cs) / t_fw, "matches_cpu": same(chk, cpu_st),
+              "speedup": t_cpu * n / len(cs) / t_fw,
+              "matches_cpu": same(chk, cpu_st) if cpu_st is not None else "",
               "frontier_extrapolated_from": len(fs), "fw_matches_frontier": same(chk, run_gpu(g, cs, "frontier")[0])})
     for n in [int(x) for x in a.per_source_sizes.split(",") if x]:
         for r in per_source_rows(n, a.per_source_sources, a.seed):

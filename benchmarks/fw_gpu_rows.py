@@ -1,0 +1,157 @@
+"""Floyd–Warshall kernel rows of ``bench_network_gpu.py --fw-sizes``: the min-plus kernels
+(:mod:`simengine.network.cuda.floyd_warshall`) in each distance type, with and without
+predecessors and DPX, next to the first kernel (:mod:`~simengine.network.cuda.floyd_warshall_classic`,
+float64) in the same run, on G(n, p) graphs with integer weights 1–10 and real weights.
+
+Updates = n³ (one candidate d(i,k) + d(k,j) per triple, padding excluded).  Peak = the rate at
+which the device can issue an add and a min per update: SMs × 64 updates per clock (128 FP32 lanes
+per SM, two instructions per update; the int32 ALU and DPX ``VIADDMNMX`` are 64 lanes per SM) ×
+the device's maximum clock.  Every timed matrix is checked against the classic kernel (exact for
+integer weights) or, where it did not run, against scipy on a sample of rows."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+
+def peak_updates() -> tuple[float, str]:
+    from numba import cuda
+
+    dev = cuda.get_current_device()
+    sms = dev.MULTIPROCESSOR_COUNT
+    ghz = dev.CLOCK_RATE / 1e6
+    return sms * 64 * ghz * 1e9, f"{sms} SMs x 64 updates/clock x {ghz:.2f} GHz"
+
+
+def _graph(n, p, weights, seed):
+    from simengine.network import generators as gen
+
+    g = gen.erdos_renyi_gnp(n, p, seed=seed)
+    if weights == "int":
+        return gen.random_weights(g, 1, 10, seed=seed)
+    from simengine.network.graph import CSRGraph
+    rng = np.random.default_rng(seed)
+    w = rng.uniform(1.0, 10.0, g.num_arcs)
+    if not g.directed:                         # same weight both ways
+        s, t = g.arcs()
+        key = np.minimum(s, t) * n + np.maximum(s, t)
+        _, inv = np.unique(key, return_inverse=True)
+        w = rng.uniform(1.0, 10.0, inv.max() + 1)[inv]
+    return CSRGraph(n, g.indptr, g.indices, w, g.directed)
+
+
+def _time(fn, reps):
+    from numba import cuda
+
+    ts = []
+    out = None
+    for _ in range(reps):
+        out = None
+        cuda.synchronize()
+        t = time.perf_counter()
+        out = fn()
+        cuda.synchronize()
+        ts.append(time.perf_counter() - t)
+    return float(np.median(ts)), out
+
+
+def variants(weights):
+    """(label, kwargs of floyd_warshall_device) timed for one weight kind."""
+    if weights == "int":
+        return [("float32 (exact ints)", {"dtype": "float32"}),
+                ("int32", {"dtype": "int32", "dpx": False}),
+                ("int32 DPX", {"dtype": "int32", "dpx": True}),
+                ("float32 (exact ints) + pred", {"dtype": "float32", "predecessors": True}),
+                ("int32 DPX + pred", {"dtype": "int32", "dpx": True, "predecessors": True})]
+    return [("float32", {"dtype": "float32"}), ("float64", {"dtype": "float64"}),
+            ("float32 + pred", {"dtype": "float32", "predecessors": True}),
+            ("float64 + pred", {"dtype": "float64", "predecessors": True})]
+
+
+def warm_up():
+    from simengine.network.cuda.floyd_warshall import floyd_warshall_device
+    from simengine.network.cuda.floyd_warshall_classic import classic_device
+
+    for weights in ("int", "real"):
+        g = _graph(300, 0.1, weights, 0)
+        classic_device(g)
+        for label, kw in variants(weights):
+            try:
+                floyd_warshall_device(g, **kw)
+            except Exception as e:
+                print(f"# warm-up {label}: {type(e).__name__}: {str(e)[:2000]}", flush=True)
+
+
+def fw_rows(sizes, density=0.1, seed=1, classic_max=8192, reps=3, configs=()):
+    """Benchmark rows (dicts) for each n in ``sizes``; ``configs``: extra
+    :class:`TileConfig` s timed for float32 at the first size."""
+    from simengine.network.cuda.floyd_warshall import floyd_warshall_device, to_host
+    from simengine.network.cuda.floyd_warshall_classic import classic_device
+    from simengine.network.cuda import clear_cache
+
+    peak, peak_text = peak_updates()
+    rows = []
+    for n in sizes:
+        r = reps if n <= 8192 else 1
+        for weights in ("int", "real"):
+            g = _graph(n, density, weights, seed)
+            ref = None
+            t_old = None
+            if n <= classic_max:
+                t_old, Dold = _time(lambda: classic_device(g), r)
+                ref = Dold.copy_to_host()[:n, :n]
+                del Dold
+                rows.append(_row(n, g, weights, "classic float64 (old)", t_old, peak, peak_text,
+                                 None, "reference"))
+            base = {}
+            for label, kw in variants(weights):
+                try:
+                    t, (D, P, inf) = _time(lambda: floyd_warshall_device(g, **kw), r)
+                except Exception as e:          # e.g. DPX linking on a device without it
+                    print(f"# {label} n={n}: {type(e).__name__}: {str(e)[:300]}", flush=True)
+                    continue
+                H = to_host(D, n, inf) if ref is not None else None
+                if ref is None:
+                    check = "n/a"
+                elif weights == "int":
+                    check = "exact" if np.array_equal(H, ref) else "MISMATCH"
+                else:
+                    err = np.nanmax(np.abs(H - ref) / np.where(np.isfinite(ref), ref, 1))
+                    check = f"rel {err:.1e}"
+                del D, P, H
+                base.setdefault(label.replace(" + pred", ""), t)
+                rows.append(_row(n, g, weights, label, t, peak, peak_text, t_old, check,
+                                 base.get(label.replace(" + pred", "")) if "pred" in label else None))
+            clear_cache(g)
+        if n == sizes[0]:
+            g = _graph(n, density, "int", seed)
+            for cfg in configs:
+                floyd_warshall_device(_graph(300, density, "int", 0), dtype="float32", config=cfg)
+                t, _ = _time(lambda: floyd_warshall_device(g, dtype="float32", config=cfg), r)
+                rows.append(_row(n, g, "int", f"float32 {cfg}", t, peak, peak_text, t_old, ""))
+    return rows
+
+
+def _row(n, g, weights, label, t, peak, peak_text, t_old, check, t_nopred=None):
+    ups = float(n) ** 3 / t
+    return {"family": "fw_kernel", "n": n, "edges": g.num_edges, "weights": weights,
+            "kernel": label, "seconds": t, "updates_per_s": ups, "pct_peak": 100 * ups / peak,
+            "peak": peak_text, "speedup_vs_old": (t_old / t) if t_old else None,
+            "pred_over_nopred": (t / t_nopred) if t_nopred else None, "check": check}
+
+
+def to_markdown(rows) -> list[str]:
+    fr = [r for r in rows if r.get("family") == "fw_kernel"]
+    if not fr:
+        return []
+    out = [f"peak: {fr[0]['peak']}", "",
+           "| n | weights | kernel | s | 10¹² updates/s | % of peak | vs old | pred/no pred | check |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for r in fr:
+        vs = f"{r['speedup_vs_old']:.2f}×" if r["speedup_vs_old"] else ""
+        pp = f"{r['pred_over_nopred']:.2f}×" if r["pred_over_nopred"] else ""
+        out.append(f"| {r['n']} | {r['weights']} | {r['kernel']} | {r['seconds']:.4g} | "
+                   f"{r['updates_per_s'] / 1e12:.2f} | {r['pct_peak']:.0f} | {vs} | {pp} | "
+                   f"{r['check']} |")
+    return out + [""]
