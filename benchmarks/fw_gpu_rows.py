@@ -56,17 +56,24 @@ def _time(fn, reps):
     return float(np.median(ts)), out
 
 
-def variants(weights):
-    """(label, kwargs of floyd_warshall_device) timed for one weight kind."""
+def variants(weights, n=0):
+    """(label, kwargs of floyd_warshall_device) timed for one weight kind (fewer beyond 8192)."""
     if weights == "int":
-        return [("float32 (exact ints)", {"dtype": "float32"}),
-                ("int32", {"dtype": "int32", "dpx": False}),
-                ("int32 DPX", {"dtype": "int32", "dpx": True}),
-                ("float32 (exact ints) + pred", {"dtype": "float32", "predecessors": True}),
-                ("int32 DPX + pred", {"dtype": "int32", "dpx": True, "predecessors": True})]
-    return [("float32", {"dtype": "float32"}), ("float64", {"dtype": "float64"}),
-            ("float32 + pred", {"dtype": "float32", "predecessors": True}),
-            ("float64 + pred", {"dtype": "float64", "predecessors": True})]
+        v = [("float32 (exact ints)", {"dtype": "float32"}),
+             ("int32", {"dtype": "int32", "dpx": False}),
+             ("int32 DPX", {"dtype": "int32", "dpx": True}),
+             ("float32 (exact ints) + pred", {"dtype": "float32", "predecessors": "inline"}),
+             ("float32 (exact ints) + pred (recover)",
+              {"dtype": "float32", "predecessors": "recover"}),
+             ("int32 + pred", {"dtype": "int32", "predecessors": "inline"})]
+    else:
+        v = [("float32", {"dtype": "float32"}), ("float64", {"dtype": "float64"}),
+             ("float32 + pred", {"dtype": "float32", "predecessors": "inline"}),
+             ("float64 + pred", {"dtype": "float64", "predecessors": "inline"})]
+    if n > 8192:
+        keep = ("float32 (exact ints)", "int32 DPX", "float32 (exact ints) + pred")
+        v = [x for x in v if x[0] in keep]
+    return v
 
 
 def warm_up():
@@ -94,7 +101,7 @@ def fw_rows(sizes, density=0.1, seed=1, classic_max=8192, reps=3, configs=()):
     rows = []
     for n in sizes:
         r = reps if n <= 8192 else 1
-        for weights in ("int", "real"):
+        for weights in ("int", "real") if n <= 8192 else ("int",):
             g = _graph(n, density if n <= 8192 else 0.01, weights, seed)   # (generation time)
             ref = None
             t_old = None
@@ -105,7 +112,7 @@ def fw_rows(sizes, density=0.1, seed=1, classic_max=8192, reps=3, configs=()):
                 rows.append(_row(n, g, weights, "classic float64 (old)", t_old, peak, peak_text,
                                  None, "reference"))
             base = {}
-            for label, kw in variants(weights):
+            for label, kw in variants(weights, n):
                 try:
                     t, (D, P, inf) = _time(lambda: floyd_warshall_device(g, **kw), r)
                 except Exception as e:          # e.g. DPX linking on a device without it
@@ -120,9 +127,10 @@ def fw_rows(sizes, density=0.1, seed=1, classic_max=8192, reps=3, configs=()):
                     err = np.nanmax(np.abs(H - ref) / np.where(np.isfinite(ref), ref, 1))
                     check = f"rel {err:.1e}"
                 del D, P, H
-                base.setdefault(label.replace(" + pred", ""), t)
+                plain = label.split(" + pred")[0]
+                base.setdefault(plain, t)
                 rows.append(_row(n, g, weights, label, t, peak, peak_text, t_old, check,
-                                 base.get(label.replace(" + pred", "")) if "pred" in label else None))
+                                 base.get(plain) if "pred" in label else None))
             clear_cache(g)
         if n == sizes[0]:
             g = _graph(n, density, "int", seed)

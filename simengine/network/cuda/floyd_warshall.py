@@ -41,20 +41,30 @@ else:
                np.dtype(np.float64): TileConfig(K=64, TM=4, TN=4, KC=32, P1Y=16)}
 #: use Hopper DPX for int32 distances on devices of compute capability >= 9.0
 DPX = True
+#: how the product kernel keeps predecessors: "inline" (argmin in the inner loop) or "recover"
+#: (searched after the product, only for the outputs that improved)
+PRED_MODE = "inline"
 #: integer weights whose worst path fits both: which type runs ("float32" or "int32")
 EXACT_INT = "float32"
 INIT_THREADS = 16 if simulator() else 256
 
 
-def choose_dtype(graph, dtype=None) -> np.dtype:
-    """The distance type that gives exact distances for ``graph`` (see the module docstring);
-    ``dtype`` (``"float32"``, ``"float64"``, ``"int32"``) overrides it (int32 only for integer
-    weights that fit)."""
+def _weights_info(graph, scale: int = 0):
+    """(integral, bound on the longest shortest path) of the weights (× scale + 1 if scale)."""
     n = graph.n
     w = graph.weights
     integral = w is None or (len(w) == 0 or bool(np.all(np.floor(w) == w)))
     maxw = 1.0 if w is None else (float(w.max()) if len(w) else 0.0)
-    bound = max(0, n - 1) * maxw
+    if scale:
+        maxw = maxw * scale + 1
+    return integral, max(0, n - 1) * maxw
+
+
+def choose_dtype(graph, dtype=None, scale: int = 0) -> np.dtype:
+    """The distance type that gives exact distances for ``graph`` (see the module docstring);
+    ``dtype`` (``"float32"``, ``"float64"``, ``"int32"``) overrides it (int32 only for integer
+    weights that fit).  ``scale``: the weights are run as w·scale + 1 (see :func:`floyd_warshall`)."""
+    integral, bound = _weights_info(graph, scale)
     if dtype is not None:
         dt = np.dtype(dtype)
         if dt == np.dtype(np.int32) and not (integral and bound < INT_INF):
@@ -66,6 +76,8 @@ def choose_dtype(graph, dtype=None) -> np.dtype:
         return np.dtype(EXACT_INT)
     if integral and bound < INT_INF:
         return np.dtype(np.int32)
+    if scale and not (integral and bound < 2.0 ** 53):
+        raise ValueError("tie-broken weights w*n+1 exceed 2**53")
     return np.dtype(np.float64)
 
 
@@ -116,12 +128,12 @@ def _init(D, P, npad, inf, preds):
 
 
 @cuda.jit
-def _set_arcs(D, P, indptr, indices, weights, n, zero, preds):
+def _set_arcs(D, P, indptr, indices, weights, n, zero, scale, preds):
     u = cuda.grid(1)
     if u < n:
         for e in range(indptr[u], indptr[u + 1]):
             v = indices[e]
-            w = 0.0 if zero else weights[e]
+            w = 0.0 if zero else (weights[e] * scale + 1.0 if scale else weights[e])
             if w < D[u, v]:
                 D[u, v] = w
                 if preds:
@@ -129,29 +141,34 @@ def _set_arcs(D, P, indptr, indices, weights, n, zero, preds):
 
 
 def floyd_warshall_device(graph, dtype=None, predecessors: bool = False, config=None,
-                          dpx=None, zero_weights: bool = False):
+                          dpx=None, zero_weights: bool = False, scale: int = 0):
     """Closed matrices on the device: ``(D, P, unreachable)``, D of shape (npad, npad) (the
     first n rows/columns are the graph's), P the int32 predecessors (None unless
-    ``predecessors``).  ``config``: a :class:`~.minplus.TileConfig`; ``dpx``: None = automatic;
-    ``zero_weights``: every arc weighs 0 (transitive closure)."""
-    dt = choose_dtype(graph, dtype) if not zero_weights else np.dtype(dtype or np.int32)
+    ``predecessors``; True = :data:`PRED_MODE`, or the mode itself).  ``config``: a
+    :class:`~.minplus.TileConfig`; ``dpx``: None = automatic (ignored with predecessors);
+    ``zero_weights``: every arc weighs 0 (transitive closure); ``scale``: every arc weighs
+    w·scale + 1 (integer weights only)."""
+    dt = choose_dtype(graph, dtype, scale) if not zero_weights else np.dtype(dtype or np.int32)
     cfg = config or CONFIGS[dt]
     dpx = use_dpx(dt) if dpx is None else bool(dpx)
     n = graph.n
-    check_memory(n, dt, predecessors, cfg.K)
+    check_memory(n, dt, bool(predecessors), cfg.K)
     dg = device_graph(graph)
     nt = max(1, -(-n // cfg.K))
     npad = nt * cfg.K
     D = cuda.device_array((npad, npad), dt)
+    predecessors = predecessors or False
     P = cuda.device_array((npad, npad), np.int32) if predecessors else None
     Pd = P if predecessors else D
     inf = unreachable(dt)
     nb = (npad * npad + INIT_THREADS - 1) // INIT_THREADS
-    _init[nb, INIT_THREADS](D, Pd, npad, dt.type(inf), predecessors)
+    _init[nb, INIT_THREADS](D, Pd, npad, dt.type(inf), bool(predecessors))
     if n:
         _set_arcs[(n + INIT_THREADS - 1) // INIT_THREADS, INIT_THREADS](
-            D, Pd, dg.indptr, dg.indices, dg.weights, n, zero_weights, predecessors)
-    run_rounds(D, P, nt, cfg, predecessors, dpx)
+            D, Pd, dg.indptr, dg.indices, dg.weights, n, zero_weights, scale,
+            bool(predecessors))
+    run_rounds(D, P, nt, cfg, (PRED_MODE if predecessors is True else predecessors)
+               if predecessors else False, dpx)
     return D, P, inf
 
 
@@ -166,15 +183,30 @@ def to_host(D, n: int, inf: float) -> np.ndarray:
 
 def floyd_warshall(graph, predecessors: bool = False, dtype=None, config=None, dpx=None):
     """All-pairs distances (n × n float64, inf = unreachable) computed on the GPU; with
-    ``predecessors`` also the n × n int32 predecessor matrix (−1 = none)."""
+    ``predecessors`` also the n × n int32 predecessor matrix (−1 = none).
+
+    Zero-weight arcs: blocked min-plus products pick among equally short paths independently, and
+    with zero-weight arcs such picks can close a predecessor cycle.  So with ``predecessors`` and a
+    zero-weight arc the graph is run with integer weights w·n + 1 — lengths ordered by (distance,
+    hops), every weight positive, distance = ⌊length / n⌋ — exact while (n − 1)·(max w·n + 1) <
+    2⁵³; real weights with zero-weight arcs are refused (ValueError)."""
     from ..weights import check_weights
 
     check_weights(graph)
-    D, P, inf = floyd_warshall_device(graph, dtype, predecessors, config, dpx)
-    out = to_host(D, graph.n, inf)
+    n = graph.n
+    scale = 0
+    if predecessors and graph.weights is not None and bool(np.any(graph.weights == 0)):
+        if not _weights_info(graph)[0]:
+            raise ValueError("predecessors with zero-weight arcs need integer weights on the GPU")
+        scale = max(2, n)
+    D, P, inf = floyd_warshall_device(graph, dtype, predecessors, config, dpx, scale=scale)
+    out = to_host(D, n, inf)
+    if scale:
+        fin = np.isfinite(out)
+        out[fin] = np.floor_divide(out[fin], scale)   # exact: integers below 2**53
     if not predecessors:
         return out
-    return out, P.copy_to_host()[: graph.n, : graph.n]
+    return out, P.copy_to_host()[:n, :n]
 
 
 def transitive_closure(graph, config=None) -> np.ndarray:

@@ -61,6 +61,19 @@ class TileConfig:
             raise ValueError(f"inconsistent min-plus tile configuration {self}")
         return self
 
+    def shared_bytes(self, itemsize: int, inline: bool = False) -> int:
+        """Static shared memory of the product kernel."""
+        return self.KC * ((2 * self.K + 1) * itemsize + (4 * self.K if inline else 0))
+
+    def fitted(self, itemsize: int, inline: bool = False) -> "TileConfig":
+        """This configuration with KC halved until the product fits 48 KiB of shared memory."""
+        from dataclasses import replace
+
+        cfg = self
+        while cfg.shared_bytes(itemsize, inline) > 48 * 1024 and cfg.KC > 1:
+            cfg = replace(cfg, KC=cfg.KC // 2)
+        return cfg
+
     @property
     def threads(self) -> tuple[int, int]:
         return self.K // self.TN, self.K // self.TM
@@ -73,14 +86,17 @@ class TileConfig:
 _cache: dict = {}
 
 
-def kernels(dtype, cfg: TileConfig, preds: bool, dpx: bool = False):
+def kernels(dtype, cfg: TileConfig, preds=False, dpx: bool = False):
     """(phase1, product) kernels for distance ``dtype``, tile ``cfg``, with or without the
-    predecessor matrix (compiled once per combination).  ``dpx`` (int32 only): the product's
+    predecessor matrix (``preds``: False, ``"inline"`` — the argmin kept in the inner loop — or
+    ``"recover"`` — found after the product; compiled once per combination).  ``dpx`` (int32 only): the product's
     add-and-min is Hopper's ``__viaddmin_s32``, a CUDA C++ device function linked in
     (``minplus_dpx.cu``)."""
-    key = (np.dtype(dtype), cfg, bool(preds), bool(dpx))
+    if preds not in (False, "inline", "recover"):
+        raise ValueError(f"predecessor mode {preds!r}")
+    key = (np.dtype(dtype), cfg, preds, bool(dpx))
     if key not in _cache:
-        _cache[key] = _make(np.dtype(dtype), cfg.check(), bool(preds), bool(dpx))
+        _cache[key] = _make(np.dtype(dtype), cfg.check(), preds, bool(dpx))
     return _cache[key]
 
 
@@ -91,7 +107,13 @@ def _dpx_step():
     return cuda.declare_device("se_viaddmin", int32(int32, int32, int32), link=[cu])
 
 
-def _make(dt, cfg: TileConfig, preds: bool, dpx: bool = False):
+def _simulator() -> bool:
+    from . import simulator
+
+    return simulator()
+
+
+def _make(dt, cfg: TileConfig, preds, dpx: bool = False):
     K, TM, TN, KC = cfg.K, cfg.TM, cfg.TN, cfg.KC
     TX, TY = cfg.threads
     NT = TX * TY
@@ -99,9 +121,16 @@ def _make(dt, cfg: TileConfig, preds: bool, dpx: bool = False):
     X1, Y1 = cfg.p1_threads
     RA, RB = K // Y1, K // X1                  # phase-1 registers per thread: RA rows × RB cols
     nb = _NUMBA[dt]
+    INF = nb(INT_INF) if dt == np.dtype(np.int32) else nb(np.inf)
     if dpx and dt != np.dtype(np.int32):
         raise ValueError("DPX min-plus is for int32 distances")
     step = _dpx_step() if dpx else None
+    haspred = bool(preds)
+    inline = preds == "inline"             # predecessors tracked in the inner loop
+    recover = preds == "recover"
+    SP = KC * K if inline else 1
+    # two blocks per SM without predecessors (128 registers, no spills at 8 × 8 outputs)
+    bounds = {} if _simulator() else {"launch_bounds": (NT, 1 if preds else 2)}
     KP = K + 1
     SA = KC * KP
     SB = KC * K
@@ -123,7 +152,7 @@ def _make(dt, cfg: TileConfig, preds: bool, dpx: bool = False):
         for a in range(RA):
             for b in range(RB):
                 v[a, b] = D[o + ty + Y1 * a, o + tx + X1 * b]
-                if preds:
+                if haspred:
                     p[a, b] = P[o + ty + Y1 * a, o + tx + X1 * b]
         for kk in range(K):
             s = kk & 1
@@ -133,7 +162,7 @@ def _make(dt, cfg: TileConfig, preds: bool, dpx: bool = False):
                     if a == ak:
                         for b in range(RB):
                             rowb[s, tx + X1 * b] = v[a, b]
-                            if preds:
+                            if haspred:
                                 prow[s, tx + X1 * b] = p[a, b]
             if tx == kk % X1:                  # owner of column kk publishes it
                 bk = kk // X1
@@ -148,16 +177,16 @@ def _make(dt, cfg: TileConfig, preds: bool, dpx: bool = False):
                     cand = ca + rowb[s, tx + X1 * b]
                     if cand < v[a, b]:
                         v[a, b] = cand
-                        if preds:
+                        if haspred:
                             p[a, b] = prow[s, tx + X1 * b]
             # the buffers of step kk + 2 are written after the barrier of step kk + 1
         for a in range(RA):
             for b in range(RB):
                 D[o + ty + Y1 * a, o + tx + X1 * b] = v[a, b]
-                if preds:
+                if haspred:
                     P[o + ty + Y1 * a, o + tx + X1 * b] = p[a, b]
 
-    @cuda.jit
+    @cuda.jit(**bounds)
     def product(D, P, k, phase):
         if phase == 3:
             ci = cuda.blockIdx.y
@@ -184,9 +213,14 @@ def _make(dt, cfg: TileConfig, preds: bool, dpx: bool = False):
         acc = cuda.local.array((TM, TN), nb)
         ra = cuda.local.array(TM, nb)
         rb = cuda.local.array(TN, nb)
+        Ps = cuda.shared.array(SP, int32)
+        rp = cuda.local.array(TN, int32)
+        pp = cuda.local.array((TM, TN), int32)
         for r in range(TM):
             for c in range(TN):
-                acc[r, c] = D[r0 + ty + TY * r, c0 + tx + TX * c]
+                acc[r, c] = INF              # C itself is read at the end: no address kept live
+                if inline:
+                    pp[r, c] = -1
         uty = uint64(ty)
         utx = uint64(tx)
         for kc in range(0, K, KC):
@@ -198,6 +232,8 @@ def _make(dt, cfg: TileConfig, preds: bool, dpx: bool = False):
                 kb = e // K
                 jb = e - kb * K
                 Bs[kb * K + jb] = D[k0 + kc + kb, c0 + jb]
+                if inline:
+                    Ps[kb * K + jb] = P[k0 + kc + kb, c0 + jb]
             cuda.syncthreads()
             for kk in range(KC):
                 ua = uint64(kk) * UKP + uty          # unsigned: no negative-index wraparound
@@ -206,14 +242,32 @@ def _make(dt, cfg: TileConfig, preds: bool, dpx: bool = False):
                     ra[r] = As[ua + UTY[r]]
                 for c in range(TN):
                     rb[c] = Bs[ub + UTX[c]]
-                for r in range(TM):
+                if inline:
                     for c in range(TN):
-                        if dpx:
-                            acc[r, c] = step(ra[r], rb[c], acc[r, c])
-                        else:
-                            acc[r, c] = min(acc[r, c], nb(ra[r] + rb[c]))   # int32 stays 32-bit
+                        rp[c] = Ps[ub + UTX[c]]
+                    for r in range(TM):
+                        for c in range(TN):
+                            cand = nb(ra[r] + rb[c])
+                            if cand < acc[r, c]:         # first kk of the minimum
+                                acc[r, c] = cand
+                                pp[r, c] = rp[c]
+                else:
+                    for r in range(TM):
+                        for c in range(TN):
+                            if dpx:
+                                acc[r, c] = step(ra[r], rb[c], acc[r, c])
+                            else:
+                                acc[r, c] = min(acc[r, c], nb(ra[r] + rb[c]))  # int32 stays 32-bit
             cuda.syncthreads()
-        if preds:
+        if inline:
+            for r in range(TM):
+                for c in range(TN):
+                    i = r0 + ty + TY * r
+                    j = c0 + tx + TX * c
+                    if acc[r, c] < D[i, j]:
+                        D[i, j] = acc[r, c]
+                        P[i, j] = pp[r, c]
+        elif haspred:
             pr = cuda.local.array((TM, TN), int32)
             for r in range(TM):
                 i = r0 + ty + TY * r
@@ -226,22 +280,27 @@ def _make(dt, cfg: TileConfig, preds: bool, dpx: bool = False):
                             if D[i, k0 + kk] + D[k0 + kk, j] == a:
                                 pr[r, c] = P[k0 + kk, j]
                                 break
-            cuda.syncthreads()
+            cuda.syncthreads()                 # the old tiles were read: now write
             for r in range(TM):
                 for c in range(TN):
                     if pr[r, c] != -2:
                         P[r0 + ty + TY * r, c0 + tx + TX * c] = pr[r, c]
-        for r in range(TM):
-            for c in range(TN):
-                D[r0 + ty + TY * r, c0 + tx + TX * c] = acc[r, c]
+                        D[r0 + ty + TY * r, c0 + tx + TX * c] = acc[r, c]
+        else:
+            for r in range(TM):
+                for c in range(TN):
+                    i = r0 + ty + TY * r
+                    j = c0 + tx + TX * c
+                    D[i, j] = min(D[i, j], acc[r, c])
 
     return phase1, product
 
 
-def run_rounds(D, P, nt: int, cfg: TileConfig, preds: bool, dpx: bool = False):
+def run_rounds(D, P, nt: int, cfg: TileConfig, preds=False, dpx: bool = False):
     """The ``nt`` rounds of the blocked closure on the device matrices ``D`` (npad × npad, npad =
-    nt·K) and ``P`` (same shape, int32, when ``preds``)."""
-    p1, p2 = kernels(D.dtype, cfg, preds, dpx)
+    nt·K) and ``P`` (same shape, int32, when ``preds``: see :func:`kernels`)."""
+    cfg = cfg.fitted(D.dtype.itemsize, preds == "inline")
+    p1, p2 = kernels(D.dtype, cfg, preds, dpx and not preds)
     k1 = p1[1, cfg.p1_threads]
     k2 = p2[(nt, 2), cfg.threads]
     k3 = p2[(nt, nt), cfg.threads]
