@@ -17,10 +17,10 @@ Algorithms:
 ``auto``: unweighted → ``msbfs``; weighted → ``fw`` when at least a quarter of the vertices are
 sources (Floyd–Warshall computes every row anyway), the n² matrix fits (≤ FW_MAX_BYTES) and either
 n ≤ FW_MAX_N, or n ≤ FW_DENSE_MAX_N and the arc density m / (n(n−1)) ≥ FW_MIN_DENSITY; otherwise
-``frontier``.  Cutoffs from H100 measurements (docs/network-gpu.md): FW beat the frontier SSSP
-over all sources at every size tried up to n = 8192 — by 1.0× on sparse (degree 6) graphs at
-8192, 6× at density 0.1 — and its O(n³) cost overtakes the frontier's O(n·m·iterations) beyond
-about n = 8192 for sparse graphs and later for dense ones.
+``frontier``.  Cutoffs from H100 measurements (docs/network-gpu.md, 2026-11-25, min-plus kernels):
+over all sources FW beat the frontier SSSP at every size tried up to n = 16384 — 1.5× on sparse
+(degree 6) graphs at 16384, 4.7× at density 0.01 — and its O(n³) cost (5.2 s at n = 32768)
+overtakes the frontier's O(n·m·iterations) beyond that on sparse graphs, later on dense ones.
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ import numpy as np
 RUNS = ("msbfs", "bfs", "dobfs", "frontier", "nearfar", "fw")
 
 #: auto → Floyd–Warshall for every weighted graph up to this size (all-sources runs)
-FW_MAX_N = 8192
+FW_MAX_N = 16384
 #: … and for dense weighted graphs (density ≥ FW_MIN_DENSITY) up to this size
 FW_DENSE_MAX_N = 32768
 FW_MIN_DENSITY = 0.02

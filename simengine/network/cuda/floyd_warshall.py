@@ -9,8 +9,8 @@ Distance type (:func:`choose_dtype`), always exact unless the caller asks for fl
 
 * integer weights (or none) whose worst path, (n − 1)·max w, stays below 2²⁴ → float32: the
   sums are exact integers, and the FP32 pipes do an add and a min per update;
-* integer weights below 2³⁰ − 1 → int32 (sentinel :data:`.minplus.INT_INF`), with Hopper's
-  ``__viaddmin_s32`` (one instruction for add and min) where it is measured to win (:data:`DPX`);
+* integer weights below 2³⁰ − 1 → int32 (sentinel :data:`.minplus.INT_INF`), optionally with
+  Hopper's ``__viaddmin_s32`` (one instruction for add and min; :data:`DPX`, ``dpx=True``);
 * otherwise float64 (``inf``).  ``dtype="float32"`` forces float32 for real weights (rounded:
   relative error about n·2⁻²⁴).
 
@@ -39,8 +39,11 @@ if simulator():
 else:
     CONFIGS = {np.dtype(np.int32): TileConfig(), np.dtype(np.float32): TileConfig(),
                np.dtype(np.float64): TileConfig(K=64, TM=4, TN=4, KC=32, P1Y=16)}
-#: use Hopper DPX for int32 distances on devices of compute capability >= 9.0
-DPX = True
+#: use Hopper DPX for int32 distances by default on devices of compute capability >= 9.0: off —
+#: on the H100 it tied with plain int32 at n = 8192 (0.0993 s against 0.0994 s, 2026-11-25): the
+#: product kernel is not bound by its add-and-min issue rate (docs/network-gpu.md); ``dpx=True``
+#: selects it
+DPX = False
 #: how the product kernel keeps predecessors: "inline" (argmin in the inner loop) or "recover"
 #: (searched after the product, only for the outputs that improved)
 PRED_MODE = "inline"

@@ -131,6 +131,9 @@ def _make(dt, cfg: TileConfig, preds, dpx: bool = False):
     SP = KC * K if inline else 1
     # two blocks per SM without predecessors (128 registers, no spills at 8 × 8 outputs)
     bounds = {} if _simulator() else {"launch_bounds": (NT, 1 if preds else 2)}
+    # phase 1: X1·Y1 threads in one block (the register cap that makes it launch; with
+    # predecessors a few values spill to local memory)
+    bounds1 = {} if _simulator() else {"launch_bounds": (X1 * Y1, 1)}
     KP = K + 1
     SA = KC * KP
     SB = KC * K
@@ -139,7 +142,7 @@ def _make(dt, cfg: TileConfig, preds, dpx: bool = False):
     UTY = tuple(np.uint64(TY * r) for r in range(TM))
     UTX = tuple(np.uint64(TX * c) for c in range(TN))
 
-    @cuda.jit
+    @cuda.jit(**bounds1)
     def phase1(D, P, k):
         tx = cuda.threadIdx.x
         ty = cuda.threadIdx.y
