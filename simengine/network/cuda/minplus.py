@@ -159,20 +159,14 @@ def _make(dt, cfg: TileConfig, preds, dpx: bool = False):
                     p[a, b] = P[o + ty + Y1 * a, o + tx + X1 * b]
         for kk in range(K):
             s = kk & 1
-            if ty == kk % Y1:                  # owner of row kk publishes it
-                ak = kk // Y1
-                for a in range(RA):
-                    if a == ak:
-                        for b in range(RB):
-                            rowb[s, tx + X1 * b] = v[a, b]
-                            if haspred:
-                                prow[s, tx + X1 * b] = p[a, b]
-            if tx == kk % X1:                  # owner of column kk publishes it
-                bk = kk // X1
+            for a in range(RA):                # the owners of row kk and column kk publish them
                 for b in range(RB):
-                    if b == bk:
-                        for a in range(RA):
-                            colb[s, ty + Y1 * a] = v[a, b]
+                    if ty + Y1 * a == kk:
+                        rowb[s, tx + X1 * b] = v[a, b]
+                        if haspred:
+                            prow[s, tx + X1 * b] = p[a, b]
+                    if tx + X1 * b == kk:
+                        colb[s, ty + Y1 * a] = v[a, b]
             cuda.syncthreads()
             for a in range(RA):
                 ca = colb[s, ty + Y1 * a]
