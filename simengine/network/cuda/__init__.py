@@ -134,7 +134,7 @@ _ATTR = "_simengine_cuda_cache"
 
 def graph_cache(graph, device: int | None = None) -> dict:
     """Per-graph, per-device dict of cached device data: ``"graph"`` (the :class:`DeviceGraph`),
-    ``"fw"`` (the Floyd–Warshall matrix).  ``device`` None: the current device."""
+    ``"fw"`` (the Floyd–Warshall matrix and its "no path" value, :func:`.floyd_warshall.fw_matrix`).  ``device`` None: the current device."""
     key = current_device() if device is None else int(device)
     per_device = graph.__dict__.setdefault(_ATTR, {})
     return per_device.setdefault(key, {})
