@@ -1,6 +1,7 @@
 """Floyd–Warshall kernel rows of ``bench_network_gpu.py --fw-sizes``: the min-plus kernels
 (:mod:`simengine.network.cuda.floyd_warshall`) in each distance type, with and without
-predecessors and DPX, next to the first kernel (:mod:`~simengine.network.cuda.floyd_warshall_classic`,
+predecessors and DPX, next to the first kernel
+(:mod:`~simengine.network.cuda.floyd_warshall_classic`,
 float64) in the same run, on G(n, p) graphs with integer weights 1–10 and real weights.
 
 Updates = n³ (one candidate d(i,k) + d(k,j) per triple, padding excluded).  Peak = the rate at
@@ -154,7 +155,8 @@ def to_markdown(rows) -> list[str]:
     if not fr:
         return []
     out = [f"peak: {fr[0]['peak']}", "",
-           "| n | weights | kernel | s | 10¹² updates/s | % of peak | vs old | pred/no pred | check |",
+           "| n | weights | kernel | s | 10¹² updates/s | % of peak | vs old | pred/no pred "
+           "| check |",
            "|---|---|---|---|---|---|---|---|---|"]
     for r in fr:
         vs = f"{r['speedup_vs_old']:.2f}×" if r["speedup_vs_old"] else ""

@@ -120,7 +120,6 @@ def test_dpx_path_matches_plain_int32():
 
 
 def test_transitive_closure_is_reachability():
-    from scipy.sparse.csgraph import connected_components  # noqa: F401  (scipy present)
     from simengine.network.cuda.floyd_warshall import transitive_closure
 
     g = _graph(SIZES[0], 0.03, True, "int", seed=11)

@@ -66,7 +66,7 @@ def _weights_info(graph, scale: int = 0):
 def choose_dtype(graph, dtype=None, scale: int = 0) -> np.dtype:
     """The distance type that gives exact distances for ``graph`` (see the module docstring);
     ``dtype`` (``"float32"``, ``"float64"``, ``"int32"``) overrides it (int32 only for integer
-    weights that fit).  ``scale``: the weights are run as w·scale + 1 (see :func:`floyd_warshall`)."""
+    weights that fit).  ``scale``: the weights are run as w·scale + 1 (:func:`floyd_warshall`)."""
     integral, bound = _weights_info(graph, scale)
     if dtype is not None:
         dt = np.dtype(dtype)

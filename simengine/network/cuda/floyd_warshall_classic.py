@@ -144,7 +144,8 @@ def kernels(T: int = TILE, R: int = ROWS):
 
 
 def classic_device(graph, tile: int = TILE, rows: int = ROWS):
-    """The first kernel (kept as the benchmark's reference): closed distance matrix on the device, shape (npad, npad) with npad = ceil(n/T)·T; the
+    """The first kernel (kept as the benchmark's reference): closed distance matrix on the
+    device, shape (npad, npad) with npad = ceil(n/T)·T; the
     first n rows/columns are the graph's (float64, inf = unreachable)."""
     T, R = int(tile), int(rows)
     if T % R:
