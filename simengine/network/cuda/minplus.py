@@ -90,9 +90,8 @@ def kernels(dtype, cfg: TileConfig, preds=False, dpx: bool = False):
     """(phase1, product) kernels for distance ``dtype``, tile ``cfg``, with or without the
     predecessor matrix (``preds``: False, ``"inline"`` — the argmin kept in the inner loop — or
     ``"recover"`` — found after the product; compiled once per combination).  ``dpx`` (int32
-    only): the product's
-    add-and-min is Hopper's ``__viaddmin_s32``, a CUDA C++ device function linked in
-    (``minplus_dpx.cu``)."""
+    only): the product's add-and-min is Hopper's ``__viaddmin_s32``, a CUDA C++ device function
+    linked in (``minplus_dpx.cu``)."""
     if preds not in (False, "inline", "recover"):
         raise ValueError(f"predecessor mode {preds!r}")
     key = (np.dtype(dtype), cfg, preds, bool(dpx))
