@@ -20,10 +20,13 @@ tile, which is safe because a block reads all of it before any thread writes (th
 ends the last chunk) and no other block reads it.
 
 Predecessors (``P``, int32, −1 = none): phase 1 copies ``P[kk, j]`` on a strict improvement; the
-products keep only distances in the inner loop, then each thread recovers, for every output that
-became strictly smaller, the first ``kk`` with ``A[i, kk] + B[kk, j] == new`` (bit-exact: the
-same addition) and takes ``P[kk, j]`` from B's tile — old values, read before the barrier that
-precedes the writes.  Distances: int32 (sentinel ``INT_INF`` = 2³⁰ − 1, so INF + INF does not
+product either keeps the argmin in its inner loop (``"inline"``, the default: B's predecessor
+chunk in shared memory, ``P[kk, j]`` taken on a strict improvement, so the first kk of the
+minimum) or (``"recover"``) keeps only distances and then finds, for every output that became
+strictly smaller, the first kk with ``A[i, kk] + B[kk, j] == new`` (bit-exact: the same addition),
+reading B's old predecessors before the barrier that precedes the writes.  C starts at "no path"
+in the registers and is read only at the end (no tile addresses live across the loop).
+Distances: int32 (sentinel ``INT_INF`` = 2³⁰ − 1, so INF + INF does not
 overflow), float32 or float64 (``inf``).
 """
 from __future__ import annotations
