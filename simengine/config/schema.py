@@ -219,7 +219,8 @@ class SampleSpec(Strict):
 ALGORITHM_NAMES = network_algorithms.NAMES
 
 STATISTICS = ("mean_distance", "diameter", "radius", "eccentricity", "distance_histogram",
-              "closeness", "harmonic", "efficiency", "components", "mst_weight")
+              "closeness", "harmonic", "efficiency", "components", "mst_weight",
+              "clustering", "assortativity", "kcore")
 
 
 class MetricsSpec(Strict):

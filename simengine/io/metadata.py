@@ -90,6 +90,15 @@ NETWORK = {
                                   "harmonic_centrality; sampled runs scale to all sources)"),
     "vertex/id": ("1", "the vertex's id in the input (file id or networkx label)"),
     "vertex/degree": ("1", "out-degree of the vertex"),
+    "vertex/clustering": ("1", "local clustering coefficient (networkx clustering; Fagiolo's "
+                               "directed form for directed graphs)"),
+    "vertex/core_number": ("1", "largest k such that the vertex is in the k-core (networkx "
+                                "core_number; in- + out-degree for directed graphs)"),
+    "statistics/average_clustering": ("1", "mean local clustering coefficient over every vertex"),
+    "statistics/transitivity": ("1", "3 × triangles / connected triples (networkx transitivity)"),
+    "statistics/degree_assortativity": ("1", "Pearson correlation of the degrees at the two ends "
+                                             "of an arc (out-degree → in-degree when directed)"),
+    "statistics/degeneracy": ("1", "largest core number"),
     "statistics/n": ("1", "number of vertices"),
     "statistics/mean_distance": (D, "mean of d(s, t) over reachable ordered pairs s ≠ t"),
     "statistics/diameter": (D, "largest finite distance (a lower bound when sources are sampled)"),

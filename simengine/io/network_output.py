@@ -93,6 +93,10 @@ class NetworkOutput:
                                                          np.bool_))}
         scalars.update(extra_metrics(self.job))
         vertex = {k: res[k] for k in ("eccentricity", "closeness", "harmonic") if k in res}
+        from ..network.structure import job_structure_results
+        more_scalars, more_vertex = job_structure_results(self.job)
+        scalars.update(more_scalars)
+        vertex.update(more_vertex)
         hist = res.get("distance_histogram")
         return (scalars, vertex, hist, float(res.get("histogram_bin_width", 1.0)),
                 str(res.get("scope", "all sources")))

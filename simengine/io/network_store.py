@@ -202,7 +202,9 @@ class NetworkIndex:
             if vertex:
                 g = f.require_group("vertex")
                 for k, v in vertex.items():
-                    put_array(g, k, np.asarray(v, dtype=np.float64), self.compression)
+                    v = np.asarray(v)   # integer arrays (core numbers) stay integers
+                    put_array(g, k, v if v.dtype.kind in "iu" else v.astype(np.float64),
+                              self.compression)
             if hist is not None:
                 put_array(f, "distance_histogram", np.asarray(hist),
                           attrs={"bin_width": float(bin_width),
