@@ -1,0 +1,86 @@
+"""Shortest-path predecessors from distance rows on the GPU — the twin of
+:mod:`simengine.network.cpu.predecessors` (same rule, same result).
+
+One thread per (row, vertex), one launch per level of the breadth-first search over tight arcs
+(d[v] + w(v,u) == d[u]): a vertex of level L expands its tight out-arcs; an unlevelled target gets
+level L+1 (concurrent writers store the same value) and ``atomic.min`` keeps the smallest
+predecessor of level L, so the result does not depend on thread order.  The rows are uploaded from
+the host's stored distances (the engines' device buffers are not shared); one int is read back per
+level.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import cuda
+
+from . import device_context, device_graph, simulator
+
+THREADS = 32 if simulator() else 256
+NONE = np.int32(2**31 - 1)
+
+
+@cuda.jit
+def _init(level, pred, sources):
+    tid = cuda.grid(1)
+    B, n = level.shape
+    if tid < B * n:
+        b = tid // n
+        v = tid - b * n
+        pred[b, v] = NONE
+        level[b, v] = 0 if v == sources[b] else -1
+
+
+@cuda.jit
+def _expand(indptr, indices, weights, weighted, dist, sentinel, level, pred, L, changed):
+    tid = cuda.grid(1)
+    B, n = level.shape
+    if tid < B * n:
+        b = tid // n
+        v = tid - b * n
+        if level[b, v] == L:
+            dv = np.float64(dist[b, v])
+            for e in range(indptr[v], indptr[v + 1]):
+                u = indices[e]
+                du = np.float64(dist[b, u])
+                if du == sentinel:
+                    continue
+                w = weights[e] if weighted else 1.0
+                if dv + w != du:
+                    continue
+                lu = level[b, u]
+                if lu < 0 or lu == L + 1:
+                    level[b, u] = L + 1
+                    cuda.atomic.min(pred, (b, u), v)
+                    changed[0] = 1
+
+
+def predecessor_rows(graph, sources, dist, sentinel: float, out, device=None) -> int:
+    """As :func:`simengine.network.cpu.predecessors.predecessor_rows`, on GPU ``device``."""
+    S, n = len(sources), graph.n
+    if S == 0 or n == 0:
+        return 0
+    with device_context(device):
+        dg = device_graph(graph)
+        weighted = graph.weights is not None
+        w = dg.weights if weighted else cuda.to_device(np.zeros(1))
+        d = cuda.to_device(np.ascontiguousarray(dist))
+        level = cuda.device_array((S, n), np.int32)
+        pred = cuda.device_array((S, n), np.int32)
+        blocks = -(-(S * n) // THREADS)
+        _init[blocks, THREADS](level, pred, cuda.to_device(np.ascontiguousarray(sources,
+                                                                               np.int64)))
+        changed = cuda.device_array(1, np.int32)
+        L = 0
+        while True:
+            changed.copy_to_device(np.zeros(1, np.int32))
+            _expand[blocks, THREADS](dg.indptr, dg.indices, w, weighted, d, float(sentinel),
+                                     level, pred, L, changed)
+            if not changed.copy_to_host()[0]:
+                break
+            L += 1
+        p = pred.copy_to_host()
+        reached = level.copy_to_host() >= 0
+    p[p == NONE] = -1
+    out[...] = p
+    finite = np.asarray(dist, dtype=np.float64) != float(sentinel)
+    return int(np.count_nonzero(finite & ~reached))
