@@ -515,6 +515,13 @@ def _network_plan(sc, ranks: int) -> Plan:
                                f"stored distances: {rows:,} rows of {n:,} held until a "
                                f"checkpoint write", host=2 * rows * n * isz))
         plan.disk = total_k * n * isz
+        if spec.metrics.store_predecessors:
+            plan.items.append(Item("metrics.store_predecessors",
+                                   f"stored predecessors: {rows:,} int32 rows of {n:,} held "
+                                   f"until a checkpoint write", host=2 * rows * n * 4 + 8 * n,
+                                   device=(min(k, 256) * n * (8 + isz)
+                                           if backend == "cuda" else 0)))
+            plan.disk += total_k * n * 4
     if alg == "fw":
         work = float(n) ** 3
         unit = "min-plus operations"

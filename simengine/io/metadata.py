@@ -77,6 +77,8 @@ NETWORK = {
     "sources": ("1", "source vertices in the order they were processed (row i of /distances)"),
     "distances": (D, "d(sources[i], t) for every target t; unreachable targets hold the value of "
                      "the attribute 'unreachable'"),
+    "predecessors": ("1", "vertex before t on a shortest path from sources[i] (0-based row "
+                          "number; /vertex/id names it); -1: t is the source or unreachable"),
     "distance_histogram": ("ordered pairs", "number of ordered pairs (s, t), s ≠ t, s a source, "
                                             "with d(s, t) in [i·w, (i+1)·w) (w = bin_width; hops "
                                             "d = i for unweighted graphs)"),
@@ -352,6 +354,8 @@ def _network_dimensions(f):
         # rows follow /sources; the target axis gets its own root dimension (an HDF5 group and a
         # dataset cannot share the name "vertex")
         _attach(f["distances"], [f["sources"], _dimension_only(f, "target", n)])
+    if "predecessors" in f and "sources" in f:
+        _attach(f["predecessors"], [f["sources"], _dimension_only(f, "target", n)])
 
 
 def _checkpoint_dimensions(g, n):

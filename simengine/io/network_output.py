@@ -40,6 +40,7 @@ class NetworkOutput:
             self.index = NetworkIndex(self.path, _attributes(job, sc), job.graph.n, job.total,
                                       job.store_dtype, unreachable, compression)
             self.index.hook = annotate_network
+            self.index.predecessors = bool(getattr(job, "store_predecessors", False))
             if job.graph.ids is not None:   # the input's name of vertex i
                 self.index.vertex_id = job.graph.output_ids()
             self.rows_done = 0
@@ -61,7 +62,9 @@ class NetworkOutput:
             rows = []
             if job.pending_rows:
                 block = np.concatenate(job.pending_rows)
-                first, end = self.parts.append_rows(self.rows_done, block)
+                preds = (np.concatenate(job.pending_pred_rows) if self.index.predecessors
+                         else None)
+                first, end = self.parts.append_rows(self.rows_done, block, preds)
                 written.append(self.parts.root / f"distances/r{first:012d}-{end:012d}.h5")
                 rows.append((first, end))
             state = job.stats.state()
@@ -80,6 +83,7 @@ class NetworkOutput:
                     f"with --resume)")
             raise OutputError(f"{exc}; {tail}") from None
         job.pending_rows = []
+        job.pending_pred_rows = []
         if rows:
             self.rows_done = rows[-1][1]
 
