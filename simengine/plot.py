@@ -8,8 +8,8 @@ Field runs: ``field.png`` (latest φ on physical axes x = i·h), ``observables.p
 L(t) with the fitted coarsening exponent and a t^{1/3} guide), ``structure_factor.png`` (S(k, t) at
 the snapshot times), ``snapshots.png`` (+ ``snapshots.gif``), ``phi_histogram.png``.
 Network runs: ``distance_histogram.png``, ``vertex_metrics.png``, ``degree_distribution.png``,
-``metric_vs_degree.png``, ``clustering_vs_degree.png`` (runs with the ``clustering`` statistic). Degrees come from ``/vertex/degree`` when the file has it, otherwise the
-graph is rebuilt from the stored scenario (generator, or the graph file if it is still at its
+``metric_vs_degree.png``, ``clustering_vs_degree.png`` (runs with the ``clustering`` statistic).
+Degrees come from ``/vertex/degree`` when the file has it, otherwise the graph is rebuilt from the stored scenario (generator, or the graph file if it is still at its
 path) and checked against the file's vertex and arc counts (and content hash where possible).
 """
 from __future__ import annotations
