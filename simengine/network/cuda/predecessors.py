@@ -50,7 +50,7 @@ def _expand(indptr, indices, weights, weighted, dist, sentinel, level, pred, L, 
                 lu = level[b, u]
                 if lu < 0 or lu == L + 1:
                     level[b, u] = L + 1
-                    cuda.atomic.min(pred, (b, u), v)
+                    cuda.atomic.min(pred, (b, u), np.int32(v))
                     changed[0] = 1
 
 
