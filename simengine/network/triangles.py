@@ -20,8 +20,29 @@ from __future__ import annotations
 
 
 def count_common(a, alo, ahi, b, blo, bhi):
-    """|a[alo:ahi] ∩ b[blo:bhi]| for two sorted rows without repeats."""
+    """|a[alo:ahi] ∩ b[blo:bhi]| for two sorted rows without repeats: a merge, or — when one row
+    is more than SKEW times longer — a binary search of each entry of the shorter one in what is
+    left of the longer one (a hub's row against a leaf's costs the leaf's length × log)."""
+    if ahi - alo > bhi - blo:
+        a, alo, ahi, b, blo, bhi = b, blo, bhi, a, alo, ahi
     c = 0
+    if (ahi - alo) * 8 < bhi - blo:
+        lo = blo
+        for i in range(alo, ahi):
+            x = a[i]
+            hi = bhi
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if b[mid] < x:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            if lo == bhi:
+                break
+            if b[lo] == x:
+                c += 1
+                lo += 1
+        return c
     while alo < ahi and blo < bhi:
         x = a[alo]
         y = b[blo]

@@ -1,5 +1,7 @@
-"""Shortest-path predecessors from stored distance rows, on the CPU (numba, ``prange`` over chunks
-of rows; each chunk owns its queue and level buffers).  The rule is
+"""Shortest-path predecessors from stored distance rows, on the CPU (numba).  Hop distances: the
+levels are the distances, so each vertex scans its sorted in-arcs for the first p with
+d[p] = d[u] − 1 (``prange`` over rows).  Weights: a breadth-first search over the tight arcs per
+row (``prange`` over chunks of rows; each chunk owns its queue and level buffers).  The rule is
 :mod:`simengine.network.predecessors`'s; the GPU twin is :mod:`simengine.network.cuda.predecessors`.
 """
 from __future__ import annotations
@@ -49,6 +51,33 @@ def _tight_bfs(indptr, indices, weights, weighted, s, drow, sentinel, prow, leve
     return finite - tail
 
 
+@njit(cache=True)
+def _hop_row(tindptr, tindices, s, drow, sentinel, prow):
+    """Hop distances: the BFS levels are the distances, so pred[u] is the first (smallest)
+    in-neighbour p with d[p] = d[u] − 1 — one scan of u's sorted in-arcs, stopping at the first."""
+    n = len(tindptr) - 1
+    missing = 0
+    for u in range(n):
+        prow[u] = -1
+        du = np.float64(drow[u])
+        if u == s or du == sentinel:
+            continue
+        for e in range(tindptr[u], tindptr[u + 1]):
+            p = tindices[e]
+            if np.float64(drow[p]) + 1.0 == du:
+                prow[u] = p
+                break
+        if prow[u] < 0:
+            missing += 1
+    return missing
+
+
+@njit(cache=True, parallel=True)
+def _hop_rows(tindptr, tindices, sources, dist, sentinel, pred, missing):
+    for i in prange(len(sources)):
+        missing[i] = _hop_row(tindptr, tindices, sources[i], dist[i], sentinel, pred[i])
+
+
 @njit(cache=True, parallel=True)
 def _rows(indptr, indices, weights, weighted, sources, dist, sentinel, pred, starts, missing):
     n = len(indptr) - 1
@@ -70,10 +99,14 @@ def predecessor_rows(graph, sources, dist, sentinel: float, out, device=None) ->
     if S == 0:
         return 0
     weighted = graph.weights is not None
-    w = graph.weights if weighted else np.zeros(1)
+    sources = np.ascontiguousarray(sources, np.int64)
+    missing = np.zeros(S, np.int64)
+    if not weighted:
+        t = graph.transpose()
+        _hop_rows(t.indptr, t.indices, sources, dist, float(sentinel), out, missing)
+        return int(missing.sum())
     chunks = min(S, 4 * numba.get_num_threads())
     starts = np.linspace(0, S, chunks + 1).astype(np.int64)
-    missing = np.zeros(S, np.int64)
-    _rows(graph.indptr, graph.indices, w, weighted, np.ascontiguousarray(sources, np.int64),
-          dist, float(sentinel), out, starts, missing)
+    _rows(graph.indptr, graph.indices, graph.weights, weighted, sources, dist, float(sentinel),
+          out, starts, missing)
     return int(missing.sum())

@@ -1,7 +1,9 @@
 """Shortest-path predecessors from distance rows on the GPU — the twin of
 :mod:`simengine.network.cpu.predecessors` (same rule, same result).
 
-One thread per (row, vertex), one launch per level of the breadth-first search over tight arcs
+Hop distances (unweighted graphs): one launch, one thread per (row, vertex) scanning the vertex's
+sorted in-arcs for the first p with d[p] = d[u] − 1 (the levels are the distances).  Weights: one
+thread per (row, vertex), one launch per level of the breadth-first search over tight arcs
 (d[v] + w(v,u) == d[u]): a vertex of level L expands its tight out-arcs; an unlevelled target gets
 level L+1 (concurrent writers store the same value) and ``atomic.min`` keeps the smallest
 predecessor of level L, so the result does not depend on thread order.  The rows are uploaded from
@@ -54,6 +56,26 @@ def _expand(indptr, indices, weights, weighted, dist, sentinel, level, pred, L, 
                     changed[0] = 1
 
 
+@cuda.jit
+def _hop(tindptr, tindices, dist, sentinel, sources, pred):
+    """Hop distances: pred[b, u] = the first in-neighbour p with d[p] = d[u] − 1 (the BFS levels
+    are the distances); one launch, no levels."""
+    tid = cuda.grid(1)
+    B, n = pred.shape
+    if tid < B * n:
+        b = tid // n
+        u = tid - b * n
+        p = -1
+        du = np.float64(dist[b, u])
+        if u != sources[b] and du != sentinel:
+            for e in range(tindptr[u], tindptr[u + 1]):
+                q = tindices[e]
+                if np.float64(dist[b, q]) + 1.0 == du:
+                    p = q
+                    break
+        pred[b, u] = p
+
+
 def predecessor_rows(graph, sources, dist, sentinel: float, out, device=None) -> int:
     """As :func:`simengine.network.cpu.predecessors.predecessor_rows`, on GPU ``device``."""
     S, n = len(sources), graph.n
@@ -64,11 +86,18 @@ def predecessor_rows(graph, sources, dist, sentinel: float, out, device=None) ->
         weighted = graph.weights is not None
         w = dg.weights if weighted else cuda.to_device(np.zeros(1))
         d = cuda.to_device(np.ascontiguousarray(dist))
-        level = cuda.device_array((S, n), np.int32)
         pred = cuda.device_array((S, n), np.int32)
         blocks = -(-(S * n) // THREADS)
-        _init[blocks, THREADS](level, pred, cuda.to_device(np.ascontiguousarray(sources,
-                                                                               np.int64)))
+        src = cuda.to_device(np.ascontiguousarray(sources, np.int64))
+        if not weighted:
+            _hop[blocks, THREADS](dg.t_indptr, dg.t_indices, d, float(sentinel), src, pred)
+            p = pred.copy_to_host()
+            out[...] = p
+            finite = np.asarray(dist, dtype=np.float64) != float(sentinel)
+            finite[np.arange(S), np.asarray(sources, np.int64)] = False
+            return int(np.count_nonzero(finite & (p < 0)))
+        level = cuda.device_array((S, n), np.int32)
+        _init[blocks, THREADS](level, pred, src)
         changed = cuda.device_array(1, np.int32)
         L = 0
         while True:
