@@ -1,6 +1,8 @@
-"""Triangle counts per vertex over a CSR graph with sorted adjacency: the per-vertex bodies that
-the CPU (:mod:`simengine.network.cpu.clustering`, numba ``njit``) and the GPU
-(:mod:`simengine.network.cuda.clustering`, ``cuda.jit(device=True)``) compile from the same source.
+"""Triangle counts per vertex over a CSR graph with sorted adjacency: what is counted, and the
+per-vertex bodies by sorted-row intersection that the GPU compiles
+(:mod:`simengine.network.cuda.clustering`, ``cuda.jit(device=True)``; they also compile with
+numba ``njit`` and serve as the plain reference).  The CPU counts the same integers with mark
+arrays (:mod:`simengine.network.cpu.clustering`); the tests compare the two.
 
 :func:`vertex_kernels` takes the compiler (``jit``) and returns the two per-vertex functions:
 
