@@ -75,7 +75,7 @@ def test_zero_weight_cycles_give_no_predecessor_cycles():
     check_rows(g, [0], P)
 
 
-@pytest.mark.parametrize("weights", ["none", "int"])
+@pytest.mark.parametrize("weights", ["none", "int", "float"])
 def test_gpu_predecessors_equal_the_cpu_rows(weights):
     g = random_graph(True, weights, seed=5, n=14, m=26)
     S = np.array([0, 3, 7, 13])
@@ -173,3 +173,10 @@ def test_predecessors_need_distances_and_are_counted_in_memory(tmp_path, monkeyp
     monkeypatch.setenv(resources.HOST_LIMIT_ENV, "3000000")
     with pytest.raises(UserError, match="metrics.store_predecessors"):
         resources.check(sc)
+    # a dense weighted graph: auto would run Floyd-Warshall, predecessors run a per-source engine
+    dense = text.replace("n: 600, m: 1800, seed: 1}", "n: 100, m: 2000, seed: 1, "
+                         "weights: {type: uniform_int, low: 1, high: 9, seed: 1}}")
+    whats = lambda t: [i.what for i in resources.estimate(  # noqa: E731
+        scenario_from_text(t, str(tmp_path / "d.yaml"))).items]
+    assert any("Floyd" in w for w in whats(dense.replace(", store_predecessors: true", "")))
+    assert not any("Floyd" in w for w in whats(dense))
