@@ -12,7 +12,7 @@ from numba import njit, prange
 
 
 @njit(cache=True)
-def _tight_bfs(indptr, indices, weights, weighted, s, drow, sentinel, prow, level, queue):
+def _tight_bfs(indptr, indices, weights, s, drow, sentinel, prow, level, queue):
     """One source: breadth-first search over the tight arcs (d[v] + w(v,u) == d[u]) from ``s``;
     ``prow[u]`` = the smallest tight in-neighbour one level above u.  Returns how many vertices
     have a finite distance but were not reached (0 unless the distances are not shortest)."""
@@ -34,8 +34,7 @@ def _tight_bfs(indptr, indices, weights, weighted, s, drow, sentinel, prow, leve
             du = np.float64(drow[u])
             if du == sentinel:
                 continue
-            w = weights[e] if weighted else 1.0
-            if dv + w != du:
+            if dv + weights[e] != du:
                 continue
             if level[u] < 0:
                 level[u] = lv
@@ -79,14 +78,14 @@ def _hop_rows(tindptr, tindices, sources, dist, sentinel, pred, missing):
 
 
 @njit(cache=True, parallel=True)
-def _rows(indptr, indices, weights, weighted, sources, dist, sentinel, pred, starts, missing):
+def _rows(indptr, indices, weights, sources, dist, sentinel, pred, starts, missing):
     n = len(indptr) - 1
     for c in prange(len(starts) - 1):
         level = np.empty(n, np.int32)
         queue = np.empty(max(n, 1), np.int32)
         for i in range(starts[c], starts[c + 1]):
-            missing[i] = _tight_bfs(indptr, indices, weights, weighted, sources[i], dist[i],
-                                    sentinel, pred[i], level, queue)
+            missing[i] = _tight_bfs(indptr, indices, weights, sources[i], dist[i], sentinel,
+                                    pred[i], level, queue)
 
 
 def predecessor_rows(graph, sources, dist, sentinel: float, out, device=None) -> int:
@@ -98,15 +97,14 @@ def predecessor_rows(graph, sources, dist, sentinel: float, out, device=None) ->
     S = len(sources)
     if S == 0:
         return 0
-    weighted = graph.weights is not None
     sources = np.ascontiguousarray(sources, np.int64)
     missing = np.zeros(S, np.int64)
-    if not weighted:
+    if graph.weights is None:
         t = graph.transpose()
         _hop_rows(t.indptr, t.indices, sources, dist, float(sentinel), out, missing)
         return int(missing.sum())
     chunks = min(S, 4 * numba.get_num_threads())
     starts = np.linspace(0, S, chunks + 1).astype(np.int64)
-    _rows(graph.indptr, graph.indices, graph.weights, weighted, sources, dist, float(sentinel),
-          out, starts, missing)
+    _rows(graph.indptr, graph.indices, graph.weights, sources, dist, float(sentinel), out, starts,
+          missing)
     return int(missing.sum())

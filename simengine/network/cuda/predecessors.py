@@ -33,7 +33,7 @@ def _init(level, pred, sources):
 
 
 @cuda.jit
-def _expand(indptr, indices, weights, weighted, dist, sentinel, level, pred, L, changed):
+def _expand(indptr, indices, weights, dist, sentinel, level, pred, L, changed):
     tid = cuda.grid(1)
     B, n = level.shape
     if tid < B * n:
@@ -46,8 +46,7 @@ def _expand(indptr, indices, weights, weighted, dist, sentinel, level, pred, L, 
                 du = np.float64(dist[b, u])
                 if du == sentinel:
                     continue
-                w = weights[e] if weighted else 1.0
-                if dv + w != du:
+                if dv + weights[e] != du:
                     continue
                 lu = level[b, u]
                 if lu < 0 or lu == L + 1:
@@ -83,13 +82,11 @@ def predecessor_rows(graph, sources, dist, sentinel: float, out, device=None) ->
         return 0
     with device_context(device):
         dg = device_graph(graph)
-        weighted = graph.weights is not None
-        w = dg.weights if weighted else cuda.to_device(np.zeros(1))
         d = cuda.to_device(np.ascontiguousarray(dist))
         pred = cuda.device_array((S, n), np.int32)
         blocks = -(-(S * n) // THREADS)
         src = cuda.to_device(np.ascontiguousarray(sources, np.int64))
-        if not weighted:
+        if graph.weights is None:
             _hop[blocks, THREADS](dg.t_indptr, dg.t_indices, d, float(sentinel), src, pred)
             p = pred.copy_to_host()
             out[...] = p
@@ -102,8 +99,8 @@ def predecessor_rows(graph, sources, dist, sentinel: float, out, device=None) ->
         L = 0
         while True:
             changed.copy_to_device(np.zeros(1, np.int32))
-            _expand[blocks, THREADS](dg.indptr, dg.indices, w, weighted, d, float(sentinel),
-                                     level, pred, L, changed)
+            _expand[blocks, THREADS](dg.indptr, dg.indices, dg.weights, d, float(sentinel), level,
+                                     pred, L, changed)
             if not changed.copy_to_host()[0]:
                 break
             L += 1
