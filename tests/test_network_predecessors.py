@@ -180,3 +180,12 @@ def test_predecessors_need_distances_and_are_counted_in_memory(tmp_path, monkeyp
         scenario_from_text(t, str(tmp_path / "d.yaml"))).items]
     assert any("Floyd" in w for w in whats(dense.replace(", store_predecessors: true", "")))
     assert not any("Floyd" in w for w in whats(dense))
+
+
+def test_predecessors_on_a_real_weighted_graph():
+    g = CSRGraph.from_networkx(nx.les_miserables_graph())   # co-appearance counts as lengths
+    S = np.arange(0, g.n, 7)
+    _, P = predecessors(g, "dijkstra", sources=S)
+    check_rows(g, S, P)
+    _, Q = predecessors(g, "dial", sources=S)
+    np.testing.assert_array_equal(P, Q)
