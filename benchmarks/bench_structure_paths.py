@@ -76,14 +76,14 @@ def main():
     IG = ig()
     try:
         NK = nk()
+        from networkit.centrality import LocalClusteringCoefficient as local_clustering
     except ImportError:
         NK = None
     measure("clustering + transitivity", lambda: clustering_results(g),
             [("networkx", lambda: (nx.clustering(G), nx.transitivity(G))),
              ("igraph", lambda: (IG.transitivity_local_undirected(mode="zero"),
                                  IG.transitivity_undirected()))]
-            + ([("networkit", lambda: __import__("networkit").centrality.LocalClusteringCoefficient(
-                NK).run())] if NK is not None else []))
+            + ([("networkit", lambda: local_clustering(NK).run())] if NK is not None else []))
     measure("core numbers", lambda: core_numbers(g),
             [("networkx", lambda: nx.core_number(G)), ("igraph", lambda: IG.coreness())])
     measure("degree assortativity", lambda: degree_assortativity(g),
