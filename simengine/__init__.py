@@ -17,6 +17,14 @@ def open(path):  # noqa: A001 - deliberate: simengine.open(path) for analysis sc
     return Result(path)
 
 
+def shortest_path(result_or_file, source, target):
+    """The vertex ids of one shortest path from ``source`` to ``target`` in an output that stores
+    ``/predecessors`` (see :func:`simengine.paths.shortest_path`)."""
+    from .paths import shortest_path as path
+
+    return path(result_or_file, source, target)
+
+
 def __getattr__(name):  # the API imports numba lazily: `import simengine` stays light
     if name in _API:
         from . import api

@@ -130,6 +130,8 @@ class PathResults:
     labels : tuple of the vertex labels, in the graph's vertex order.
     eccentricity, closeness, harmonic : :class:`VertexValues` (label → value); eccentricity is
         NaN for vertices that were not sources (sampled runs).
+    clustering, core_number : :class:`VertexValues` from an output that has them (the
+        ``clustering`` / ``kcore`` statistics), else None.
     distance_histogram : int64 array, ordered pairs by distance bin; ``bin_width`` its width.
     statistics : dict of every scalar (``mean_distance``, ``diameter``, ``radius``,
         ``efficiency``, ``connected``, ..., ``*_se`` for sampled runs); each is also an attribute.
@@ -146,7 +148,7 @@ class PathResults:
         self._index = index
         self.statistics = {k: (v.item() if isinstance(v, np.generic) else v)
                            for k, v in results.items() if np.ndim(v) == 0}
-        for name in ("eccentricity", "closeness", "harmonic"):
+        for name in ("eccentricity", "closeness", "harmonic", "clustering", "core_number"):
             arr = results.get(name)
             setattr(self, name, None if arr is None else VertexValues(labels, index, arr))
         self.distance_histogram = np.asarray(results.get("distance_histogram", np.zeros(0, int)))

@@ -8,8 +8,8 @@ Field runs: ``field.png`` (latest φ on physical axes x = i·h), ``observables.p
 L(t) with the fitted coarsening exponent and a t^{1/3} guide), ``structure_factor.png`` (S(k, t) at
 the snapshot times), ``snapshots.png`` (+ ``snapshots.gif``), ``phi_histogram.png``.
 Network runs: ``distance_histogram.png``, ``vertex_metrics.png``, ``degree_distribution.png``,
-``metric_vs_degree.png``. Degrees come from ``/vertex/degree`` when the file has it, otherwise the
-graph is rebuilt from the stored scenario (generator, or the graph file if it is still at its
+``metric_vs_degree.png``, ``clustering_vs_degree.png`` (runs with the ``clustering`` statistic).
+Degrees come from ``/vertex/degree`` when the file has it, otherwise the graph is rebuilt from the stored scenario (generator, or the graph file if it is still at its
 path) and checked against the file's vertex and arc counts (and content hash where possible).
 """
 from __future__ import annotations
@@ -79,6 +79,7 @@ def plot_file(path, out_dir=None, gif=True, log=None) -> list:
             else:
                 save("degree_distribution", degree_distribution_figure(r, degrees))
                 save("metric_vs_degree", metric_vs_degree_figure(r, degrees))
+                save("clustering_vs_degree", clustering_vs_degree_figure(r, degrees))
     return written
 
 
@@ -605,4 +606,46 @@ def metric_vs_degree_figure(r: Result, degrees):
         sampled = name == "eccentricity" and note
         ax.set_title(f"{METRIC_LABEL[name]} vs {what}" + (" (sampled vertices)" if sampled else ""))
     fig.suptitle(f"{r.name}: per-vertex metrics against {what}{note}")
+    return fig
+
+
+def clustering_vs_degree_figure(r: Result, degrees):
+    """C(k) on log-log axes: each vertex's clustering coefficient (``/vertex/clustering``, the
+    ``clustering`` statistic) against its degree, the mean of C per log-spaced degree bin (zeros
+    included) and a k^-1 guide; None when the file has no clustering."""
+    if "vertex/clustering" not in r.file:
+        return None
+    plt = _mpl()
+    c = r.file["vertex/clustering"][()]
+    deg = np.asarray(degrees, dtype=np.float64)
+    if len(deg) != len(c):
+        return None
+    what = "out-degree" if r.graph.get("directed") else "degree"
+    fig, ax = plt.subplots(figsize=(5.6, 4.4), layout="constrained")
+    ok = (deg > 0) & (c > 0)
+    ax.plot(deg[ok], c[ok], ".", ms=2, alpha=0.25, color="C0", rasterized=True,
+            label=f"vertices with C > 0 ({int(ok.sum())} of {len(c)})")
+    has = deg > 0
+    if has.any() and deg[has].max() > deg[has].min():
+        edges = np.geomspace(deg[has].min(), deg[has].max() * 1.0001, 16)
+        which = np.digitize(deg[has], edges)
+        kb = np.array([deg[has][which == b].mean() for b in np.unique(which)])
+        cb = np.array([c[has][which == b].mean() for b in np.unique(which)])
+        pos = cb > 0
+        ax.plot(kb[pos], cb[pos], "o-", color="C3", ms=4, label="bin mean C(k)")
+        if pos.any():
+            k0, c0 = kb[pos][0], cb[pos][0]
+            ax.plot(kb[pos], c0 * k0 / kb[pos], "--", color="0.5", lw=1, label="∝ 1/k")
+    if ok.any():
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        readable_log_axis(ax.xaxis, float(deg[ok].min()), float(deg[ok].max()))
+        ax.legend(fontsize="small")
+    ax.set_xlabel(f"{what} k")
+    ax.set_ylabel("clustering coefficient C")
+    st = r.statistics
+    avg = st.get("average_clustering")
+    ax.set_title(f"{r.name}: clustering vs {what}" +
+                 (f"\naverage C = {avg:.4g}, transitivity = {st.get('transitivity', 0):.4g}"
+                  if avg is not None else ""))
     return fig

@@ -507,6 +507,9 @@ def _network_plan(sc, ranks: int) -> Plan:
     k = math.ceil(total_k / ranks)
     plan.items.append(Item("metrics.sources", "statistics accumulator", host=65 * n))
     alg = _predict_algorithm(gs, spec.metrics.algorithm, k, backend)
+    if spec.metrics.store_predecessors and alg == "fw":   # network/predecessors.route_plan
+        alg = ("msbfs" if not gs.weighted else "frontier" if backend == "cuda"
+               else "dial" if gs.integer_weights else "dijkstra")
     plan.items.extend(_engine_items(gs, alg, k, backend, spec.solver.batch))
     if spec.metrics.store_distances:
         isz = 8 if gs.weighted else (1 if n <= 255 else 2 if n <= 65535 else 4)
@@ -515,6 +518,13 @@ def _network_plan(sc, ranks: int) -> Plan:
                                f"stored distances: {rows:,} rows of {n:,} held until a "
                                f"checkpoint write", host=2 * rows * n * isz))
         plan.disk = total_k * n * isz
+        if spec.metrics.store_predecessors:
+            plan.items.append(Item("metrics.store_predecessors",
+                                   f"stored predecessors: {rows:,} int32 rows of {n:,} held "
+                                   f"until a checkpoint write", host=2 * rows * n * 4 + 8 * n,
+                                   device=(min(k, 256) * n * (8 + isz)
+                                           if backend == "cuda" else 0)))
+            plan.disk += total_k * n * 4
     if alg == "fw":
         work = float(n) ** 3
         unit = "min-plus operations"

@@ -65,6 +65,11 @@ CASES = {
     "directed-list": dict(gen="{type: gnm, n: 300, m: 900, seed: 4, directed: true}",
                           sources="[0, 5, 7, 11, 200, 299, 150]", alg="bfs", store="true", weights="none",
                           every=3),
+    # /predecessors travel with the distance rows (gathered on rank 0, in /sources order)
+    "predecessors": dict(gen="{type: gnm, n: 120, m: 200, seed: 6, directed: true}",
+                         weights="{type: uniform_int, low: 0, high: 3, seed: 2}",
+                         sources="{sample: 40, seed: 2}", alg="dial",
+                         store="true, store_predecessors: true", every=16),
 }
 
 
@@ -86,6 +91,9 @@ def compare(a_path, b_path):
         np.testing.assert_array_equal(a["sources"][()], b["sources"][()])
         if "distances" in a:
             np.testing.assert_array_equal(a["distances"][()], b["distances"][()])
+        assert ("predecessors" in a) == ("predecessors" in b)
+        if "predecessors" in a:
+            np.testing.assert_array_equal(a["predecessors"][()], b["predecessors"][()])
 
 
 @pytest.mark.parametrize("case", sorted(CASES))

@@ -219,7 +219,8 @@ class SampleSpec(Strict):
 ALGORITHM_NAMES = network_algorithms.NAMES
 
 STATISTICS = ("mean_distance", "diameter", "radius", "eccentricity", "distance_histogram",
-              "closeness", "harmonic", "efficiency", "components", "mst_weight")
+              "closeness", "harmonic", "efficiency", "components", "mst_weight",
+              "clustering", "assortativity", "kcore")
 
 
 class MetricsSpec(Strict):
@@ -230,7 +231,16 @@ class MetricsSpec(Strict):
     algorithm: Literal[ALGORITHM_NAMES] = "auto"
     statistics: list[Literal[STATISTICS]] = list(STATISTICS[:8])
     store_distances: Bool = False
+    #: /predecessors beside /distances (network/predecessors.py)
+    store_predecessors: Bool = False
     histogram_bin_width: Optional[PosFloat] = None
+
+    @model_validator(mode="after")
+    def _predecessors_need_distances(self):
+        if self.store_predecessors and not self.store_distances:
+            raise ValueError("store_predecessors: true needs store_distances: true (the "
+                             "predecessors are rows beside the distance rows)")
+        return self
 
 
 class NetworkSolverSpec(Strict):

@@ -77,6 +77,8 @@ NETWORK = {
     "sources": ("1", "source vertices in the order they were processed (row i of /distances)"),
     "distances": (D, "d(sources[i], t) for every target t; unreachable targets hold the value of "
                      "the attribute 'unreachable'"),
+    "predecessors": ("1", "vertex before t on a shortest path from sources[i] (0-based row "
+                          "number; /vertex/id names it); -1: t is the source or unreachable"),
     "distance_histogram": ("ordered pairs", "number of ordered pairs (s, t), s ≠ t, s a source, "
                                             "with d(s, t) in [i·w, (i+1)·w) (w = bin_width; hops "
                                             "d = i for unweighted graphs)"),
@@ -90,6 +92,15 @@ NETWORK = {
                                   "harmonic_centrality; sampled runs scale to all sources)"),
     "vertex/id": ("1", "the vertex's id in the input (file id or networkx label)"),
     "vertex/degree": ("1", "out-degree of the vertex"),
+    "vertex/clustering": ("1", "local clustering coefficient (networkx clustering; Fagiolo's "
+                               "directed form for directed graphs)"),
+    "vertex/core_number": ("1", "largest k such that the vertex is in the k-core (networkx "
+                                "core_number; in- + out-degree for directed graphs)"),
+    "statistics/average_clustering": ("1", "mean local clustering coefficient over every vertex"),
+    "statistics/transitivity": ("1", "3 × triangles / connected triples (networkx transitivity)"),
+    "statistics/degree_assortativity": ("1", "Pearson correlation of the degrees at the two ends "
+                                             "of an arc (out-degree → in-degree when directed)"),
+    "statistics/degeneracy": ("1", "largest core number"),
     "statistics/n": ("1", "number of vertices"),
     "statistics/mean_distance": (D, "mean of d(s, t) over reachable ordered pairs s ≠ t"),
     "statistics/diameter": (D, "largest finite distance (a lower bound when sources are sampled)"),
@@ -343,6 +354,8 @@ def _network_dimensions(f):
         # rows follow /sources; the target axis gets its own root dimension (an HDF5 group and a
         # dataset cannot share the name "vertex")
         _attach(f["distances"], [f["sources"], _dimension_only(f, "target", n)])
+    if "predecessors" in f and "sources" in f:
+        _attach(f["predecessors"], [f["sources"], _dimension_only(f, "target", n)])
 
 
 def _checkpoint_dimensions(g, n):

@@ -40,6 +40,7 @@ class NetworkOutput:
             self.index = NetworkIndex(self.path, _attributes(job, sc), job.graph.n, job.total,
                                       job.store_dtype, unreachable, compression)
             self.index.hook = annotate_network
+            self.index.predecessors = bool(getattr(job, "store_predecessors", False))
             if job.graph.ids is not None:   # the input's name of vertex i
                 self.index.vertex_id = job.graph.output_ids()
             self.rows_done = 0
@@ -61,7 +62,9 @@ class NetworkOutput:
             rows = []
             if job.pending_rows:
                 block = np.concatenate(job.pending_rows)
-                first, end = self.parts.append_rows(self.rows_done, block)
+                preds = (np.concatenate(job.pending_pred_rows) if self.index.predecessors
+                         else None)
+                first, end = self.parts.append_rows(self.rows_done, block, preds)
                 written.append(self.parts.root / f"distances/r{first:012d}-{end:012d}.h5")
                 rows.append((first, end))
             state = job.stats.state()
@@ -80,6 +83,7 @@ class NetworkOutput:
                     f"with --resume)")
             raise OutputError(f"{exc}; {tail}") from None
         job.pending_rows = []
+        job.pending_pred_rows = []
         if rows:
             self.rows_done = rows[-1][1]
 
@@ -93,6 +97,10 @@ class NetworkOutput:
                                                          np.bool_))}
         scalars.update(extra_metrics(self.job))
         vertex = {k: res[k] for k in ("eccentricity", "closeness", "harmonic") if k in res}
+        from ..network.structure import job_structure_results
+        more_scalars, more_vertex = job_structure_results(self.job)
+        scalars.update(more_scalars)
+        vertex.update(more_vertex)
         hist = res.get("distance_histogram")
         return (scalars, vertex, hist, float(res.get("histogram_bin_width", 1.0)),
                 str(res.get("scope", "all sources")))

@@ -46,13 +46,17 @@ class NetworkParts:
         self._write(SOURCES_NAME, lambda f, image: put_array(f, "sources", sources,
                                                              self.compression, image=image))
 
-    def append_rows(self, first, rows):
-        """Rows ``first:first+len(rows)`` of ``/distances``; returns ``(first, end)``."""
+    def append_rows(self, first, rows, predecessors=None):
+        """Rows ``first:first+len(rows)`` of ``/distances`` (and of ``/predecessors``, in the same
+        part); returns ``(first, end)``."""
         rows = np.ascontiguousarray(rows)
         end = int(first) + rows.shape[0]
 
         def fill(f, image):
             put_array(f, "distances", rows, self.compression, image=image)
+            if predecessors is not None:
+                put_array(f, "predecessors", np.ascontiguousarray(predecessors, np.int32),
+                          self.compression, image=image)
             f.attrs.update({"first": int(first), "end": end})
         self._write(rows_name(first, end), fill)
         return int(first), end
@@ -109,6 +113,7 @@ class NetworkIndex:
         self.complete = False
         self.previous_ckpt = set()
         self.vertex_id = None     # the input's ids of the vertices (int64 or strings), if any
+        self.predecessors = False  # /predecessors beside /distances (same row parts)
         self.hook = None
 
     # ------------------------------------------------------------------ committing
@@ -169,6 +174,14 @@ class NetworkIndex:
                         fill=self.unreachable,
                         attrs={"unreachable": self.unreachable,
                                "rows": "one row per entry of /sources, in order"})
+            if self.predecessors:
+                put_virtual(f, "predecessors", (nrows, self.n), np.int32,
+                            [((a, 0), (b - a, self.n), f"{ref}/{rows_name(a, b)}", "predecessors")
+                             for a, b in rows], fill=-1,
+                            attrs={"none": -1, "rows": "one row per entry of /sources, in order",
+                                   "meaning": "vertex before t on a shortest path from the row's "
+                                              "source (0-based row numbers; /vertex/id names "
+                                              "them); -1: t is the source or unreachable"})
         if self.vertex_id is not None:
             ids = np.asarray(self.vertex_id)
             if ids.dtype.kind in "iu":
@@ -202,7 +215,9 @@ class NetworkIndex:
             if vertex:
                 g = f.require_group("vertex")
                 for k, v in vertex.items():
-                    put_array(g, k, np.asarray(v, dtype=np.float64), self.compression)
+                    v = np.asarray(v)   # integer arrays (core numbers) stay integers
+                    put_array(g, k, v if v.dtype.kind in "iu" else v.astype(np.float64),
+                              self.compression)
             if hist is not None:
                 put_array(f, "distance_histogram", np.asarray(hist),
                           attrs={"bin_width": float(bin_width),
@@ -251,6 +266,7 @@ class NetworkIndex:
         attrs = {k: v for k, v in f.attrs.items()
                  if k not in ("format_version", "kind", "complete", "parts")}
         self = cls(output, attrs, n, total, store_dtype, unreachable)
+        self.predecessors = dist is not None and "predecessors" in f
         self.complete = bool(integrity.attr(f, "complete", str(output)))
         self.done = integrity.attr(c, "done", at("checkpoint"), int)
         self.elapsed = integrity.attr(c, "elapsed", at("checkpoint"), float)
@@ -266,6 +282,11 @@ class NetworkIndex:
                 files.append(("distances", file, rows_name(start[0], stop[0]), (start[1], stop[1])))
                 self.rows.append((start[0], stop[0]))
             self.rows.sort()
+            if self.predecessors:
+                blocks = sorted((start[0], stop[0]) for start, stop, file, _ in
+                                virtual_mappings(f["predecessors"]))
+                if blocks != self.rows:
+                    raise Corrupt(at("predecessors"), "its row parts differ from /distances'")
         for k, ds in c.items():
             if ds.is_virtual:
                 for _, _, file, _ in virtual_mappings(ds):

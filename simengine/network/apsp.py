@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .backends import get_backend, report_substitution
+from .predecessors import check_predecessors, predecessor_rows, route_plan
 from .sources import check_sources, choose_sources
 from .statistics import PathStatistics, unreachable_sentinel
 
@@ -40,7 +41,7 @@ def check_store(graph, store, num_sources: int) -> None:
 
 def run_sources(graph, sources, stats: PathStatistics, algorithm: str = "auto",
                 backend: str = "cpu", store=None, batch=None, progress=None, *,
-                device: int | None = None, log=None, **options) -> str:
+                device: int | None = None, log=None, predecessors=None, **options) -> str:
     """Process ``sources`` and add their partials to ``stats``.
 
     Parameters
@@ -63,6 +64,9 @@ def run_sources(graph, sources, stats: PathStatistics, algorithm: str = "auto",
     device : GPU ordinal for ``cuda`` (None: the current device); must be None for ``cpu``.
     log : optional callable(str) told when the backend substitutes the algorithm (without it,
         an :class:`~simengine.network.backends.AlgorithmSubstitution` warning).
+    predecessors : optional (len(sources), n) int32 array (needs ``store``) receiving the
+        shortest-path predecessors (:mod:`simengine.network.predecessors`; −1 = none); a
+        Floyd–Warshall plan is then routed to a per-source algorithm (logged as a substitution).
     options : engine options (cpu: ``threads``; cuda: ``sort_by_degree``, ``delta``,
         ``persistent``).
 
@@ -73,12 +77,18 @@ def run_sources(graph, sources, stats: PathStatistics, algorithm: str = "auto",
     b = get_backend(backend)
     sources = check_sources(graph.n, sources)
     p = b.plan(graph, algorithm, len(sources))
+    if predecessors is not None:
+        p = route_plan(p, graph)
     report_substitution(p, log)
     check_store(graph, store, len(sources))
+    check_predecessors(graph, store, predecessors, len(sources))
     done = 0
     for part in b.iter_partials(graph, sources, p.algorithm, store=store, batch=batch,
                                 bin_width=stats.bin_width, device=device, **options):
         stats.add(part)
+        if predecessors is not None:
+            k = slice(done, done + len(part.sources))
+            predecessor_rows(graph, sources[k], store[k], predecessors[k], b.name, device)
         done += len(part.sources)
         if progress is not None:
             progress(done)

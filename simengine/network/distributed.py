@@ -72,10 +72,11 @@ def guided_size(remaining: int, ranks: int, largest: int, align: int = 1,
 
 def run_sources_ranks(graph, sources, stats: PathStatistics, comm, algorithm="auto",
                       backend="cpu", store_dtype=None, batch=2048, stop_requested=None,
-                      align=1, tail=None):
+                      align=1, tail=None, predecessors=False):
     """Process ``sources`` over the ranks of ``comm`` (collective: every rank calls it with the
     same ``sources``). Returns ``(rows, positions)`` on rank 0 when ``store_dtype`` is given —
-    the distance rows computed by all ranks and their indices into ``sources`` — else ``None``.
+    the distance rows computed by all ranks and their indices into ``sources`` — else ``None``;
+    with ``predecessors`` (needs ``store_dtype``) ``(rows, predecessor_rows, positions)``.
 
     After the call, ``stats`` holds the same merged statistics on every rank, including the sources
     done by other ranks; if a stop was requested, only part of ``sources`` is done
@@ -93,7 +94,7 @@ def run_sources_ranks(graph, sources, stats: PathStatistics, comm, algorithm="au
     piece = k // (PIECES_PER_CLAIM_GPU if backend == "cuda" else PIECES_PER_CLAIM)
     piece = max(align, piece - piece % align)
     counter = comm.counter(0)
-    rows, positions = [], []
+    rows, preds, positions = [], [], []
     total = len(sources)
     try:
         nxt = counter.fetch_add_async(k)
@@ -108,13 +109,16 @@ def run_sources_ranks(graph, sources, stats: PathStatistics, comm, algorithm="au
             nxt = counter.fetch_add_async(guided_size(total - i - k, comm.size, k, align, tail))
             part = sources[i:i + k]
             store = None if store_dtype is None else np.empty((len(part), graph.n), store_dtype)
+            pred = np.empty((len(part), graph.n), np.int32) if predecessors else None
             step = piece if counter.hosted_here and comm.size > 1 else len(part)
             for j in range(0, len(part), step):
                 run_sources(graph, part[j:j + step], local, algorithm=algorithm,
-                            backend=backend, store=None if store is None else store[j:j + step])
+                            backend=backend, store=None if store is None else store[j:j + step],
+                            predecessors=None if pred is None else pred[j:j + step])
                 counter.poke()
             if store is not None:
                 rows.append(store)
+                preds.append(pred)
                 positions.append(np.arange(i, i + len(part)))
             k = nxt.size
     finally:
@@ -122,17 +126,21 @@ def run_sources_ranks(graph, sources, stats: PathStatistics, comm, algorithm="au
     merge_into(stats, local, comm)
     if store_dtype is None:
         return None
-    gathered = comm.gather((rows, positions), root=0)
+    gathered = comm.gather((rows, preds, positions), root=0)
     if comm.rank != 0:
         return None
-    all_rows = [r for rs, _ in gathered for r in rs]
-    all_pos = [p for _, ps in gathered for p in ps]
+    all_rows = [r for rs, _, _ in gathered for r in rs]
+    all_preds = [r for _, rs, _ in gathered for r in rs]
+    all_pos = [p for _, _, ps in gathered for p in ps]
     if not all_rows:
-        return np.empty((0, graph.n), store_dtype), np.empty(0, np.int64)
-    R = np.concatenate(all_rows)
-    P = np.concatenate(all_pos)
-    order = np.argsort(P, kind="stable")
-    return R[order], P[order]
+        R, Q, P = (np.empty((0, graph.n), store_dtype), np.empty((0, graph.n), np.int32),
+                   np.empty(0, np.int64))
+    else:
+        P = np.concatenate(all_pos)
+        order = np.argsort(P, kind="stable")
+        R, P = np.concatenate(all_rows)[order], P[order]
+        Q = np.concatenate(all_preds)[order] if predecessors else None
+    return (R, Q, P) if predecessors else (R, P)
 
 
 def merge_into(stats: PathStatistics, local: PathStatistics, comm) -> None:

@@ -59,6 +59,11 @@ class NetworkJob:
             raise UserError(f"{sc.path}: {exc}") from None
         except ValueError as exc:
             raise UserError(f"{sc.path}: metrics: {exc}") from None
+        self.store_predecessors = bool(m.store_predecessors)
+        if self.store_predecessors:   # Floyd-Warshall records none: a per-source algorithm
+            from .predecessors import route_plan
+
+            self.plan = route_plan(self.plan, self.graph)
         self.backend, self.algorithm = self.plan.backend, self.plan.algorithm
         if self.plan.substituted:
             self.log(f"metrics.algorithm: {self.plan.note}")
@@ -72,6 +77,7 @@ class NetworkJob:
         self.store_dtype = self._store_dtype() if m.store_distances else None
         self.warmup_seconds = self._warm_up() if self.backend == "cuda" else 0.0
         self.pending_rows = []
+        self.pending_pred_rows = []   # /predecessors rows, beside pending_rows
         self.elapsed_before = 0.0
         self.last_ckpt = -1
 
@@ -143,7 +149,8 @@ class NetworkJob:
                 if self.warmup_seconds else "")
         return (f"{self.sc.name}: {self.total} sources, {self.algorithm} on {self.backend}{warm}, "
                 f"graph n={g.n} arcs={g.num_arcs}{' directed' if g.directed else ''}"
-                f"{' weighted' if g.weighted else ''} -> {output}")
+                f"{' weighted' if g.weighted else ''}"
+                f"{', predecessors stored' if self.store_predecessors else ''} -> {output}")
 
     def _claim_align(self) -> int:
         """Sources per claim (and per piece on the counter's host) are a multiple of the
@@ -242,9 +249,11 @@ class NetworkJob:
                                 batch=self.batch, align=self._claim_align(),
                                 tail=self._claim_tail(),
                                 stop_requested=None if self.store_dtype is not None
-                                else stop_requested)
+                                else stop_requested, predecessors=self.store_predecessors)
         if res is not None:
-            rows, pos = res
+            rows, pos = res[0], res[-1]
+            if self.store_predecessors:
+                self.pending_pred_rows.append(res[1])
             if len(pos) and not np.array_equal(pos, np.arange(len(pos))):
                 raise RuntimeError("distance rows are not a prefix of the round")
             self.pending_rows.append(rows)
@@ -255,16 +264,20 @@ class NetworkJob:
     def work(self, sources):
         from .apsp import run_sources
 
-        store = None
+        store = pred = None
         if self.store_dtype is not None:
             store = np.empty((len(sources), self.graph.n), dtype=self.store_dtype)
+        if self.store_predecessors:
+            pred = np.empty((len(sources), self.graph.n), dtype=np.int32)
         try:
             run_sources(self.graph, sources, self.stats, algorithm=self.algorithm,
-                        backend=self.backend, store=store)
+                        backend=self.backend, store=store, predecessors=pred)
         except ValueError as exc:
             raise UserError(f"{self.sc.path}: {exc}") from None
         if store is not None:
             self.pending_rows.append(store)
+        if pred is not None:
+            self.pending_pred_rows.append(pred)
 
     def at_stop(self, done, out, elapsed):
         if done >= self.total and self.comm.rank == 0:

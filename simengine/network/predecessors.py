@@ -1,0 +1,69 @@
+"""Shortest-path predecessors (``metrics.store_predecessors``, ``/predecessors``): the rule, the
+backend dispatch and the plan's routing.
+
+**Rule.** From a source's distance row d (as stored: hops or float64 weight sums), an arc v → u is
+*tight* when d[v] + w(v, u) == d[u] (exactly, in the arithmetic the engines use).  A breadth-first
+search over tight arcs from the source gives every reachable vertex u a level h(u) (the fewest arcs
+of a shortest path); ``pred[u]`` is the **smallest-index tight in-neighbour of level h(u) − 1**.
+So pred[u] lies on a shortest path, following pred from any vertex reaches the source in h(u)
+steps (no cycles, even through zero-weight arcs), and the result depends on the distances alone:
+every algorithm and backend gives the same predecessors for the same distances.  ``pred[source]``
+and ``pred[unreachable]`` are −1 (scipy writes −9999).
+
+The CPU kernel is :mod:`simengine.network.cpu.predecessors`, the GPU one
+:mod:`simengine.network.cuda.predecessors`.  Floyd–Warshall computes no rows per source in an order
+that keeps its sums exact for real weights, so a run that asks for predecessors and ``fw`` runs a
+per-source algorithm through the plan (:func:`route_plan`, logged).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .statistics import unreachable_sentinel
+
+
+def route_plan(plan, graph):
+    """``plan``, or — when it runs Floyd–Warshall — a substituted plan for a per-source algorithm
+    that records predecessors (the same distances), with the reason."""
+    if plan.algorithm != "fw":
+        return plan
+    from dataclasses import replace
+
+    if not graph.weighted:
+        alg = "msbfs"
+    elif plan.backend == "cuda":
+        alg = "frontier"
+    else:
+        from .cpu.engine import weighted_choice
+
+        alg = weighted_choice(graph)
+    return replace(plan, algorithm=alg, substituted=True,
+                   reason=f"metrics.store_predecessors: Floyd-Warshall records no predecessors; "
+                          f"{alg} gives the same distances and its rows give the predecessors")
+
+
+def predecessor_rows(graph, sources, dist, out, backend: str = "cpu", device=None) -> None:
+    """Fill ``out`` (len(sources) × n, int32) with the predecessors of the distance rows ``dist``
+    (the store of :func:`simengine.network.apsp.run_sources`; unreachable = its dtype's sentinel)
+    on ``backend``."""
+    if backend == "cuda":
+        from .cuda.predecessors import predecessor_rows as rows
+    else:
+        from .cpu.predecessors import predecessor_rows as rows
+    dist = np.asarray(dist)
+    missing = rows(graph, sources, dist, float(unreachable_sentinel(dist.dtype)), out,
+                   device=device)
+    if missing:
+        raise RuntimeError(f"predecessors: {missing} reachable vertices have no chain of tight "
+                           f"arcs back to their source (the distances are not shortest paths)")
+
+
+def check_predecessors(graph, store, predecessors, num_sources: int) -> None:
+    """ValueError unless ``predecessors`` is None or a (num_sources, n) int32 array beside a
+    distance ``store``."""
+    if predecessors is None:
+        return
+    if store is None:
+        raise ValueError("predecessors need the distances: pass store= as well")
+    if predecessors.shape != (num_sources, graph.n) or predecessors.dtype != np.int32:
+        raise ValueError(f"predecessors must be an int32 array of shape {(num_sources, graph.n)}")

@@ -1,0 +1,56 @@
+"""The graph-structure entries of ``metrics.statistics`` — ``clustering``, ``assortativity``,
+``kcore`` — for a network run: one pass each over the graph, after the shortest paths (they need
+no distances).  Definitions: :mod:`simengine.network.clustering`,
+:mod:`simengine.network.degree_structure` and docs/network.md, "Structure statistics".
+
+``clustering`` runs on the run's backend (a CUDA kernel on ``cuda``); ``assortativity`` and
+``kcore`` have CPU kernels only (O(m), cheap): on a ``cuda`` run they are computed on the CPU and
+the log says so once.
+"""
+from __future__ import annotations
+
+#: the entries of ``metrics.statistics`` this module computes
+STRUCTURE = ("clustering", "assortativity", "kcore")
+
+#: the result keys each entry produces (scalars go to /statistics, arrays to /vertex)
+STRUCTURE_KEYS = {
+    "clustering": ("average_clustering", "transitivity", "clustering"),
+    "assortativity": ("degree_assortativity",),
+    "kcore": ("degeneracy", "core_number"),
+}
+
+
+def structure_results(graph, wanted, backend: str = "cpu", log=None, device=None):
+    """``(scalars, vertex_arrays)`` of the structure statistics named in ``wanted``."""
+    wanted = [w for w in STRUCTURE if w in set(wanted)]
+    scalars, vertex = {}, {}
+    if not wanted:
+        return scalars, vertex
+    cpu_only = [w for w in wanted if w != "clustering"]
+    if backend == "cuda" and cpu_only and log is not None:
+        log(f"metrics.statistics: {' and '.join(cpu_only)} computed on the CPU (no GPU kernel; "
+            f"one O(m) pass)")
+    if "clustering" in wanted:
+        from .clustering import clustering_results
+
+        r = clustering_results(graph, backend, device)
+        scalars["average_clustering"] = r["average_clustering"]
+        scalars["transitivity"] = r["transitivity"]
+        vertex["clustering"] = r["clustering"]
+    if "assortativity" in wanted:
+        from .degree_structure import degree_assortativity
+
+        scalars["degree_assortativity"] = degree_assortativity(graph)
+    if "kcore" in wanted:
+        from .degree_structure import core_numbers
+
+        core = core_numbers(graph)
+        vertex["core_number"] = core
+        scalars["degeneracy"] = int(core.max()) if len(core) else 0
+    return scalars, vertex
+
+
+def job_structure_results(job):
+    """:func:`structure_results` for a :class:`~simengine.network.job.NetworkJob` (its
+    ``metrics.statistics``, backend and log)."""
+    return structure_results(job.graph, job.spec.metrics.statistics, job.backend, job.log)
