@@ -6,11 +6,12 @@ Per source s (Brandes 2001): a forward sweep counts the shortest paths σ_s(v) �
 the order in which vertices were settled; the backward sweep visits them in reverse and computes
 the dependency δ_s(v) = σ_s(v) · Σ_{w: v→w on a shortest path} (1 + δ_s(w)) / σ_s(w).
 
-The backward sweep *pulls* over out-arcs, so it needs no predecessor lists: t[w] = (1 + δ(w)) /
-σ(w) is written once w is finished. Unweighted graphs go level by level: every out-neighbour of a
-vertex at level L is at level ≤ L + 1, and only levels above L have t set while level L is
-computed, so δ(v) = σ(v) · Σ_{w ∈ out(v)} t[w] with no distance test. Weighted graphs test
-d(v) + w(v, w) == d(w) (the same float expression as the forward sweep). Zero-weight arcs that tie
+The backward sweep *pulls*: δ(v) = σ(v) · Σ_w t[w] with t[w] = (1 + δ(w)) / σ(w) written once w
+is finished. Unweighted graphs: the forward sweep appends each vertex's shortest-path successors
+(arcs to the next level) to one list as it scans its arcs, so the backward sweep reads only those
+(at most half of an undirected graph's arcs) and no distance. Weighted graphs scan the out-arcs
+and test d(v) + w(v, w) == d(w) (the same float expression as the forward sweep; a successor
+found when v was settled may lose that status later). Zero-weight arcs that tie
 two vertices' distances are not ordered by this rule (as in networkx, which is not exact there
 either).
 
@@ -30,58 +31,64 @@ from .sssp import _store_row
 
 
 @njit(cache=True)
-def _forward_bfs(indptr, indices, s, dist, sigma, queue, lstart):
-    """Levels and path counts from s (dist all -1 on entry). Returns (reached, levels): the
-    vertices in queue[:reached], level L in queue[lstart[L]:lstart[L+1]], L < levels."""
-    dist[s] = 0
+def _forward_bfs(indptr, indices, s, mark, wrap, sigma, queue, lstart, succ, sstart):
+    """Levels and path counts from s. Returns (reached, levels): the vertices in
+    queue[:reached], level L in queue[lstart[L]:lstart[L+1]], L < levels; the shortest-path
+    successors of queue[k] in succ[sstart[k]:sstart[k+1]].
+
+    ``mark[v]`` is 0 for a vertex not reached (all 0 on entry), else L % wrap + 1 for level L:
+    undirected graphs keep it in a byte (wrap 255: the neighbours of a level-L vertex are at
+    levels L−1..L+1, which stay distinct), directed ones in int32 (no wrap)."""
+    mark[s] = 1
     sigma[s] = 1.0
     queue[0] = s
-    lo, hi, tail, d = 0, 1, 1, 0
+    lo, hi, tail, d, ns = 0, 1, 1, 0, 0
     lstart[0] = 0
     while lo < hi:
-        nd = d + 1
+        cd = (d + 1) % wrap + 1
         for k in range(lo, hi):
             v = queue[k]
             sv = sigma[v]
+            sstart[k] = ns
             for e in range(indptr[v], indptr[v + 1]):
                 w = indices[e]
-                dw = dist[w]
-                if dw < 0:
-                    dist[w] = nd
+                dw = mark[w]
+                if dw == 0:
+                    mark[w] = cd
                     sigma[w] = sv
                     queue[tail] = w
                     tail += 1
-                elif dw == nd:
+                    succ[ns] = w
+                    ns += 1
+                elif dw == cd:
                     sigma[w] += sv
-        d = nd
+                    succ[ns] = w
+                    ns += 1
+        d += 1
         lo, hi = hi, tail
         lstart[d] = lo
+    sstart[tail] = ns
     return tail, d
 
 
 @njit(cache=True)
-def _brandes_bfs_source(indptr, indices, s, i, dist, sigma, queue, lstart, tval, dl,
-                        row_sum, row_reach, row_max, row_harm, col_sum, col_reach, col_harm,
-                        hist, btw, btw_sq, store, do_store, sentinel):
-    reached, levels = _forward_bfs(indptr, indices, s, dist, sigma, queue, lstart)
+def _brandes_bfs_source(indptr, indices, s, i, mark, wrap, sigma, queue, lstart, tval, succ,
+                        sstart, row_sum, row_reach, row_max, row_harm, col_sum, col_reach,
+                        col_harm, hist, btw, btw_sq, store, do_store, sentinel):
+    reached, levels = _forward_bfs(indptr, indices, s, mark, wrap, sigma, queue, lstart, succ,
+                                   sstart)
     top = levels - 1                                   # eccentricity of s
     for L in range(top, 0, -1):
         a, b = lstart[L], lstart[L + 1]
-        if L == top:
-            for k in range(a, b):
-                dl[k] = 0.0
-        else:
-            for k in range(a, b):
-                v = queue[k]
-                acc = 0.0
-                for e in range(indptr[v], indptr[v + 1]):
-                    acc += tval[indices[e]]
-                dl[k] = sigma[v] * acc
         inv = 1.0 / L
-        for k in range(a, b):
+        for k in range(b - 1, a - 1, -1):             # successors are one level deeper: done
             v = queue[k]
-            x = dl[k]
-            tval[v] = (1.0 + x) / sigma[v]
+            acc = 0.0
+            for j in range(sstart[k], sstart[k + 1]):
+                acc += tval[succ[j]]
+            sv = sigma[v]
+            x = sv * acc
+            tval[v] = (1.0 + x) / sv
             btw[v] += x
             btw_sq[v] += x * x
             col_sum[v] += L
@@ -99,34 +106,34 @@ def _brandes_bfs_source(indptr, indices, s, i, dist, sigma, queue, lstart, tval,
     row_max[i] = top if reached > 1 else 0
     row_harm[i] = rh
     if do_store:
-        for t in range(len(dist)):
+        for t in range(len(mark)):
             store[i, t] = sentinel
-        for k in range(reached):
-            store[i, queue[k]] = dist[queue[k]]
+        for L in range(levels):
+            for k in range(lstart[L], lstart[L + 1]):
+                store[i, queue[k]] = L
     for k in range(reached):
-        v = queue[k]
-        dist[v] = -1
-        tval[v] = 0.0
+        mark[queue[k]] = 0
 
 
 @njit(cache=True, parallel=True)
-def _brandes_bfs_group(indptr, indices, sources, starts, row_sum, row_reach, row_max, row_harm,
-                       col_sum, col_reach, col_harm, hist, btw, btw_sq, store, do_store,
-                       sentinel):
+def _brandes_bfs_group(indptr, indices, mark0, wrap, sources, starts, row_sum, row_reach,
+                       row_max, row_harm, col_sum, col_reach, col_harm, hist, btw, btw_sq, store,
+                       do_store, sentinel):
     n = len(indptr) - 1
     nb = len(starts) - 1
     for b in prange(nb):
-        dist = np.full(n, -1, np.int32)
+        mark = np.zeros_like(mark0)
         sigma = np.empty(n)
         queue = np.empty(n, np.int32)
         lstart = np.empty(n + 2, np.int64)
-        tval = np.zeros(n)
-        dl = np.empty(n)
+        tval = np.empty(n)
+        succ = np.empty(max(1, indptr[n]), np.int32)
+        sstart = np.empty(n + 1, np.int64)
         for i in range(starts[b], starts[b + 1]):
-            _brandes_bfs_source(indptr, indices, sources[i], i, dist, sigma, queue, lstart,
-                                tval, dl, row_sum, row_reach, row_max, row_harm, col_sum[b],
-                                col_reach[b], col_harm[b], hist[b], btw[b], btw_sq[b], store,
-                                do_store, sentinel)
+            _brandes_bfs_source(indptr, indices, sources[i], i, mark, wrap, sigma, queue, lstart,
+                                tval, succ, sstart, row_sum, row_reach, row_max, row_harm,
+                                col_sum[b], col_reach[b], col_harm[b], hist[b], btw[b],
+                                btw_sq[b], store, do_store, sentinel)
 
 
 @njit(cache=True)
@@ -211,8 +218,11 @@ def brandes_partials(graph, sources, bin_width: float = 1.0, batch=None, store=N
     order, unweighted ones BFS levels."""
     batch = int(batch or brandes_batch(len(sources), threads))
     if not graph.weighted:
+        # a byte per vertex for the level marks of undirected graphs (see _forward_bfs)
+        mark0 = np.zeros(graph.n, np.uint8 if not graph.directed else np.int32)
+        wrap = 255 if not graph.directed else np.iinfo(np.int32).max - 1
         return group_partials(_brandes_bfs_group, graph, sources, batch, store, threads,
-                              graph.n + 1, dependencies=True)
+                              graph.n + 1, extra=(mark0, wrap), dependencies=True)
     w = np.ascontiguousarray(graph.weights, dtype=np.float64)
     wmax = float(w.max()) if len(w) else 0.0
     hist_len = min(int(np.floor((graph.n - 1) * wmax / bin_width)) + 2, 1 << 22)
