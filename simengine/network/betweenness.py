@@ -75,10 +75,13 @@ def betweenness(graph, sources="all", *, weight: bool = True, normalized: bool =
 
     ``sources``: ``"all"`` (exact), ``{"sample": K, "seed": s}`` (estimate with
     ``betweenness_stderr``) or a list of vertex indices.  ``weight=False`` ignores the graph's
-    weights (hops).  Returns the :meth:`PathStatistics.results` dict: ``betweenness`` (float64, n),
-    the path statistics of the same traversals, ``scope``.
+    weights (hops).  ``log`` hears where the engine runs (one line; without it, a warning when
+    it is not ``backend``: weighted graphs on ``cuda`` run the CPU engine).  Returns the
+    :meth:`PathStatistics.results` dict: ``betweenness`` (float64, n), the path statistics of the
+    same traversals, ``scope``.
     """
     from .apsp import run_sources
+    from .backends import AlgorithmSubstitution, betweenness_plan, resolve_backend
     from .sources import choose_sources
     from .statistics import PathStatistics
 
@@ -86,6 +89,13 @@ def betweenness(graph, sources="all", *, weight: bool = True, normalized: bool =
         import dataclasses
 
         graph = dataclasses.replace(graph, weights=None, _transpose=None)
+    where, note = betweenness_plan(graph, backend)
+    if log is not None:
+        log(note)
+    elif where != resolve_backend(backend):
+        import warnings
+
+        warnings.warn(note, AlgorithmSubstitution, stacklevel=2)
     src, sampled = choose_sources(graph.n, sources, seed)
     stats = PathStatistics.for_graph(graph, sampled=sampled, planned_sources=len(src),
                                      betweenness=mode(True, normalized))

@@ -1,0 +1,174 @@
+"""Brandes' betweenness on the GPU (unweighted graphs): a batch of B sources at a time, one thread
+per (source, vertex), level-synchronous forward and backward sweeps on the device.
+
+* forward, level L: every (b, v) with d_b(v) = L scans its out-arcs; an unreached w gets
+  d_b(w) = L + 1 (every writer writes the same value), and every w at level L + 1 receives
+  σ_b(w) += σ_b(v) (``atomic.add`` in float64). σ of level L is final before the launch of level
+  L + 1 reads it. The deepest level found is kept on the device (``atomic.max``), so the host
+  reads one int per ``LEVELS_PER_SYNC`` launches;
+* backward, level L = deepest − 1 … 1: every (b, v) at level L pulls
+  δ_b(v) = σ_b(v) · Σ_{w ∈ out(v), d_b(w) = L + 1} (1 + δ_b(w)) / σ_b(w) — no atomics;
+* one thread per vertex adds δ_b(v) and δ_b(v)² over the batch's sources in order
+  (deterministic), and the path statistics are reduced from the same distance block
+  (:func:`.reduce.reduce_rows`).
+
+Weighted graphs run the CPU engine (``backends.betweenness_plan`` says so in the log).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import cuda
+
+from . import device_graph, on_device, simulator
+from .bfs import UNREACHED
+from .common import fill
+
+THREADS = 16 if simulator() else 256
+#: forward launches between two reads of the device's deepest-level counter
+LEVELS_PER_SYNC = 4
+#: bytes of device buffers per batch (dist int32 + σ, δ float64 per source and vertex)
+BATCH_BYTES = (1 << 31) if not simulator() else (1 << 16)
+
+
+@cuda.jit
+def _init(dist, sigma, delta, srcs, n, nsrc):
+    i = cuda.grid(1)
+    if i < nsrc * n:
+        b = i // n
+        v = i - b * n
+        s = srcs[b]
+        dist[i] = 0 if v == s else UNREACHED
+        sigma[i] = 1.0 if v == s else 0.0
+        delta[i] = 0.0
+
+
+@cuda.jit
+def _forward(indptr, indices, n, nsrc, level, dist, sigma, deepest):
+    i = cuda.grid(1)
+    if i < nsrc * n:
+        if dist[i] == level:
+            b = i // n
+            v = i - b * n
+            base = b * n
+            sv = sigma[i]
+            nd = level + 1
+            found = False
+            for e in range(indptr[v], indptr[v + 1]):
+                j = base + indices[e]
+                if dist[j] == UNREACHED:
+                    dist[j] = nd
+                    found = True
+                if dist[j] == nd:
+                    cuda.atomic.add(sigma, j, sv)
+            if found:
+                cuda.atomic.max(deepest, 0, nd)
+
+
+@cuda.jit
+def _backward(indptr, indices, n, nsrc, level, dist, sigma, delta):
+    i = cuda.grid(1)
+    if i < nsrc * n:
+        if dist[i] == level:
+            b = i // n
+            v = i - b * n
+            base = b * n
+            nd = level + 1
+            acc = 0.0
+            for e in range(indptr[v], indptr[v + 1]):
+                j = base + indices[e]
+                if dist[j] == nd:
+                    acc += (1.0 + delta[j]) / sigma[j]
+            delta[i] = sigma[i] * acc
+
+
+@cuda.jit
+def _dependencies(dist, delta, srcs, n, nsrc, btw, btw_sq):
+    v = cuda.grid(1)
+    if v < n:
+        acc = 0.0
+        sq = 0.0
+        for b in range(nsrc):
+            i = b * n + v
+            if v != srcs[b] and dist[i] != UNREACHED:
+                x = delta[i]
+                acc += x
+                sq += x * x
+        btw[v] = acc
+        btw_sq[v] = sq
+
+
+class BrandesBuffers:
+    """Device buffers for batches of up to ``B`` sources on an ``n``-vertex graph."""
+
+    def __init__(self, n: int, B: int):
+        self.n, self.B = n, B
+        self.dist = cuda.device_array(B * n, np.int32)
+        self.sigma = cuda.device_array(B * n, np.float64)
+        self.delta = cuda.device_array(B * n, np.float64)
+        self.deepest = cuda.device_array(1, np.int32)
+        self.btw = cuda.device_array(n, np.float64)
+        self.btw_sq = cuda.device_array(n, np.float64)
+
+
+def brandes_batch(dg, sources, buf: BrandesBuffers) -> int:
+    """Forward and backward sweeps for ``sources`` (≤ buf.B); the dependencies summed over them
+    land in ``buf.btw``/``buf.btw_sq``. Returns the deepest level."""
+    n = dg.n
+    B = len(sources)
+    srcs = cuda.to_device(np.ascontiguousarray(sources, dtype=np.int64))
+    grid = (B * n + THREADS - 1) // THREADS
+    _init[grid, THREADS](buf.dist, buf.sigma, buf.delta, srcs, n, B)
+    fill[1, 1](buf.deepest, 0)
+    fwd = _forward[grid, THREADS]
+    level = 0
+    while True:
+        for _ in range(LEVELS_PER_SYNC):
+            fwd(dg.indptr, dg.indices, n, B, level, buf.dist, buf.sigma, buf.deepest)
+            level += 1
+        deepest = int(buf.deepest.copy_to_host()[0])
+        if deepest < level:
+            break
+    bwd = _backward[grid, THREADS]
+    for L in range(deepest - 1, 0, -1):
+        bwd(dg.indptr, dg.indices, n, B, L, buf.dist, buf.sigma, buf.delta)
+    _dependencies[(n + THREADS - 1) // THREADS, THREADS](buf.dist, buf.delta, srcs, n, B,
+                                                         buf.btw, buf.btw_sq)
+    return deepest
+
+
+def default_batch(n: int, num_sources: int) -> int:
+    """Sources per batch: as many as BATCH_BYTES of buffers hold (20 bytes per source and
+    vertex), at most the run's sources."""
+    return int(max(1, min(num_sources, BATCH_BYTES // (20 * max(1, n)))))
+
+
+def brandes_partials(graph, sources, store=None, batch=None, device=None):
+    """One ChunkPartial per batch of sources (path statistics + ``btw``/``btw_sq``), in source
+    order, on GPU ``device``."""
+    if graph.weighted:
+        raise ValueError("the GPU Brandes engine is for unweighted graphs")
+    sources = np.ascontiguousarray(sources, dtype=np.int64)
+    return on_device(_partials(graph, sources, store, batch), device)
+
+
+def _partials(graph, sources, store, batch):
+    from .reduce import copy_to_store, reduce_rows
+
+    n = graph.n
+    if len(sources) == 0:
+        return
+    dg = device_graph(graph)
+    B = int(batch) if batch else default_batch(n, len(sources))
+    B = max(1, min(B, len(sources)))
+    buf = BrandesBuffers(n, B)
+    dist2 = buf.dist.reshape(B, n)
+    rows = np.arange(B, dtype=np.int64)
+    for lo in range(0, len(sources), B):
+        s = sources[lo:lo + B]
+        brandes_batch(dg, s, buf)
+        if store is not None:
+            copy_to_store(dist2, rows[:len(s)], store, lo, float(UNREACHED))
+        part = reduce_rows(dist2, rows[:len(s)], s, n, float(UNREACHED), False, 1.0)
+        part.btw = buf.btw.copy_to_host()
+        part.btw_sq = buf.btw_sq.copy_to_host()
+        yield part
