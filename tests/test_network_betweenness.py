@@ -106,24 +106,27 @@ def test_sample_of_every_source_is_exact():
 
 
 def test_sampled_estimator_is_unbiased_and_its_stderr_is_sane():
-    """Samples of K sources built by merging per-source accumulators: the mean estimate is the
-    exact value, and the mean reported variance matches the spread of the estimates."""
+    """Over many samples of K sources the mean estimate is the exact value, and the mean
+    reported variance matches the spread of the estimates."""
+    from simengine.network import betweenness as bt
+
     G = _nx_graph(30, 0.15, False, False, seed=3, isolated=1)
     g = _csr(G, False)
-    n, K, reps = g.n, 8, 300
+    n, K, reps = g.n, 8, 400
     exact = _arr(nx.betweenness_centrality(G, normalized=False), n)
-    one = []
+    delta = np.zeros((n, n))                       # delta[s, v] = δ_s(v), one source per run
     for s in range(n):
-        st = PathStatistics.for_graph(g, sampled=True, planned_sources=K, betweenness=1)
+        st = PathStatistics.for_graph(g, betweenness=1)
         run_sources(g, np.array([s]), st)
-        one.append(st)
+        delta[s] = st.btw
     rng = np.random.default_rng(0)
     est, var = [], []
     for _ in range(reps):
+        S = np.sort(rng.choice(n, K, replace=False))
         acc = PathStatistics.for_graph(g, sampled=True, planned_sources=K, betweenness=1)
-        for s in rng.choice(n, K, replace=False):
-            acc.merge(one[s])
-        r = acc.results()
+        acc.done[S] = True
+        acc.btw, acc.btw_sq = delta[S].sum(axis=0), (delta[S] ** 2).sum(axis=0)
+        r = bt.results(acc, S)
         est.append(r["betweenness"])
         var.append(r["betweenness_stderr"] ** 2)
     est, var = np.array(est), np.array(var)
@@ -182,3 +185,70 @@ def test_cuda_weighted_runs_the_cpu_engine_and_says_so():
     ref = _arr(nx.betweenness_centrality(G, normalized=False, weight="weight"), g.n)
     np.testing.assert_allclose(r["betweenness"], ref, rtol=1e-12, atol=1e-12)
     assert len(lines) == 1 and "runs the CPU engine" in lines[0]
+
+
+SCENARIO = {
+    "kind": "network", "name": "btw",
+    "graph": {"generator": {"type": "gnm", "n": 90, "m": 260, "seed": 4, "directed": True},
+              "weights": {"type": "uniform_int", "low": 1, "high": 3, "seed": 2}},
+    "metrics": {"sources": {"sample": 60, "seed": 1},
+                "statistics": ["mean_distance", "closeness", "betweenness"]},
+    "solver": {"backend": "cpu", "batch": 8},
+    "output": {"checkpoint_every": 16},
+}
+
+
+def _vertex(path):
+    import h5py
+
+    with h5py.File(path, "r") as f:
+        return ({k: f["vertex"][k][()] for k in f["vertex"]},
+                {k: f["statistics"][k][()] for k in f["statistics"]})
+
+
+def test_scenario_output_and_resume_mid_run(tmp_path, monkeypatch):
+    import os
+    import signal
+
+    import simengine
+    from simengine.network import generators
+    from simengine.network.job import NetworkJob
+    from simengine.runner import Interrupted
+
+    lines = []
+    ref = simengine.run(SCENARIO, tmp_path / "ref.h5", log=lines.append)
+    assert any("Brandes (Dijkstra order) on cpu" in ln for ln in lines), lines
+    v, s = _vertex(ref)
+    assert s["estimate"] and not s["betweenness_normalized"]
+    assert v["betweenness"].shape == v["betweenness_stderr"].shape == (90,)
+    # the same sample through networkx's scales (betweenness_subset over the sampled sources)
+    g = generators.generate({**SCENARIO["graph"]["generator"],
+                             "weights": {"type": "uniform_int", "low": 1, "high": 3, "seed": 2}})
+    G = g.to_networkx()
+    with __import__("h5py").File(ref, "r") as f:
+        src = f["sources"][()]
+    sub = _arr(nx.betweenness_centrality_subset(G, src.tolist(), list(G), normalized=False,
+                                                weight="weight"), g.n)
+    m = np.where(np.isin(np.arange(g.n), src), len(src) - 1, len(src))
+    np.testing.assert_allclose(v["betweenness"], sub * (g.n - 1) / m, rtol=1e-12, atol=1e-12)
+
+    calls = []
+    work = NetworkJob.work
+
+    def interrupting(self, sources):      # Ctrl-C after the third batch
+        work(self, sources)
+        calls.append(len(sources))
+        if len(calls) == 3:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    monkeypatch.setattr(NetworkJob, "work", interrupting)
+    out = tmp_path / "run.h5"
+    with pytest.raises(Interrupted):
+        simengine.run(SCENARIO, out)
+    monkeypatch.setattr(NetworkJob, "work", work)
+    with __import__("h5py").File(out, "r") as f:
+        assert 0 < int(f["checkpoint"].attrs["done"]) < 60
+    simengine.run(SCENARIO, out, resume=True)
+    a, b = _vertex(ref)[0], _vertex(out)[0]
+    for k in ("betweenness", "betweenness_stderr", "closeness"):
+        np.testing.assert_allclose(b[k], a[k], rtol=1e-12, atol=0, err_msg=k)

@@ -219,7 +219,7 @@ class SampleSpec(Strict):
 ALGORITHM_NAMES = network_algorithms.NAMES
 
 STATISTICS = ("mean_distance", "diameter", "radius", "eccentricity", "distance_histogram",
-              "closeness", "harmonic", "efficiency", "components", "mst_weight")
+              "closeness", "harmonic", "efficiency", "components", "mst_weight", "betweenness")
 
 
 class MetricsSpec(Strict):
@@ -231,6 +231,8 @@ class MetricsSpec(Strict):
     statistics: list[Literal[STATISTICS]] = list(STATISTICS[:8])
     store_distances: Bool = False
     histogram_bin_width: Optional[PosFloat] = None
+    #: betweenness (when listed in statistics) divided by (n-1)(n-2) (network/betweenness.py)
+    betweenness_normalized: Bool = False
 
 
 class NetworkSolverSpec(Strict):

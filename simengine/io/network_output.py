@@ -92,7 +92,8 @@ class NetworkOutput:
                    if np.ndim(v) == 0 and isinstance(v, (int, float, bool, np.integer, np.floating,
                                                          np.bool_))}
         scalars.update(extra_metrics(self.job))
-        vertex = {k: res[k] for k in ("eccentricity", "closeness", "harmonic") if k in res}
+        vertex = {k: res[k] for k in ("eccentricity", "closeness", "harmonic", "betweenness",
+                                      "betweenness_stderr") if k in res}
         hist = res.get("distance_histogram")
         return (scalars, vertex, hist, float(res.get("histogram_bin_width", 1.0)),
                 str(res.get("scope", "all sources")))
