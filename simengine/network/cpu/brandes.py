@@ -30,7 +30,7 @@ from .heap import heap_pop, heap_push
 from .sssp import _store_row
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _forward_bfs(indptr, indices, s, mark, wrap, sigma, queue, lstart, succ, sstart):
     """Levels and path counts from s. Returns (reached, levels): the vertices in
     queue[:reached], level L in queue[lstart[L]:lstart[L+1]], L < levels; the shortest-path
@@ -71,7 +71,7 @@ def _forward_bfs(indptr, indices, s, mark, wrap, sigma, queue, lstart, succ, sst
     return tail, d
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _brandes_bfs_source(indptr, indices, s, i, mark, wrap, sigma, queue, lstart, tval, succ,
                         sstart, row_sum, row_reach, row_max, row_harm, col_sum, col_reach,
                         col_harm, hist, btw, btw_sq, store, do_store, sentinel):
@@ -115,7 +115,7 @@ def _brandes_bfs_source(indptr, indices, s, i, mark, wrap, sigma, queue, lstart,
         mark[queue[k]] = 0
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, error_model="numpy")
 def _brandes_bfs_group(indptr, indices, mark0, wrap, sources, starts, row_sum, row_reach,
                        row_max, row_harm, col_sum, col_reach, col_harm, hist, btw, btw_sq, store,
                        do_store, sentinel):
