@@ -8,7 +8,7 @@ Field runs: ``field.png`` (latest φ on physical axes x = i·h), ``observables.p
 L(t) with the fitted coarsening exponent and a t^{1/3} guide), ``structure_factor.png`` (S(k, t) at
 the snapshot times), ``snapshots.png`` (+ ``snapshots.gif``), ``phi_histogram.png``.
 Network runs: ``distance_histogram.png``, ``vertex_metrics.png``, ``degree_distribution.png``,
-``metric_vs_degree.png``. Degrees come from ``/vertex/degree`` when the file has it, otherwise the
+``metric_vs_degree.png``, ``betweenness.png`` (when the run computed betweenness). Degrees come from ``/vertex/degree`` when the file has it, otherwise the
 graph is rebuilt from the stored scenario (generator, or the graph file if it is still at its
 path) and checked against the file's vertex and arc counts (and content hash where possible).
 """
@@ -74,6 +74,7 @@ def plot_file(path, out_dir=None, gif=True, log=None) -> list:
             save("distance_histogram", distance_histogram_figure(r))
             save("vertex_metrics", vertex_metrics_figure(r))
             degrees, how = graph_degrees(r)
+            save("betweenness", betweenness_figure(r, degrees))
             if degrees is None:
                 log(f"{path}: no degree figures: {how}")
             else:
@@ -605,4 +606,45 @@ def metric_vs_degree_figure(r: Result, degrees):
         sampled = name == "eccentricity" and note
         ax.set_title(f"{METRIC_LABEL[name]} vs {what}" + (" (sampled vertices)" if sampled else ""))
     fig.suptitle(f"{r.name}: per-vertex metrics against {what}{note}")
+    return fig
+
+
+def betweenness_figure(r: Result, degrees=None):
+    """Betweenness: its distribution P(B ≥ b) and, with the degrees, B against degree (log–log,
+    vertices with B > 0; the mean per log-spaced degree bin)."""
+    b = r.vertex.get("betweenness")
+    if b is None:
+        return None
+    plt = _mpl()
+    b = np.asarray(b, dtype=np.float64)
+    deg = None if degrees is None else np.asarray(degrees, dtype=np.float64)
+    fig, axes = plt.subplots(1, 1 if deg is None else 2, figsize=(5.6 if deg is None else 11.5,
+                             4.4), squeeze=False, layout="constrained")
+    pos = np.sort(b[np.isfinite(b) & (b > 0)])
+    ax = axes[0][0]
+    if len(pos):
+        ax.loglog(pos, 1.0 - np.arange(len(pos)) / len(b), ".", ms=3, color="C0")
+    ax.set_xlabel("betweenness B")
+    ax.set_ylabel("P(B ≥ b): fraction of vertices")
+    ax.set_title(f"betweenness distribution ({len(b) - len(pos)} of {len(b)} vertices have B = 0)",
+                 fontsize="medium")
+    if deg is not None and len(deg) == len(b):
+        ax = axes[0][1]
+        ok = np.isfinite(b) & (b > 0) & (deg > 0)
+        ax.loglog(deg[ok], b[ok], ".", ms=2, alpha=0.3, color="C0", rasterized=True)
+        if ok.sum() and deg[ok].max() > deg[ok].min():
+            edges = np.geomspace(deg[ok].min(), deg[ok].max() * 1.0001, 16)
+            which = np.digitize(deg[ok], edges)
+            means = [(deg[ok][which == k].mean(), b[ok][which == k].mean())
+                     for k in np.unique(which)]
+            ax.loglog(*zip(*means), "o-", color="C3", ms=4, label="bin mean")
+            ax.legend(fontsize="small")
+        what = "out-degree" if r.graph.get("directed") else "degree"
+        ax.set_xlabel(f"{what} k")
+        ax.set_ylabel("betweenness B")
+        ax.set_title(f"betweenness vs {what}")
+    norm = "normalised" if r.statistics.get("betweenness_normalized") else ""
+    note = _source_note(r).strip(" ()")
+    fig.suptitle(f"{r.name}: betweenness centrality" + (f" ({', '.join(x for x in (norm, note) if x)})"
+                                                         if norm or note else ""))
     return fig

@@ -232,6 +232,20 @@ def test_scenario_output_and_resume_mid_run(tmp_path, monkeypatch):
     m = np.where(np.isin(np.arange(g.n), src), len(src) - 1, len(src))
     np.testing.assert_allclose(v["betweenness"], sub * (g.n - 1) / m, rtol=1e-12, atol=1e-12)
 
+    # figures: the distribution and betweenness against degree, log-log, labelled
+    import matplotlib.pyplot as plt
+
+    from simengine import plot
+
+    with simengine.open(ref) as res:
+        fig = plot.betweenness_figure(res, g.degree())
+        axes = [ax for ax in fig.axes if ax.get_visible()]
+        assert len(axes) == 2 and all(ax.get_xscale() == ax.get_yscale() == "log" for ax in axes)
+        assert all(ax.get_xlabel() and ax.get_ylabel() for ax in axes)
+        assert "60 of 90 sources" in fig.get_suptitle()
+        plt.close(fig)
+        assert len(plot.betweenness_figure(res).axes) == 1       # no degrees: one panel
+
     calls = []
     work = NetworkJob.work
 
