@@ -575,6 +575,16 @@ def degree_distribution_figure(r: Result, degrees):
     return fig
 
 
+def plot_bin_means(ax, k, v):
+    """The mean of ``v`` per log-spaced bin of the degrees ``k`` (16 edges), as a line."""
+    if len(k) and k.max() > k.min():
+        edges = np.geomspace(k.min(), k.max() * 1.0001, 16)
+        which = np.digitize(k, edges)
+        means = [(k[which == b].mean(), v[which == b].mean()) for b in np.unique(which)]
+        ax.plot(*zip(*means), "o-", color="C3", ms=4, label="bin mean")
+        ax.legend(fontsize="small")
+
+
 def metric_vs_degree_figure(r: Result, degrees):
     """Each per-vertex metric against degree (points and the mean per log-spaced degree bin)."""
     plt = _mpl()
@@ -591,13 +601,7 @@ def metric_vs_degree_figure(r: Result, degrees):
         v = vert[name]
         ok = np.isfinite(v) & (deg > 0)
         ax.plot(deg[ok], v[ok], ".", ms=2, alpha=0.25, color="C0", rasterized=True)
-        if ok.sum() and deg[ok].max() > deg[ok].min():
-            edges = np.geomspace(deg[ok].min(), deg[ok].max() * 1.0001, 16)
-            which = np.digitize(deg[ok], edges)
-            means = [(deg[ok][which == b].mean(), v[ok][which == b].mean())
-                     for b in np.unique(which)]
-            ax.plot(*zip(*means), "o-", color="C3", ms=4, label="bin mean")
-            ax.legend(fontsize="small")
+        plot_bin_means(ax, deg[ok], v[ok])
         ax.set_xscale("log")
         if ok.any():
             readable_log_axis(ax.xaxis, float(deg[ok].min()), float(deg[ok].max()))
@@ -632,13 +636,7 @@ def betweenness_figure(r: Result, degrees=None):
         ax = axes[0][1]
         ok = np.isfinite(b) & (b > 0) & (deg > 0)
         ax.loglog(deg[ok], b[ok], ".", ms=2, alpha=0.3, color="C0", rasterized=True)
-        if ok.sum() and deg[ok].max() > deg[ok].min():
-            edges = np.geomspace(deg[ok].min(), deg[ok].max() * 1.0001, 16)
-            which = np.digitize(deg[ok], edges)
-            means = [(deg[ok][which == k].mean(), b[ok][which == k].mean())
-                     for k in np.unique(which)]
-            ax.loglog(*zip(*means), "o-", color="C3", ms=4, label="bin mean")
-            ax.legend(fontsize="small")
+        plot_bin_means(ax, deg[ok], b[ok])
         what = "out-degree" if r.graph.get("directed") else "degree"
         ax.set_xlabel(f"{what} k")
         ax.set_ylabel("betweenness B")

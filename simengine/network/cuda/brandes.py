@@ -42,43 +42,42 @@ def _init(dist, sigma, delta, srcs, n, nsrc):
         delta[i] = 0.0
 
 
-@cuda.jit
-def _forward(indptr, indices, n, nsrc, level, dist, sigma, deepest):
-    i = cuda.grid(1)
-    if i < nsrc * n:
-        if dist[i] == level:
-            b = i // n
-            v = i - b * n
-            base = b * n
-            sv = sigma[i]
-            nd = level + 1
-            found = False
-            for e in range(indptr[v], indptr[v + 1]):
-                j = base + indices[e]
-                if dist[j] == UNREACHED:
-                    dist[j] = nd
-                    found = True
-                if dist[j] == nd:
-                    cuda.atomic.add(sigma, j, sv)
-            if found:
-                cuda.atomic.max(deepest, 0, nd)
+@cuda.jit(device=True)
+def _at_level(i, n, nsrc, level, dist):
+    """(v, b·n) for thread i when it holds a vertex at ``level`` of its source's BFS, else
+    (-1, 0)."""
+    if i < nsrc * n and dist[i] == level:
+        b = i // n
+        return i - b * n, b * n
+    return -1, 0
 
 
 @cuda.jit
-def _backward(indptr, indices, n, nsrc, level, dist, sigma, delta):
+def _sweep(indptr, indices, n, nsrc, level, dist, sigma, delta, deepest, backward):
+    """One level of the forward (σ) or the backward (δ) sweep; see the module's docstring."""
     i = cuda.grid(1)
-    if i < nsrc * n:
-        if dist[i] == level:
-            b = i // n
-            v = i - b * n
-            base = b * n
-            nd = level + 1
-            acc = 0.0
-            for e in range(indptr[v], indptr[v + 1]):
-                j = base + indices[e]
-                if dist[j] == nd:
-                    acc += (1.0 + delta[j]) / sigma[j]
-            delta[i] = sigma[i] * acc
+    v, base = _at_level(i, n, nsrc, level, dist)
+    if v < 0:
+        return
+    nd = level + 1
+    sv = sigma[i]
+    acc = 0.0
+    found = False
+    for e in range(indptr[v], indptr[v + 1]):
+        j = base + indices[e]
+        if backward:
+            if dist[j] == nd:
+                acc += (1.0 + delta[j]) / sigma[j]
+        else:
+            if dist[j] == UNREACHED:
+                dist[j] = nd
+                found = True
+            if dist[j] == nd:
+                cuda.atomic.add(sigma, j, sv)
+    if backward:
+        delta[i] = sv * acc
+    elif found:
+        cuda.atomic.max(deepest, 0, nd)
 
 
 @cuda.jit
@@ -119,18 +118,18 @@ def brandes_batch(dg, sources, buf: BrandesBuffers) -> int:
     grid = (B * n + THREADS - 1) // THREADS
     _init[grid, THREADS](buf.dist, buf.sigma, buf.delta, srcs, n, B)
     fill[1, 1](buf.deepest, 0)
-    fwd = _forward[grid, THREADS]
+    sweep = _sweep[grid, THREADS]
     level = 0
     while True:
         for _ in range(LEVELS_PER_SYNC):
-            fwd(dg.indptr, dg.indices, n, B, level, buf.dist, buf.sigma, buf.deepest)
+            sweep(dg.indptr, dg.indices, n, B, level, buf.dist, buf.sigma, buf.delta,
+                  buf.deepest, False)
             level += 1
         deepest = int(buf.deepest.copy_to_host()[0])
         if deepest < level:
             break
-    bwd = _backward[grid, THREADS]
     for L in range(deepest - 1, 0, -1):
-        bwd(dg.indptr, dg.indices, n, B, L, buf.dist, buf.sigma, buf.delta)
+        sweep(dg.indptr, dg.indices, n, B, L, buf.dist, buf.sigma, buf.delta, buf.deepest, True)
     _dependencies[(n + THREADS - 1) // THREADS, THREADS](buf.dist, buf.delta, srcs, n, B,
                                                          buf.btw, buf.btw_sq)
     return deepest
