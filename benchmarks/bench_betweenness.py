@@ -5,8 +5,9 @@ CPU (default): exact unweighted betweenness of Barabási–Albert n = 10⁴, m =
 simengine (numba, all cores: ``NUMBA_NUM_THREADS``), igraph ``Graph.betweenness`` (one thread),
 NetworKit ``Betweenness`` (``--nk-threads``, default 2). Prints seconds, the ratio of each peer's
 time to simengine's and the largest relative difference of the values (networkx convention:
-halved for undirected graphs). Graph generation and conversion are not timed; numba is compiled on
-a small graph first.
+halved for undirected graphs), and the CPU seconds of the process beside the wall seconds (on a
+busy machine the wall ratio is noisy). Graph generation and conversion are not timed; numba is
+compiled on a small graph first.
 
 GPU (``--gpu``): exact betweenness of the seed families at ``--gpu-n`` (Watts α-model with and
 without ring substrate, k = 10; Barabási–Albert k = 100) and ``--sampled`` sampled sources on
@@ -44,10 +45,11 @@ def ours(g, sources="all", backend="cpu"):
         from numba import cuda
         cuda.synchronize()
     t = time.perf_counter()
+    c = time.process_time()
     run_sources(g, src, st, backend=backend)
     if backend == "cuda":
         cuda.synchronize()
-    return st.results()["betweenness"], time.perf_counter() - t
+    return st.results()["betweenness"], time.perf_counter() - t, time.process_time() - c
 
 
 def edges(g):
@@ -61,9 +63,9 @@ def igraph_time(g):
 
     u, v = edges(g)
     G = ig.Graph(n=g.n, edges=np.column_stack([u, v]).tolist(), directed=False)
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     b = G.betweenness(directed=False)
-    return np.asarray(b), time.perf_counter() - t
+    return np.asarray(b), time.perf_counter() - t, time.process_time() - c
 
 
 def networkit_time(g, threads):
@@ -74,12 +76,12 @@ def networkit_time(g, threads):
     G = nk.Graph(g.n, weighted=False, directed=False)
     for a, b in zip(u.tolist(), v.tolist()):
         G.addEdge(a, b)
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     bc = nk.centrality.Betweenness(G, normalized=False)
     bc.run()
-    dt = time.perf_counter() - t
+    dt, dc = time.perf_counter() - t, time.process_time() - c
     # NetworKit sums over ordered pairs for undirected graphs; networkx halves
-    return np.asarray(bc.scores()) / 2.0, dt
+    return np.asarray(bc.scores()) / 2.0, dt, dc
 
 
 def rel(a, b):
@@ -92,23 +94,25 @@ def cpu_table(a):
     g = ba(a.n, a.m)
     ours(ba(200, a.m))                                   # compile
     rows = []
-    ref, t0 = ours(g)
-    rows.append(("simengine (Brandes, numba)", numba.get_num_threads(), t0, 0.0))
+    load = os.getloadavg()[0]
+    ref, t0, c0 = ours(g)
+    rows.append(("simengine (Brandes, numba)", numba.get_num_threads(), t0, c0, 0.0))
     if "igraph" in a.peers:
-        b, t = igraph_time(g)
-        rows.append(("igraph betweenness", 1, t, rel(b, ref)))
+        b, t, c = igraph_time(g)
+        rows.append(("igraph betweenness", 1, t, c, rel(b, ref)))
     if "networkit" in a.peers:
-        b, t = networkit_time(g, a.nk_threads)
-        rows.append(("NetworKit Betweenness", a.nk_threads, t, rel(b, ref)))
+        b, t, c = networkit_time(g, a.nk_threads)
+        rows.append(("NetworKit Betweenness", a.nk_threads, t, c, rel(b, ref)))
     print(f"exact betweenness, Barabási–Albert n = {a.n}, m = {a.m} ({g.num_edges} edges), "
-          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
-    print("| tool | threads | time [s] | time / simengine | max rel. diff |")
-    print("|---|---|---|---|---|")
-    for name, th, t, d in rows:
-        print(f"| {name} | {th} | {t:.2f} | {t / t0:.2f}× | {d:.1e} |")
-    peers = [t for name, _, t, _ in rows[1:]]
+          f"{os.cpu_count()} CPUs, load average {load:.1f} -> {os.getloadavg()[0]:.1f}")
+    print("| tool | threads | wall [s] | wall / simengine | CPU [s] | CPU / simengine's | "
+          "max rel. diff |")
+    print("|---|---|---|---|---|---|---|")
+    for name, th, t, c, d in rows:
+        print(f"| {name} | {th} | {t:.2f} | {t / t0:.2f}× | {c:.2f} | {c / c0:.2f}× | {d:.1e} |")
+    peers = [t for _, _, t, _, _ in rows[1:]]
     if peers:
-        print(f"fastest peer / simengine = {min(peers) / t0:.2f}× (target >= 3)")
+        print(f"fastest peer / simengine (wall) = {min(peers) / t0:.2f}× (target >= 3)")
 
 
 def gpu_rows(a):
@@ -128,7 +132,7 @@ def gpu_rows(a):
     print("|---|---|---|---|---|---|", flush=True)
     for name, make, sources in cases:
         g = make()
-        b, t = ours(g, sources, backend="cuda")
+        b, t, _ = ours(g, sources, backend="cuda")
         check = list(range(0, g.n, max(1, g.n // a.check)))[:a.check]
         gc = betweenness(g, check, backend="cuda")["betweenness"]
         cc = betweenness(g, check, backend="cpu")["betweenness"]
