@@ -12,6 +12,7 @@ import numpy as np
 
 from .backends import betweenness_plan, get_backend, report_substitution
 from .sources import check_sources, choose_sources
+from .weights import check_weights
 from .statistics import PathStatistics, unreachable_sentinel
 
 __all__ = ["run_sources", "apsp_statistics", "store_dtype", "check_store", "choose_sources"]
@@ -68,19 +69,20 @@ def run_sources(graph, sources, stats: PathStatistics, algorithm: str = "auto",
 
     With ``stats.betweenness`` on, Brandes' engine runs instead of ``algorithm`` (the path
     statistics come from its traversals; :func:`~simengine.network.backends.betweenness_plan`
-    says where it runs).  Returns the concrete algorithm name used (``brandes`` then).
+    says where it runs; ``algorithm`` is then not used).  Returns the concrete algorithm name used (``brandes`` then).
     """
     if stats.n != graph.n:
         raise ValueError("stats is for a graph of another size")
     b = get_backend(backend)
     sources = check_sources(graph.n, sources)
-    p = b.plan(graph, algorithm, len(sources))
     check_store(graph, store, len(sources))
     if stats.betweenness:      # Brandes: the path statistics from the same traversals
+        check_weights(graph)
         parts = _brandes_partials(graph, sources, b.name, store, batch, stats.bin_width, device,
                                   options)
         algorithm = "brandes"
     else:
+        p = b.plan(graph, algorithm, len(sources))
         report_substitution(p, log)
         parts = b.iter_partials(graph, sources, p.algorithm, store=store, batch=batch,
                                 bin_width=stats.bin_width, device=device, **options)

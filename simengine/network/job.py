@@ -70,11 +70,12 @@ class NetworkJob:
             self.graph, bin_width=self.bin_width, sampled=self.sampled,
             planned_sources=self.total,
             betweenness=betweenness_mode("betweenness" in m.statistics, m.betweenness_normalized))
-        if self.stats.betweenness:
+        if self.stats.betweenness:     # Brandes' engine runs, and gives the path statistics too
             from .backends import betweenness_plan
 
-            self.log(f"metrics.statistics: {betweenness_plan(self.graph, self.backend)[1]} "
-                     f"(not {self.algorithm})")
+            where, note = betweenness_plan(self.graph, self.backend)
+            self.log(f"metrics.statistics: {note} (not {self.algorithm} on {self.backend})")
+            self.algorithm, self.backend = "brandes", where
         self.every = int(spec.output.checkpoint_every)
         self.batch = int(spec.solver.batch or (8192 if self.backend == "cuda" else 2048))
         self.batch = max(1, min(self.batch, self.every))
@@ -158,7 +159,7 @@ class NetworkJob:
     def _claim_align(self) -> int:
         """Sources per claim (and per piece on the counter's host) are a multiple of the
         bit-parallel sweep width of msbfs."""
-        if self.algorithm != "msbfs" or self.stats.betweenness:
+        if self.algorithm != "msbfs":
             return 1
         if self.backend == "cuda":
             from .cuda.msbfs import DEFAULT_WORDS
