@@ -156,6 +156,14 @@ def test_merge_and_state_give_the_one_run_result():
         merged.merge(PathStatistics.for_graph(g))            # different settings
     st = whole.state()
     assert {"btw", "btw_lo", "btw_sq", "btw_sq_lo"} <= set(st) and st["meta"][5] == 1
+    # consecutive partials concatenate with their dependency sums
+    from simengine.network.cpu.brandes import brandes_partials
+    from simengine.network.statistics import ChunkPartial
+
+    parts = list(brandes_partials(g, np.arange(g.n), batch=7, threads=1))
+    cat = ChunkPartial.concat(parts, g.n)
+    np.testing.assert_allclose(cat.btw, whole.btw, rtol=1e-13)
+    np.testing.assert_allclose(cat.btw_sq, whole.btw_sq, rtol=1e-13)
     assert "btw" not in PathStatistics.for_graph(g).state()   # off: checkpoints unchanged
 
 

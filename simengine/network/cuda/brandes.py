@@ -137,9 +137,13 @@ def brandes_batch(dg, sources, buf: BrandesBuffers) -> int:
 
 
 def default_batch(n: int, num_sources: int) -> int:
-    """Sources per batch: as many as BATCH_BYTES of buffers hold (BYTES_PER_ENTRY per source
-    and vertex), a multiple of 32 when more than 32, at most the run's sources."""
-    B = int(max(1, min(num_sources, BATCH_BYTES // (BYTES_PER_ENTRY * max(1, n)))))
+    """Sources per batch: as many as BATCH_BYTES — at most half the device's free memory — of
+    buffers hold (BYTES_PER_ENTRY per source and vertex), a multiple of 32 when more than 32, at
+    most the run's sources."""
+    budget = BATCH_BYTES
+    if not simulator():
+        budget = min(budget, int(cuda.current_context().get_memory_info()[0]) // 2)
+    B = int(max(1, min(num_sources, budget // (BYTES_PER_ENTRY * max(1, n)))))
     return B - B % 32 if B > 32 else B
 
 
