@@ -8,9 +8,9 @@ Field runs: ``field.png`` (latest φ on physical axes x = i·h), ``observables.p
 L(t) with the fitted coarsening exponent and a t^{1/3} guide), ``structure_factor.png`` (S(k, t) at
 the snapshot times), ``snapshots.png`` (+ ``snapshots.gif``), ``phi_histogram.png``.
 Network runs: ``distance_histogram.png``, ``vertex_metrics.png``, ``degree_distribution.png``,
-``metric_vs_degree.png``, ``betweenness.png`` (when the run computed betweenness). Degrees come from ``/vertex/degree`` when the file has it, otherwise the
-graph is rebuilt from the stored scenario (generator, or the graph file if it is still at its
-path) and checked against the file's vertex and arc counts (and content hash where possible).
+``metric_vs_degree.png``, ``betweenness.png`` (when the run computed betweenness). Degrees come
+from ``/vertex/degree`` when the file has it, otherwise the graph is rebuilt from the stored
+scenario (generator, or the graph file if it is still at its path) and checked against the file's vertex and arc counts (and content hash where possible).
 """
 from __future__ import annotations
 
@@ -641,8 +641,7 @@ def betweenness_figure(r: Result, degrees=None):
         ax.set_xlabel(f"{what} k")
         ax.set_ylabel("betweenness B")
         ax.set_title(f"betweenness vs {what}")
-    norm = "normalised" if r.statistics.get("betweenness_normalized") else ""
-    note = _source_note(r).strip(" ()")
-    fig.suptitle(f"{r.name}: betweenness centrality" + (f" ({', '.join(x for x in (norm, note) if x)})"
-                                                         if norm or note else ""))
+    what = ["normalised"] if r.statistics.get("betweenness_normalized") else []
+    what += [_source_note(r).strip(" ()")] if _source_note(r) else []
+    fig.suptitle(f"{r.name}: betweenness centrality" + (f" ({', '.join(what)})" if what else ""))
     return fig

@@ -8,8 +8,8 @@ vertex v (and their squares, for the standard errors) to the ``btw`` / ``btw_sq`
 the path statistics (same done set, merge, checkpoint).  This module turns the sums into results.
 
 Let B(v) = Σ_{s ≠ v} δ_s(v), the sum over ordered pairs (s, t), s ≠ v ≠ t, of the fraction of
-shortest s–t paths through v.  Then (networkx ``betweenness_centrality(G, normalized=..., weight=...)``,
-endpoints excluded):
+shortest s–t paths through v.  Then (networkx ``betweenness_centrality(G, normalized=...,
+weight=...)``, endpoints excluded):
 
 * ``betweenness[v]`` = B(v) / 2 for undirected graphs (every unordered pair was counted twice),
   B(v) for directed graphs;
