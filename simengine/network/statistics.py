@@ -215,14 +215,15 @@ class PathStatistics:
         return s[~self.done[s]]
 
     # ------------------------------------------------------------------ accumulation
-    def _add_columns(self, col_sum, col_sum_lo, col_reach, col_harm, col_harm_lo, hist):
+    @staticmethod
+    def _add_compensated(pairs):
+        """acc (+ lo) += x (+ xlo) for each (acc, lo, x, xlo); xlo an array or 0.0."""
         # in place and threaded (accumulate.py): the same TwoSum arithmetic as ``two_sum`` on the
         # arrays, without its n-long temporaries (0.45 s per batch at n = 10^7)
-        from .accumulate import add_compensated, add_counts
+        from .accumulate import add_compensated
 
-        for acc, lo, x, xlo in ((self.col_sum, self.col_sum_lo, col_sum, col_sum_lo),
-                                (self.col_harm, self.col_harm_lo, col_harm, col_harm_lo)):
-            x = np.ascontiguousarray(x)
+        for acc, lo, x, xlo in pairs:
+            x = np.ascontiguousarray(x, dtype=np.float64)
             if x.shape != acc.shape:
                 raise ValueError("partial is for a graph of another size")
             has_lo = not np.isscalar(xlo)
@@ -230,6 +231,12 @@ class PathStatistics:
             if not has_lo and xlo != 0.0:
                 raise ValueError("a scalar compensation term must be 0.0")
             add_compensated(acc, lo, x, xl, has_lo)
+
+    def _add_columns(self, col_sum, col_sum_lo, col_reach, col_harm, col_harm_lo, hist):
+        from .accumulate import add_counts
+
+        self._add_compensated(((self.col_sum, self.col_sum_lo, col_sum, col_sum_lo),
+                               (self.col_harm, self.col_harm_lo, col_harm, col_harm_lo)))
         col_reach = np.ascontiguousarray(col_reach)
         if col_reach.shape != self.col_reach.shape:
             raise ValueError("partial is for a graph of another size")
@@ -260,16 +267,8 @@ class PathStatistics:
             self._add_btw(p.btw, 0.0, p.btw_sq, 0.0)
 
     def _add_btw(self, btw, btw_lo, sq, sq_lo):
-        from .accumulate import add_compensated
-
-        for acc, lo, x, xlo in ((self.btw, self.btw_lo, btw, btw_lo),
-                                (self.btw_sq, self.btw_sq_lo, sq, sq_lo)):
-            x = np.ascontiguousarray(x, dtype=np.float64)
-            if x.shape != acc.shape:
-                raise ValueError("partial is for a graph of another size")
-            has_lo = not np.isscalar(xlo)
-            add_compensated(acc, lo, x, np.ascontiguousarray(xlo) if has_lo else x[:1] * 0.0,
-                            has_lo)
+        self._add_compensated(((self.btw, self.btw_lo, btw, btw_lo),
+                               (self.btw_sq, self.btw_sq_lo, sq, sq_lo)))
 
     def is_empty(self) -> bool:
         """Nothing accumulated yet (no source, no column count)."""
