@@ -8,9 +8,11 @@ Field runs: ``field.png`` (latest φ on physical axes x = i·h), ``observables.p
 L(t) with the fitted coarsening exponent and a t^{1/3} guide), ``structure_factor.png`` (S(k, t) at
 the snapshot times), ``snapshots.png`` (+ ``snapshots.gif``), ``phi_histogram.png``.
 Network runs: ``distance_histogram.png``, ``vertex_metrics.png``, ``degree_distribution.png``,
-``metric_vs_degree.png``, ``clustering_vs_degree.png`` (runs with the ``clustering`` statistic).
-Degrees come from ``/vertex/degree`` when the file has it, otherwise the graph is rebuilt from the stored scenario (generator, or the graph file if it is still at its
-path) and checked against the file's vertex and arc counts (and content hash where possible).
+``metric_vs_degree.png``, ``clustering_vs_degree.png`` (runs with the ``clustering`` statistic),
+``betweenness.png`` (when the run computed betweenness). Degrees come from ``/vertex/degree`` when
+the file has it, otherwise the graph is rebuilt from the stored scenario (generator, or the graph
+file if it is still at its path) and checked against the file's vertex and arc counts (and content
+hash where possible).
 """
 from __future__ import annotations
 
@@ -74,6 +76,7 @@ def plot_file(path, out_dir=None, gif=True, log=None) -> list:
             save("distance_histogram", distance_histogram_figure(r))
             save("vertex_metrics", vertex_metrics_figure(r))
             degrees, how = graph_degrees(r)
+            save("betweenness", betweenness_figure(r, degrees))
             if degrees is None:
                 log(f"{path}: no degree figures: {how}")
             else:
@@ -575,6 +578,16 @@ def degree_distribution_figure(r: Result, degrees):
     return fig
 
 
+def plot_bin_means(ax, k, v):
+    """The mean of ``v`` per log-spaced bin of the degrees ``k`` (16 edges), as a line."""
+    if len(k) and k.max() > k.min():
+        edges = np.geomspace(k.min(), k.max() * 1.0001, 16)
+        which = np.digitize(k, edges)
+        means = [(k[which == b].mean(), v[which == b].mean()) for b in np.unique(which)]
+        ax.plot(*zip(*means), "o-", color="C3", ms=4, label="bin mean")
+        ax.legend(fontsize="small")
+
+
 def metric_vs_degree_figure(r: Result, degrees):
     """Each per-vertex metric against degree (points and the mean per log-spaced degree bin)."""
     plt = _mpl()
@@ -591,13 +604,7 @@ def metric_vs_degree_figure(r: Result, degrees):
         v = vert[name]
         ok = np.isfinite(v) & (deg > 0)
         ax.plot(deg[ok], v[ok], ".", ms=2, alpha=0.25, color="C0", rasterized=True)
-        if ok.sum() and deg[ok].max() > deg[ok].min():
-            edges = np.geomspace(deg[ok].min(), deg[ok].max() * 1.0001, 16)
-            which = np.digitize(deg[ok], edges)
-            means = [(deg[ok][which == b].mean(), v[ok][which == b].mean())
-                     for b in np.unique(which)]
-            ax.plot(*zip(*means), "o-", color="C3", ms=4, label="bin mean")
-            ax.legend(fontsize="small")
+        plot_bin_means(ax, deg[ok], v[ok])
         ax.set_xscale("log")
         if ok.any():
             readable_log_axis(ax.xaxis, float(deg[ok].min()), float(deg[ok].max()))
@@ -648,4 +655,38 @@ def clustering_vs_degree_figure(r: Result, degrees):
     ax.set_title(f"{r.name}: clustering vs {what}" +
                  (f"\naverage C = {avg:.4g}, transitivity = {st.get('transitivity', 0):.4g}"
                   if avg is not None else ""))
+    return fig
+
+
+def betweenness_figure(r: Result, degrees=None):
+    """Betweenness: its distribution P(B ≥ b) and, with the degrees, B against degree (log–log,
+    vertices with B > 0; the mean per log-spaced degree bin)."""
+    b = r.vertex.get("betweenness")
+    if b is None:
+        return None
+    plt = _mpl()
+    b = np.asarray(b, dtype=np.float64)
+    deg = None if degrees is None else np.asarray(degrees, dtype=np.float64)
+    fig, axes = plt.subplots(1, 1 if deg is None else 2, figsize=(5.6 if deg is None else 11.5,
+                             4.4), squeeze=False, layout="constrained")
+    pos = np.sort(b[np.isfinite(b) & (b > 0)])
+    ax = axes[0][0]
+    if len(pos):
+        ax.loglog(pos, 1.0 - np.arange(len(pos)) / len(b), ".", ms=3, color="C0")
+    ax.set_xlabel("betweenness B")
+    ax.set_ylabel("P(B ≥ b): fraction of vertices")
+    ax.set_title(f"betweenness distribution ({len(b) - len(pos)} of {len(b)} vertices have B = 0)",
+                 fontsize="medium")
+    if deg is not None and len(deg) == len(b):
+        ax = axes[0][1]
+        ok = np.isfinite(b) & (b > 0) & (deg > 0)
+        ax.loglog(deg[ok], b[ok], ".", ms=2, alpha=0.3, color="C0", rasterized=True)
+        plot_bin_means(ax, deg[ok], b[ok])
+        what = "out-degree" if r.graph.get("directed") else "degree"
+        ax.set_xlabel(f"{what} k")
+        ax.set_ylabel("betweenness B")
+        ax.set_title(f"betweenness vs {what}")
+    what = ["normalised"] if r.statistics.get("betweenness_normalized") else []
+    what += [_source_note(r).strip(" ()")] if _source_note(r) else []
+    fig.suptitle(f"{r.name}: betweenness centrality" + (f" ({', '.join(what)})" if what else ""))
     return fig

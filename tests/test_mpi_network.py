@@ -62,6 +62,13 @@ CASES = {
                              weights="{type: uniform_int, low: 1, high: 10, seed: 1}",
                              sources="{sample: 200, seed: 5}", alg="auto",
                              store="true", every=64),
+    # Brandes' engine on ranks: the dependency sums (and their squares, for the stderr of the
+    # sampled estimate) merge like the other per-source sums
+    "betweenness-sampled": dict(gen="{type: gnm, n: 240, m: 700, seed: 6, directed: true}",
+                                weights="{type: uniform_int, low: 1, high: 4, seed: 2}",
+                                sources="{sample: 150, seed: 3}", alg="auto", every=40,
+                                store="true, statistics: [mean_distance, distance_histogram, "
+                                      "harmonic, betweenness]"),
     "directed-list": dict(gen="{type: gnm, n: 300, m: 900, seed: 4, directed: true}",
                           sources="[0, 5, 7, 11, 200, 299, 150]", alg="bfs", store="true", weights="none",
                           every=3),

@@ -220,7 +220,7 @@ ALGORITHM_NAMES = network_algorithms.NAMES
 
 STATISTICS = ("mean_distance", "diameter", "radius", "eccentricity", "distance_histogram",
               "closeness", "harmonic", "efficiency", "components", "mst_weight",
-              "clustering", "assortativity", "kcore")
+              "clustering", "assortativity", "kcore", "betweenness")
 
 
 class MetricsSpec(Strict):
@@ -234,6 +234,8 @@ class MetricsSpec(Strict):
     #: /predecessors beside /distances (network/predecessors.py)
     store_predecessors: Bool = False
     histogram_bin_width: Optional[PosFloat] = None
+    #: betweenness (when listed in statistics) divided by (n-1)(n-2) (network/betweenness.py)
+    betweenness_normalized: Bool = False
 
     @model_validator(mode="after")
     def _predecessors_need_distances(self):

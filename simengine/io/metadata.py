@@ -90,6 +90,12 @@ NETWORK = {
                                    "distances, Wasserman–Faust scaling (r/S)·(r/(n−1)))"),
     "vertex/harmonic": (f"1/{D}", "harmonic centrality Σ_{s ≠ v} 1/d(s, v) (networkx "
                                   "harmonic_centrality; sampled runs scale to all sources)"),
+    "vertex/betweenness": ("1", "betweenness centrality (networkx betweenness_centrality, "
+                                "endpoints excluded: halved for undirected graphs, or divided by "
+                                "(n−1)(n−2) when statistics/betweenness_normalized)"),
+    "vertex/betweenness_stderr": ("1", "standard error of the sampled betweenness estimate"),
+    "statistics/betweenness_normalized": ("1", "true when vertex/betweenness is divided by "
+                                               "(n−1)(n−2)"),
     "vertex/id": ("1", "the vertex's id in the input (file id or networkx label)"),
     "vertex/degree": ("1", "out-degree of the vertex"),
     "vertex/clustering": ("1", "local clustering coefficient (networkx clustering; Fagiolo's "

@@ -96,7 +96,8 @@ class NetworkOutput:
                    if np.ndim(v) == 0 and isinstance(v, (int, float, bool, np.integer, np.floating,
                                                          np.bool_))}
         scalars.update(extra_metrics(self.job))
-        vertex = {k: res[k] for k in ("eccentricity", "closeness", "harmonic") if k in res}
+        vertex = {k: res[k] for k in ("eccentricity", "closeness", "harmonic", "betweenness",
+                                      "betweenness_stderr") if k in res}
         from ..network.structure import job_structure_results
         more_scalars, more_vertex = job_structure_results(self.job)
         scalars.update(more_scalars)

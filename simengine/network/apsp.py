@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .backends import get_backend, report_substitution
+from .backends import betweenness_plan, get_backend, report_substitution
 from .predecessors import check_predecessors, predecessor_rows, route_plan
 from .sources import check_sources, choose_sources
+from .weights import check_weights
 from .statistics import PathStatistics, unreachable_sentinel
 
 __all__ = ["run_sources", "apsp_statistics", "store_dtype", "check_store", "choose_sources"]
@@ -70,21 +71,32 @@ def run_sources(graph, sources, stats: PathStatistics, algorithm: str = "auto",
     options : engine options (cpu: ``threads``; cuda: ``sort_by_degree``, ``delta``,
         ``persistent``).
 
-    Returns the concrete algorithm name used.
+    With ``stats.betweenness`` on, Brandes' engine runs instead of ``algorithm`` (the path
+    statistics come from its traversals; :func:`~simengine.network.backends.betweenness_plan`
+    says where it runs; ``algorithm`` is then not used).  Returns the concrete algorithm name used (``brandes`` then).
     """
     if stats.n != graph.n:
         raise ValueError("stats is for a graph of another size")
     b = get_backend(backend)
     sources = check_sources(graph.n, sources)
-    p = b.plan(graph, algorithm, len(sources))
-    if predecessors is not None:
-        p = route_plan(p, graph)
-    report_substitution(p, log)
     check_store(graph, store, len(sources))
-    check_predecessors(graph, store, predecessors, len(sources))
+    if stats.betweenness:      # Brandes: the path statistics from the same traversals
+        check_predecessors(graph, store, predecessors, len(sources))
+        check_weights(graph)
+        parts = _brandes_partials(graph, sources, b.name, store, batch, stats.bin_width, device,
+                                  options)
+        algorithm = "brandes"
+    else:
+        p = b.plan(graph, algorithm, len(sources))
+        if predecessors is not None:
+            p = route_plan(p, graph)
+        report_substitution(p, log)
+        check_predecessors(graph, store, predecessors, len(sources))
+        parts = b.iter_partials(graph, sources, p.algorithm, store=store, batch=batch,
+                                bin_width=stats.bin_width, device=device, **options)
+        algorithm = p.algorithm
     done = 0
-    for part in b.iter_partials(graph, sources, p.algorithm, store=store, batch=batch,
-                                bin_width=stats.bin_width, device=device, **options):
+    for part in parts:
         stats.add(part)
         if predecessors is not None:
             k = slice(done, done + len(part.sources))
@@ -92,7 +104,20 @@ def run_sources(graph, sources, stats: PathStatistics, algorithm: str = "auto",
         done += len(part.sources)
         if progress is not None:
             progress(done)
-    return p.algorithm
+    return algorithm
+
+
+def _brandes_partials(graph, sources, backend, store, batch, bin_width, device, options):
+    """The Brandes engine's partials where :func:`betweenness_plan` puts it."""
+    where, _ = betweenness_plan(graph, backend)
+    if where == "cuda":
+        from .cuda.brandes import brandes_partials as cuda_brandes
+
+        return cuda_brandes(graph, sources, store=store, batch=batch, device=device)
+    from .cpu.brandes import brandes_partials
+
+    return brandes_partials(graph, sources, bin_width=bin_width, batch=batch, store=store,
+                            threads=options.get("threads"))
 
 
 def apsp_statistics(graph, sources="all", algorithm="auto", seed=None, bin_width=1.0,

@@ -218,6 +218,19 @@ def can_run(graph, algorithm: str, backend: str) -> bool:
     return b.available() and b.can_run(graph, algorithm)
 
 
+def betweenness_plan(graph, backend: str) -> tuple[str, str]:
+    """Where Brandes' betweenness runs for ``backend`` (``cpu`` | ``cuda``) on ``graph``, and the
+    log line saying so: the CUDA engine has batched BFS levels only, so weighted graphs run the CPU
+    engine (Dijkstra order) — said, never silently."""
+    b = resolve_backend(backend)
+    if b == "cuda" and graph.weighted:
+        return "cpu", ("betweenness: the GPU Brandes engine is unweighted only (BFS levels); "
+                       "this weighted graph runs the CPU engine (Dijkstra order)")
+    how = "Dijkstra order" if graph.weighted else "BFS levels"
+    return b, (f"betweenness: Brandes ({how}) on {b}; the path statistics come from the same "
+               f"traversals")
+
+
 def report_substitution(p: Plan, log=None) -> None:
     """Send ``p.note`` to ``log`` (a callable taking one string) when ``p`` substitutes an
     algorithm; without ``log``, warn (:class:`AlgorithmSubstitution`)."""
@@ -229,5 +242,6 @@ def report_substitution(p: Plan, log=None) -> None:
         warnings.warn(p.note, AlgorithmSubstitution, stacklevel=3)
 
 
-__all__ = ["ALGORITHMS", "AlgorithmSubstitution", "Backend", "Plan", "can_run", "get_backend",
+__all__ = ["ALGORITHMS", "AlgorithmSubstitution", "Backend", "Plan", "betweenness_plan", "can_run",
+           "get_backend",
            "plan", "report_substitution", "resolve_backend"]

@@ -86,8 +86,7 @@ def run_sources_ranks(graph, sources, stats: PathStatistics, comm, algorithm="au
 
     sources = np.asarray(sources, dtype=np.int64)
     stop_requested = stop_requested or (lambda: False)
-    local = PathStatistics(stats.n, stats.directed, stats.weighted, stats.bin_width,
-                           stats.sampled, stats.planned_sources)
+    local = stats.like()
     k = claim_size(len(sources), comm.size, batch, align,
                    CLAIMS_PER_RANK_GPU if backend == "cuda" else CLAIMS_PER_RANK)
     # the counter's host works in pieces and lets MPI serve the other ranks' claims in between
@@ -157,8 +156,7 @@ def merge_into(stats: PathStatistics, local: PathStatistics, comm) -> None:
     own = np.flatnonzero(local.done)
     rows = comm.allgather((own, local.row_sum[own], local.row_reach[own], local.row_max[own],
                            local.row_harm[own]))
-    union = PathStatistics(n, stats.directed, stats.weighted, stats.bin_width,
-                           stats.sampled, stats.planned_sources)
+    union = stats.like()
     for idx, rsum, rreach, rmax, rharm in rows:
         if union.done[idx].any():
             raise RuntimeError("a source was processed on two ranks")
@@ -180,6 +178,10 @@ def merge_into(stats: PathStatistics, local: PathStatistics, comm) -> None:
     ints[n:n + len(local.hist)] = local.hist
     ints = comm.allreduce_array(ints, "sum")
     union.col_reach, union.hist = ints[:n], ints[n:]
+    if stats.betweenness:      # Brandes dependencies: float sums with their compensation terms
+        b = comm.allreduce_array(np.stack([local.btw, local.btw_lo, local.btw_sq,
+                                            local.btw_sq_lo]), "sum")
+        union.btw, union.btw_lo, union.btw_sq, union.btw_sq_lo = b[0], b[1], b[2], b[3]
     if stats.is_empty():  # the first round of a run: the union is the result (no copies)
         stats.take(union)
     else:

@@ -69,8 +69,18 @@ class NetworkJob:
             self.log(f"metrics.algorithm: {self.plan.note}")
         self.total = len(self.sources)
         self.bin_width = float(m.histogram_bin_width or 1.0)
-        self.stats = PathStatistics.for_graph(self.graph, bin_width=self.bin_width,
-                                              sampled=self.sampled, planned_sources=self.total)
+        from .betweenness import mode as betweenness_mode
+
+        self.stats = PathStatistics.for_graph(
+            self.graph, bin_width=self.bin_width, sampled=self.sampled,
+            planned_sources=self.total,
+            betweenness=betweenness_mode("betweenness" in m.statistics, m.betweenness_normalized))
+        if self.stats.betweenness:     # Brandes' engine runs, and gives the path statistics too
+            from .backends import betweenness_plan
+
+            where, note = betweenness_plan(self.graph, self.backend)
+            self.log(f"metrics.statistics: {note} (not {self.algorithm} on {self.backend})")
+            self.algorithm, self.backend = "brandes", where
         self.every = int(spec.output.checkpoint_every)
         self.batch = int(spec.solver.batch or (8192 if self.backend == "cuda" else 2048))
         self.batch = max(1, min(self.batch, self.every))
@@ -130,7 +140,8 @@ class NetworkJob:
             widths += [32 * DEFAULT_WORDS // f for f in (2, TAIL_FRACTION) if f > 1]
         try:
             for b in widths:
-                run_sources(tiny, np.arange(3), PathStatistics.for_graph(tiny),
+                run_sources(tiny, np.arange(3), PathStatistics.for_graph(
+                                tiny, betweenness=self.stats.betweenness),
                             algorithm=self.algorithm, backend="cuda",
                             **({} if b is None else {"batch": b}))
         except Exception:  # the real run reports any problem with the real graph

@@ -59,6 +59,8 @@ class ChunkPartial:
     col_harm  : float64 (n,) Σ_{s in batch, s≠t, d>0} 1/d(s,t)
     hist      : int64 (nbins,) counts of finite d(s,t), s≠t, by bin (hops for unweighted graphs,
                 floor(d / bin_width) for weighted ones); any length, the accumulator pads
+    btw, btw_sq : float64 (n,) or None — Σ_{s in batch} δ_s(v) and Σ δ_s(v)² (Brandes
+                dependencies, :mod:`simengine.network.betweenness`); only from the Brandes engines
     """
 
     sources: np.ndarray
@@ -70,6 +72,8 @@ class ChunkPartial:
     col_reach: np.ndarray
     col_harm: np.ndarray
     hist: np.ndarray
+    btw: np.ndarray | None = None
+    btw_sq: np.ndarray | None = None
 
     @classmethod
     def empty(cls, n: int) -> "ChunkPartial":
@@ -91,9 +95,11 @@ class ChunkPartial:
             col_reach += p.col_reach
             col_harm += p.col_harm
         cat = lambda name: np.concatenate([getattr(p, name) for p in parts])  # noqa: E731
+        btw = (None, None) if any(p.btw is None for p in parts) else \
+            (sum(p.btw for p in parts), sum(p.btw_sq for p in parts))
         return ChunkPartial(cat("sources").astype(np.int64), cat("row_sum"),
                             cat("row_reach").astype(np.int64), cat("row_max"), cat("row_harm"),
-                            col_sum, col_reach, col_harm, hist)
+                            col_sum, col_reach, col_harm, hist, *btw)
 
 
 def reduce_block(dist_block, sources, weighted: bool, bin_width: float = 1.0) -> ChunkPartial:
@@ -143,6 +149,8 @@ class PathStatistics:
         :meth:`results` then reports estimates with standard errors.
     planned_sources : how many sources the run will process; default n.  Fewer than n without
         ``sampled`` means an explicit source list (see :meth:`results`).
+    betweenness : 0 (off), 1 or 2 (normalized): also accumulate the Brandes dependencies of the
+        partials (``btw``, ``btw_sq`` with compensation terms; :mod:`.betweenness`).
 
     The work done is a *set* of sources (``done``, a boolean mask over the vertices), not a prefix
     of a list: partials may arrive in any order and accumulators of disjoint source sets (other
@@ -154,7 +162,8 @@ class PathStatistics:
     """
 
     def __init__(self, n: int, directed: bool = False, weighted: bool = False,
-                 bin_width: float = 1.0, sampled: bool = False, planned_sources: int | None = None):
+                 bin_width: float = 1.0, sampled: bool = False, planned_sources: int | None = None,
+                 betweenness: int = 0):
         if bin_width <= 0:
             raise ValueError("bin_width must be positive")
         self.n = int(n)
@@ -175,11 +184,20 @@ class PathStatistics:
         self.col_harm = np.zeros(n)
         self.col_harm_lo = np.zeros(n)
         self.hist = np.zeros(1, dtype=np.int64)
+        self.betweenness = int(betweenness)
+        for k in self._BTW if self.betweenness else ():
+            setattr(self, k, np.zeros(n))
 
     @classmethod
     def for_graph(cls, graph, bin_width: float = 1.0, sampled: bool = False,
-                  planned_sources: int | None = None) -> "PathStatistics":
-        return cls(graph.n, graph.directed, graph.weighted, bin_width, sampled, planned_sources)
+                  planned_sources: int | None = None, betweenness: int = 0) -> "PathStatistics":
+        return cls(graph.n, graph.directed, graph.weighted, bin_width, sampled, planned_sources,
+                   betweenness)
+
+    def like(self) -> "PathStatistics":
+        """An empty accumulator for the same graph and settings."""
+        return PathStatistics(self.n, self.directed, self.weighted, self.bin_width, self.sampled,
+                              self.planned_sources, self.betweenness)
 
     # ------------------------------------------------------------------ the set of done sources
     @property
@@ -197,14 +215,15 @@ class PathStatistics:
         return s[~self.done[s]]
 
     # ------------------------------------------------------------------ accumulation
-    def _add_columns(self, col_sum, col_sum_lo, col_reach, col_harm, col_harm_lo, hist):
+    @staticmethod
+    def _add_compensated(pairs):
+        """acc (+ lo) += x (+ xlo) for each (acc, lo, x, xlo); xlo an array or 0.0."""
         # in place and threaded (accumulate.py): the same TwoSum arithmetic as ``two_sum`` on the
         # arrays, without its n-long temporaries (0.45 s per batch at n = 10^7)
-        from .accumulate import add_compensated, add_counts
+        from .accumulate import add_compensated
 
-        for acc, lo, x, xlo in ((self.col_sum, self.col_sum_lo, col_sum, col_sum_lo),
-                                (self.col_harm, self.col_harm_lo, col_harm, col_harm_lo)):
-            x = np.ascontiguousarray(x)
+        for acc, lo, x, xlo in pairs:
+            x = np.ascontiguousarray(x, dtype=np.float64)
             if x.shape != acc.shape:
                 raise ValueError("partial is for a graph of another size")
             has_lo = not np.isscalar(xlo)
@@ -212,6 +231,12 @@ class PathStatistics:
             if not has_lo and xlo != 0.0:
                 raise ValueError("a scalar compensation term must be 0.0")
             add_compensated(acc, lo, x, xl, has_lo)
+
+    def _add_columns(self, col_sum, col_sum_lo, col_reach, col_harm, col_harm_lo, hist):
+        from .accumulate import add_counts
+
+        self._add_compensated(((self.col_sum, self.col_sum_lo, col_sum, col_sum_lo),
+                               (self.col_harm, self.col_harm_lo, col_harm, col_harm_lo)))
         col_reach = np.ascontiguousarray(col_reach)
         if col_reach.shape != self.col_reach.shape:
             raise ValueError("partial is for a graph of another size")
@@ -236,6 +261,14 @@ class PathStatistics:
         self.row_max[s] = p.row_max
         self.row_harm[s] = p.row_harm
         self._add_columns(p.col_sum, 0.0, p.col_reach, p.col_harm, 0.0, p.hist)
+        if self.betweenness:
+            if p.btw is None:
+                raise ValueError("betweenness is on but the partial has no dependencies (btw)")
+            self._add_btw(p.btw, 0.0, p.btw_sq, 0.0)
+
+    def _add_btw(self, btw, btw_lo, sq, sq_lo):
+        self._add_compensated(((self.btw, self.btw_lo, btw, btw_lo),
+                               (self.btw_sq, self.btw_sq_lo, sq, sq_lo)))
 
     def is_empty(self) -> bool:
         """Nothing accumulated yet (no source, no column count)."""
@@ -248,12 +281,13 @@ class PathStatistics:
         if not self.is_empty():
             raise ValueError("take: this accumulator is not empty; use merge")
         self._check_same(other)
-        for k in self._ARRAYS:
+        for k in self._names():
             setattr(self, k, getattr(other, k))
 
     def _check_same(self, other: "PathStatistics") -> None:
-        if (other.n, other.directed, other.weighted, other.bin_width, other.sampled) != \
-                (self.n, self.directed, self.weighted, self.bin_width, self.sampled):
+        if (other.n, other.directed, other.weighted, other.bin_width, other.sampled,
+                other.betweenness) != (self.n, self.directed, self.weighted, self.bin_width,
+                                       self.sampled, self.betweenness):
             raise ValueError("merge: the accumulators are for different graphs or settings")
 
     def merge(self, other: "PathStatistics") -> None:
@@ -266,7 +300,7 @@ class PathStatistics:
         if self.is_empty():
             # nothing accumulated yet (the first merge of a run on ranks): adding to zeros is
             # exact, so the sums are the other's values — copies instead of compensated sums
-            for k in self._ARRAYS:
+            for k in self._names():
                 setattr(self, k, getattr(other, k).copy())
             return
         m = other.done
@@ -275,6 +309,8 @@ class PathStatistics:
             getattr(self, k)[m] = getattr(other, k)[m]
         self._add_columns(other.col_sum, other.col_sum_lo, other.col_reach, other.col_harm,
                           other.col_harm_lo, other.hist)
+        if self.betweenness:
+            self._add_btw(other.btw, other.btw_lo, other.btw_sq, other.btw_sq_lo)
 
     @property
     def column_sums(self) -> tuple[np.ndarray, np.ndarray]:
@@ -286,13 +322,19 @@ class PathStatistics:
                "col_sum", "col_sum_lo", "col_reach", "col_harm", "col_harm_lo", "hist")
     #: arrays that checkpoints written before they existed lack (restored as zeros)
     _OPTIONAL = ("col_sum_lo", "col_harm_lo")
+    #: the betweenness sums (with their compensation terms), present when ``betweenness`` is on
+    _BTW = ("btw", "btw_lo", "btw_sq", "btw_sq_lo")
+
+    def _names(self):
+        return self._ARRAYS + (self._BTW if self.betweenness else ())
 
     def state(self) -> dict:
         """All accumulator state as ``dict[str, np.ndarray]`` (copies), for an HDF5 checkpoint.
         ``done`` is the boolean mask of the sources accumulated."""
-        st = {k: getattr(self, k).copy() for k in self._ARRAYS}
+        st = {k: getattr(self, k).copy() for k in self._names()}
         st["meta"] = np.array([self.n, int(self.directed), int(self.weighted), int(self.sampled),
-                               self.planned_sources], dtype=np.int64)
+                               self.planned_sources] + ([self.betweenness] if self.betweenness
+                                                        else []), dtype=np.int64)
         st["bin_width"] = np.array(self.bin_width, dtype=np.float64)
         return st
 
@@ -300,8 +342,8 @@ class PathStatistics:
     def from_state(cls, state: dict) -> "PathStatistics":
         meta = np.asarray(state["meta"], dtype=np.int64)
         self = cls(int(meta[0]), bool(meta[1]), bool(meta[2]), float(np.asarray(state["bin_width"])),
-                   bool(meta[3]), int(meta[4]))
-        for k in cls._ARRAYS:
+                   bool(meta[3]), int(meta[4]), int(meta[5]) if len(meta) > 5 else 0)
+        for k in self._names():
             if k not in state and k in cls._OPTIONAL:
                 continue
             a = np.asarray(state[k])
@@ -435,6 +477,10 @@ class PathStatistics:
                 out["connected"] = False         # a listed/sampled source misses a vertex
             elif graph is not None:
                 out["connected"] = graph_connected(graph)
+        if self.betweenness:
+            from .betweenness import results as betweenness_results
+
+            out.update(betweenness_results(self, idx))
         if elapsed is not None:
             out["elapsed"] = float(elapsed)
             out["normalized_time"] = float(elapsed) / mean if mean > 0 else float("nan")
@@ -466,6 +512,7 @@ STATISTIC_KEYS = {
     "closeness": ("closeness",),
     "harmonic": ("harmonic",),
     "efficiency": ("efficiency", "efficiency_se"),
+    "betweenness": ("betweenness", "betweenness_stderr", "betweenness_normalized"),
 }
 
 

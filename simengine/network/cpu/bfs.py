@@ -116,9 +116,11 @@ def _bfs_group(indptr, indices, sources, starts, row_sum, row_reach, row_max, ro
 
 
 def group_partials(kernel, graph, sources, batch, store, threads, hist_len, extra=(),
-                   bin_width=1.0):
+                   bin_width=1.0, dependencies=False):
     """Drive a per-batch kernel over groups of ``threads`` batches of ``batch`` sources each and
-    yield a ChunkPartial per batch, in source order.  Shared by BFS and Dijkstra.
+    yield a ChunkPartial per batch, in source order.  Shared by BFS, Dijkstra and Brandes
+    (``dependencies``: the kernel also takes per-batch ``btw``, ``btw_sq`` (nb, n) arrays after
+    ``hist``, which become the partials' betweenness fields).
 
     ``hist_len`` bounds the histogram by the longest possible path (up to 2²² bins for weighted
     graphs); each batch's histogram is cut after its last non-zero bin, which lies at
@@ -143,8 +145,9 @@ def group_partials(kernel, graph, sources, batch, store, threads, hist_len, extr
         col_sum, col_reach = np.zeros((nb, n)), np.zeros((nb, n), np.int64)
         col_harm = np.zeros((nb, n))
         hist = np.zeros((nb, hist_len), np.int64)
+        dep = (np.zeros((nb, n)), np.zeros((nb, n))) if dependencies else ()
         kernel(graph.indptr, graph.indices, *extra, gs, starts, row_sum, row_reach, row_max,
-               row_harm, col_sum, col_reach, col_harm, hist,
+               row_harm, col_sum, col_reach, col_harm, hist, *dep,
                st[g0:g1] if do_store else st, do_store, sentinel)
         for b in range(nb):
             lo, hi = starts[b], starts[b + 1]
@@ -153,7 +156,8 @@ def group_partials(kernel, graph, sources, batch, store, threads, hist_len, extr
             nz = np.flatnonzero(h[:min(top, len(h))])
             yield ChunkPartial(gs[lo:hi].copy(), row_sum[lo:hi], row_reach[lo:hi],
                                row_max[lo:hi], row_harm[lo:hi], col_sum[b], col_reach[b],
-                               col_harm[b], h[: (nz[-1] + 1 if len(nz) else 1)].copy())
+                               col_harm[b], h[: (nz[-1] + 1 if len(nz) else 1)].copy(),
+                               *((dep[0][b], dep[1][b]) if dependencies else ()))
 
 
 def bfs_partials(graph, sources, batch: int = 64, store=None, threads=None):

@@ -1,0 +1,164 @@
+"""Betweenness-centrality benchmark: simengine's Brandes engines against igraph and NetworKit,
+measured in the same run.
+
+CPU (default): exact unweighted betweenness of Barabási–Albert n = 10⁴, m = 5 (``--n``, ``--m``):
+simengine (numba, all cores: ``NUMBA_NUM_THREADS``), igraph ``Graph.betweenness`` (one thread),
+NetworKit ``Betweenness`` (``--nk-threads``, default 2). Prints seconds, the ratio of each peer's
+time to simengine's and the largest relative difference of the values (networkx convention:
+halved for undirected graphs), and the CPU seconds of the process beside the wall seconds (on a
+busy machine the wall ratio is noisy). Graph generation and conversion are not timed; numba is
+compiled on a small graph first.
+
+GPU (``--gpu``): exact betweenness of the seed families at ``--gpu-n`` (Watts α-model with and
+without ring substrate, k = 10; Barabási–Albert k = 100) and ``--sampled`` sampled sources on
+G(n, m) with n = ``--big-n``, mean degree 6; engine time = ``run_sources`` (graph upload
+included, kernels compiled before). Every GPU result is checked against the CPU engine on
+``--check`` listed sources.
+
+    python benchmarks/bench_betweenness.py                 # CPU table
+    python benchmarks/bench_betweenness.py --gpu           # GPU rows
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+
+
+def ba(n, m, seed=1):
+    from simengine.network.generators import generate
+
+    return generate({"type": "barabasi_albert", "n": n, "m": m, "seed": seed})
+
+
+def ours(g, sources="all", backend="cpu"):
+    from simengine.network.apsp import run_sources
+    from simengine.network.sources import choose_sources
+    from simengine.network.statistics import PathStatistics
+
+    src, sampled = choose_sources(g.n, sources)
+    st = PathStatistics.for_graph(g, sampled=sampled, planned_sources=len(src), betweenness=1)
+    if backend == "cuda":
+        from numba import cuda
+        cuda.synchronize()
+    t = time.perf_counter()
+    c = time.process_time()
+    run_sources(g, src, st, backend=backend)
+    if backend == "cuda":
+        cuda.synchronize()
+    return st.results()["betweenness"], time.perf_counter() - t, time.process_time() - c
+
+
+def edges(g):
+    u = np.repeat(np.arange(g.n), np.diff(g.indptr))
+    keep = u < g.indices
+    return u[keep], g.indices[keep].astype(np.int64)
+
+
+def igraph_time(g):
+    import igraph as ig
+
+    u, v = edges(g)
+    G = ig.Graph(n=g.n, edges=np.column_stack([u, v]).tolist(), directed=False)
+    t, c = time.perf_counter(), time.process_time()
+    b = G.betweenness(directed=False)
+    return np.asarray(b), time.perf_counter() - t, time.process_time() - c
+
+
+def networkit_time(g, threads):
+    import networkit as nk
+
+    nk.setNumberOfThreads(threads)
+    u, v = edges(g)
+    G = nk.Graph(g.n, weighted=False, directed=False)
+    for a, b in zip(u.tolist(), v.tolist()):
+        G.addEdge(a, b)
+    t, c = time.perf_counter(), time.process_time()
+    bc = nk.centrality.Betweenness(G, normalized=False)
+    bc.run()
+    dt, dc = time.perf_counter() - t, time.process_time() - c
+    # NetworKit sums over ordered pairs for undirected graphs; networkx halves
+    return np.asarray(bc.scores()) / 2.0, dt, dc
+
+
+def rel(a, b):
+    return float(np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-300))
+
+
+def cpu_table(a):
+    import numba
+
+    g = ba(a.n, a.m)
+    ours(ba(200, a.m))                                   # compile
+    rows = []
+    load = os.getloadavg()[0]
+    ref, t0, c0 = ours(g)
+    rows.append(("simengine (Brandes, numba)", numba.get_num_threads(), t0, c0, 0.0))
+    if "igraph" in a.peers:
+        b, t, c = igraph_time(g)
+        rows.append(("igraph betweenness", 1, t, c, rel(b, ref)))
+    if "networkit" in a.peers:
+        b, t, c = networkit_time(g, a.nk_threads)
+        rows.append(("NetworKit Betweenness", a.nk_threads, t, c, rel(b, ref)))
+    print(f"exact betweenness, Barabási–Albert n = {a.n}, m = {a.m} ({g.num_edges} edges), "
+          f"{os.cpu_count()} CPUs, load average {load:.1f} -> {os.getloadavg()[0]:.1f}")
+    print("| tool | threads | wall [s] | wall / simengine | CPU [s] | CPU / simengine's | "
+          "max rel. diff |")
+    print("|---|---|---|---|---|---|---|")
+    for name, th, t, c, d in rows:
+        print(f"| {name} | {th} | {t:.2f} | {t / t0:.2f}× | {c:.2f} | {c / c0:.2f}× | {d:.1e} |")
+    peers = [t for _, _, t, _, _ in rows[1:]]
+    if peers:
+        print(f"fastest peer / simengine (wall) = {min(peers) / t0:.2f}× (target >= 3)")
+
+
+def gpu_rows(a):
+    from simengine.network import generators as gen
+    from simengine.network.betweenness import betweenness
+
+    ours(ba(60, 3), backend="cuda")                      # compile the kernels
+    fams = {"watts_ring_k10": lambda n: gen.watts_alpha(n, 10, ring=True, seed=1),
+            "watts_free_k10": lambda n: gen.watts_alpha(n, 10, ring=False, seed=1),
+            "ba_k100": lambda n: gen.barabasi_albert(n, 50, seed=1)}
+    cases = [(f, lambda f=f: fams[f](a.gpu_n), "all") for f in a.families.split(",") if f]
+    if a.big_n:     # first: the sampled case (the ring family is the slowest)
+        cases.insert(0, ("gnm_d6", lambda: gen.generate({"type": "gnm", "n": a.big_n,
+                                                         "m": 3 * a.big_n, "seed": 1}),
+                         {"sample": a.sampled, "seed": 1}))
+    print("| graph | n | edges | sources | GPU engine s | check vs CPU (listed sources) |")
+    print("|---|---|---|---|---|---|", flush=True)
+    for name, make, sources in cases:
+        g = make()
+        b, t, _ = ours(g, sources, backend="cuda")
+        check = list(range(0, g.n, max(1, g.n // a.check)))[:a.check]
+        gc = betweenness(g, check, backend="cuda")["betweenness"]
+        cc = betweenness(g, check, backend="cpu")["betweenness"]
+        k = g.n if sources == "all" else sources["sample"]
+        print(f"| {name} | {g.n} | {g.num_edges} | {k} | {t:.3f} | max rel. diff "
+              f"{rel(gc, cc):.1e} |", flush=True)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=10000)
+    ap.add_argument("--m", type=int, default=5)
+    ap.add_argument("--peers", default="igraph,networkit")
+    ap.add_argument("--nk-threads", type=int, default=2)
+    ap.add_argument("--gpu", action="store_true")
+    ap.add_argument("--gpu-n", type=int, default=30000)
+    ap.add_argument("--families", default="watts_free_k10,ba_k100,watts_ring_k10")
+    ap.add_argument("--big-n", type=int, default=1000000)
+    ap.add_argument("--sampled", type=int, default=1024)
+    ap.add_argument("--check", type=int, default=16)
+    a = ap.parse_args(argv)
+    if a.gpu:
+        gpu_rows(a)
+    else:
+        cpu_table(a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,231 @@
+"""Brandes' betweenness on the CPU: one traversal per source, the path statistics from the same
+traversal.
+
+Per source s (Brandes 2001): a forward sweep counts the shortest paths σ_s(v) — a BFS by levels
+(unweighted) or Dijkstra with a binary heap (weighted; σ[w] += σ[v] on every tie) — and records
+the order in which vertices were settled; the backward sweep visits them in reverse and computes
+the dependency δ_s(v) = σ_s(v) · Σ_{w: v→w on a shortest path} (1 + δ_s(w)) / σ_s(w).
+
+The backward sweep *pulls*: δ(v) = σ(v) · Σ_w t[w] with t[w] = (1 + δ(w)) / σ(w) written once w
+is finished. Unweighted graphs: the forward sweep appends each vertex's shortest-path successors
+(arcs to the next level) to one list as it scans its arcs, so the backward sweep reads only those
+(at most half of an undirected graph's arcs) and no distance. Weighted graphs scan the out-arcs
+and test d(v) + w(v, w) == d(w) (the same float expression as the forward sweep; a successor
+found when v was settled may lose that status later). Zero-weight arcs that tie
+two vertices' distances are not ordered by this rule (as in networkx, which is not exact there
+either).
+
+Parallel over batches of sources (``prange``); each worker owns its buffers and its per-vertex
+sums (δ, δ², the path-statistics columns), which the driver hands on as one
+:class:`~simengine.network.statistics.ChunkPartial` per batch.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+from numba import njit, prange
+
+from .bfs import _reduce_row, group_partials
+from .heap import heap_pop, heap_push
+from .sssp import _store_row
+
+
+@njit(cache=True, error_model="numpy")
+def _forward_bfs(indptr, indices, s, mark, wrap, sigma, queue, lstart, succ, sstart):
+    """Levels and path counts from s. Returns (reached, levels): the vertices in
+    queue[:reached], level L in queue[lstart[L]:lstart[L+1]], L < levels; the shortest-path
+    successors of queue[k] in succ[sstart[k]:sstart[k+1]].
+
+    ``mark[v]`` is 0 for a vertex not reached (all 0 on entry), else L % wrap + 1 for level L:
+    undirected graphs keep it in a byte (wrap 255: the neighbours of a level-L vertex are at
+    levels L−1..L+1, which stay distinct), directed ones in int32 (no wrap)."""
+    mark[s] = 1
+    sigma[s] = 1.0
+    queue[0] = s
+    lo, hi, tail, d, ns = 0, 1, 1, 0, 0
+    lstart[0] = 0
+    while lo < hi:
+        cd = (d + 1) % wrap + 1
+        for k in range(lo, hi):
+            v = queue[k]
+            sv = sigma[v]
+            sstart[k] = ns
+            for e in range(indptr[v], indptr[v + 1]):
+                w = indices[e]
+                dw = mark[w]
+                if dw == 0:
+                    mark[w] = cd
+                    sigma[w] = sv
+                    queue[tail] = w
+                    tail += 1
+                    succ[ns] = w
+                    ns += 1
+                elif dw == cd:
+                    sigma[w] += sv
+                    succ[ns] = w
+                    ns += 1
+        d += 1
+        lo, hi = hi, tail
+        lstart[d] = lo
+    sstart[tail] = ns
+    return tail, d
+
+
+@njit(cache=True, error_model="numpy")
+def _brandes_bfs_source(indptr, indices, s, i, mark, wrap, sigma, queue, lstart, tval, succ,
+                        sstart, row_sum, row_reach, row_max, row_harm, col_sum, col_reach,
+                        col_harm, hist, btw, btw_sq, store, do_store, sentinel):
+    reached, levels = _forward_bfs(indptr, indices, s, mark, wrap, sigma, queue, lstart, succ,
+                                   sstart)
+    top = levels - 1                                   # eccentricity of s
+    for L in range(top, 0, -1):
+        a, b = lstart[L], lstart[L + 1]
+        inv = 1.0 / L
+        for k in range(b - 1, a - 1, -1):             # successors are one level deeper: done
+            v = queue[k]
+            acc = 0.0
+            for j in range(sstart[k], sstart[k + 1]):
+                acc += tval[succ[j]]
+            sv = sigma[v]
+            x = sv * acc
+            tval[v] = (1.0 + x) / sv
+            btw[v] += x
+            btw_sq[v] += x * x
+            col_sum[v] += L
+            col_reach[v] += 1
+            col_harm[v] += inv
+        hist[L] += b - a
+    rs = 0.0
+    rh = 0.0
+    for L in range(1, levels):                         # level order, as row_from_levels
+        c = lstart[L + 1] - lstart[L]
+        rs += c * L
+        rh += c / L
+    row_sum[i] = rs
+    row_reach[i] = reached - 1
+    row_max[i] = top if reached > 1 else 0
+    row_harm[i] = rh
+    if do_store:
+        for t in range(len(mark)):
+            store[i, t] = sentinel
+        for L in range(levels):
+            for k in range(lstart[L], lstart[L + 1]):
+                store[i, queue[k]] = L
+    for k in range(reached):
+        mark[queue[k]] = 0
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def _brandes_bfs_group(indptr, indices, mark0, wrap, sources, starts, row_sum, row_reach,
+                       row_max, row_harm, col_sum, col_reach, col_harm, hist, btw, btw_sq, store,
+                       do_store, sentinel):
+    n = len(indptr) - 1
+    nb = len(starts) - 1
+    for b in prange(nb):
+        mark = np.zeros_like(mark0)
+        sigma = np.empty(n)
+        queue = np.empty(n, np.int32)
+        lstart = np.empty(n + 2, np.int64)
+        tval = np.empty(n)
+        succ = np.empty(max(1, indptr[n]), np.int32)
+        sstart = np.empty(n + 1, np.int64)
+        for i in range(starts[b], starts[b + 1]):
+            _brandes_bfs_source(indptr, indices, sources[i], i, mark, wrap, sigma, queue, lstart,
+                                tval, succ, sstart, row_sum, row_reach, row_max, row_harm,
+                                col_sum[b], col_reach[b], col_harm[b], hist[b], btw[b],
+                                btw_sq[b], store, do_store, sentinel)
+
+
+@njit(cache=True)
+def _brandes_dijkstra_source(indptr, indices, wts, s, dist, sigma, order, tval, hk, hv,
+                             btw, btw_sq):
+    """Dijkstra order, path counts and dependencies from s (dist +inf, tval 0 on entry; dist is
+    left for the row reduction, tval reset)."""
+    dist[s] = 0.0
+    sigma[s] = 1.0
+    size = heap_push(hk, hv, 0, 0.0, s)
+    ns = 0
+    while size > 0:
+        d, v, size = heap_pop(hk, hv, size)
+        if d > dist[v]:
+            continue
+        order[ns] = v
+        ns += 1
+        sv = sigma[v]
+        for e in range(indptr[v], indptr[v + 1]):
+            w = indices[e]
+            nd = d + wts[e]
+            if nd < dist[w]:
+                dist[w] = nd
+                sigma[w] = sv
+                size = heap_push(hk, hv, size, nd, w)
+            elif nd == dist[w]:
+                sigma[w] += sv
+    for k in range(ns - 1, 0, -1):
+        v = order[k]
+        dv = dist[v]
+        acc = 0.0
+        for e in range(indptr[v], indptr[v + 1]):
+            w = indices[e]
+            if dv + wts[e] == dist[w]:
+                acc += tval[w]
+        x = sigma[v] * acc
+        tval[v] = (1.0 + x) / sigma[v]
+        btw[v] += x
+        btw_sq[v] += x * x
+    for k in range(ns):
+        tval[order[k]] = 0.0
+    return ns
+
+
+@njit(cache=True, parallel=True)
+def _brandes_dijkstra_group(indptr, indices, wts, bin_width, sources, starts, row_sum, row_reach,
+                            row_max, row_harm, col_sum, col_reach, col_harm, hist, btw, btw_sq,
+                            store, do_store, sentinel):
+    n = len(indptr) - 1
+    m = indptr[n]
+    nb = len(starts) - 1
+    for b in prange(nb):
+        dist = np.full(n, np.inf)
+        sigma = np.empty(n)
+        order = np.empty(n, np.int32)
+        tval = np.zeros(n)
+        hk = np.empty(m + 1)
+        hv = np.empty(m + 1, np.int32)
+        for i in range(starts[b], starts[b + 1]):
+            s = sources[i]
+            ns = _brandes_dijkstra_source(indptr, indices, wts, s, dist, sigma, order, tval,
+                                          hk, hv, btw[b], btw_sq[b])
+            _reduce_row(dist, s, i, False, bin_width, row_sum, row_reach, row_max, row_harm,
+                        col_sum[b], col_reach[b], col_harm[b], hist[b])
+            if do_store:
+                _store_row(store, i, dist, sentinel)
+            for k in range(ns):
+                dist[order[k]] = np.inf
+
+
+def brandes_batch(num_sources: int, threads=None) -> int:
+    """Sources per batch (one batch runs on one thread): up to 256, fewer so that every thread
+    has a batch."""
+    P = int(threads or numba.get_num_threads())
+    return int(max(1, min(256, -(-int(num_sources) // P))))
+
+
+def brandes_partials(graph, sources, bin_width: float = 1.0, batch=None, store=None,
+                     threads=None):
+    """One ChunkPartial per batch of sources, in source order, with the path statistics and the
+    betweenness dependencies (``btw``, ``btw_sq``) of its sources. Weighted graphs run Dijkstra
+    order, unweighted ones BFS levels."""
+    batch = int(batch or brandes_batch(len(sources), threads))
+    if not graph.weighted:
+        # a byte per vertex for the level marks of undirected graphs (see _forward_bfs)
+        mark0 = np.zeros(graph.n, np.uint8 if not graph.directed else np.int32)
+        wrap = 255 if not graph.directed else np.iinfo(np.int32).max - 1
+        return group_partials(_brandes_bfs_group, graph, sources, batch, store, threads,
+                              graph.n + 1, extra=(mark0, wrap), dependencies=True)
+    w = np.ascontiguousarray(graph.weights, dtype=np.float64)
+    wmax = float(w.max()) if len(w) else 0.0
+    hist_len = min(int(np.floor((graph.n - 1) * wmax / bin_width)) + 2, 1 << 22)
+    return group_partials(_brandes_dijkstra_group, graph, sources, batch, store, threads,
+                          hist_len, extra=(w, float(bin_width)), bin_width=float(bin_width),
+                          dependencies=True)

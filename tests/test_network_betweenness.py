@@ -1,0 +1,277 @@
+"""Betweenness centrality (Brandes) against networkx: CPU and CUDA engines (the simulator where
+there is no GPU), exact, listed and sampled sources, merge and checkpoint state."""
+import random
+
+import networkx as nx
+import numpy as np
+import pytest
+
+from simengine.network.apsp import apsp_statistics, run_sources
+from simengine.network.betweenness import betweenness
+from simengine.network.graph import CSRGraph
+from simengine.network.statistics import PathStatistics
+
+
+def _nx_graph(n, p, directed, weighted, seed, isolated=3):
+    """G(n, p) plus isolated vertices (disconnected), integer weights 1..3 when weighted."""
+    G = nx.gnp_random_graph(n, p, seed=seed, directed=directed)
+    G.add_nodes_from(range(n, n + isolated))
+    rng = np.random.default_rng(seed)
+    for u, v in G.edges:
+        G[u][v]["weight"] = int(rng.integers(1, 4)) if weighted else 1
+    return G
+
+
+def _csr(G, weighted):
+    return CSRGraph.from_networkx(G, weight="weight" if weighted else None)
+
+
+def _arr(d, n):
+    return np.array([d[v] for v in range(n)])
+
+
+CASES = [(d, w) for d in (False, True) for w in (False, True)]
+
+
+@pytest.mark.parametrize("directed,weighted", CASES)
+def test_cpu_exact_matches_networkx(directed, weighted):
+    G = _nx_graph(60, 0.06, directed, weighted, seed=5)
+    g = _csr(G, weighted)
+    wt = "weight" if weighted else None
+    r = betweenness(g)
+    ref = _arr(nx.betweenness_centrality(G, normalized=False, weight=wt), g.n)
+    assert ref.max() > 10                     # a graph with long paths through hubs
+    np.testing.assert_allclose(r["betweenness"], ref, rtol=1e-12, atol=1e-9)
+    rn = betweenness(g, normalized=True)
+    refn = _arr(nx.betweenness_centrality(G, normalized=True, weight=wt), g.n)
+    np.testing.assert_allclose(rn["betweenness"], refn, rtol=1e-12, atol=1e-12)
+    assert rn["betweenness_normalized"] and not r["betweenness_normalized"]
+    # the path statistics of the same traversals equal the path engines'
+    a = apsp_statistics(g)
+    for k in ("mean_distance", "diameter", "radius", "efficiency", "reachable_pairs"):
+        assert r[k] == pytest.approx(a[k], rel=1e-12), k
+    np.testing.assert_array_equal(r["distance_histogram"], a["distance_histogram"])
+    np.testing.assert_allclose(r["closeness"], a["closeness"], rtol=1e-12)
+    np.testing.assert_allclose(r["harmonic"], a["harmonic"], rtol=1e-12)
+
+
+def test_long_paths_and_byte_level_marks():
+    # undirected graphs keep levels in a byte modulo 255: a path of 700 vertices has 699 levels
+    G = nx.path_graph(700)
+    G.add_edges_from([(3, 5), (400, 402), (100, 650)])
+    g = _csr(G, False)
+    ref = _arr(nx.betweenness_centrality(G, normalized=False), g.n)
+    np.testing.assert_allclose(betweenness(g)["betweenness"], ref, rtol=1e-12)
+
+
+def test_listed_sources_match_networkx_subset():
+    G = _nx_graph(40, 0.1, True, False, seed=2)
+    g = _csr(G, False)
+    src = [0, 3, 7, 11, 20]
+    r = betweenness(g, sources=src)
+    ref = _arr(nx.betweenness_centrality_subset(G, src, list(G), normalized=False), g.n)
+    np.testing.assert_allclose(r["betweenness"], ref, rtol=1e-12, atol=1e-12)
+    assert r["listed"] and "betweenness_stderr" not in r
+
+
+def _sampled(g, src, normalized=False):
+    st = PathStatistics.for_graph(g, sampled=True, planned_sources=len(src),
+                                  betweenness=2 if normalized else 1)
+    run_sources(g, np.asarray(src), st)
+    return st.results()
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_sampled_estimate_matches_networkx_k(directed):
+    # networkx k=: the same scales ((n-1)/m_v, m_v = sampled sources other than v), same sample
+    G = _nx_graph(50, 0.08, directed, True, seed=9)
+    g = _csr(G, True)
+    k = 12
+    nodes = random.Random(4).sample(list(G.nodes()), k)
+    for normalized in (False, True):
+        ref = _arr(nx.betweenness_centrality(G, k=k, seed=4, normalized=normalized,
+                                             weight="weight"), g.n)
+        r = _sampled(g, nodes, normalized)
+        np.testing.assert_allclose(r["betweenness"], ref, rtol=1e-12, atol=1e-12)
+        assert r["estimate"] and np.all(np.isfinite(r["betweenness_stderr"]))
+
+
+def test_sample_of_every_source_is_exact():
+    G = _nx_graph(30, 0.12, False, False, seed=1)
+    g = _csr(G, False)
+    exact = betweenness(g)["betweenness"]
+    r = betweenness(g, sources={"sample": g.n, "seed": 3})
+    np.testing.assert_allclose(r["betweenness"], exact, rtol=1e-13)
+    assert "betweenness_stderr" not in r
+
+
+def test_sampled_estimator_is_unbiased_and_its_stderr_is_sane():
+    """Over many samples of K sources the mean estimate is the exact value, and the mean
+    reported variance matches the spread of the estimates."""
+    from simengine.network import betweenness as bt
+
+    G = _nx_graph(30, 0.15, False, False, seed=3, isolated=1)
+    g = _csr(G, False)
+    n, K, reps = g.n, 8, 400
+    exact = _arr(nx.betweenness_centrality(G, normalized=False), n)
+    delta = np.zeros((n, n))                       # delta[s, v] = δ_s(v), one source per run
+    for s in range(n):
+        st = PathStatistics.for_graph(g, betweenness=1)
+        run_sources(g, np.array([s]), st)
+        delta[s] = st.btw
+    rng = np.random.default_rng(0)
+    est, var = [], []
+    for _ in range(reps):
+        S = np.sort(rng.choice(n, K, replace=False))
+        acc = PathStatistics.for_graph(g, sampled=True, planned_sources=K, betweenness=1)
+        acc.done[S] = True
+        acc.btw, acc.btw_sq = delta[S].sum(axis=0), (delta[S] ** 2).sum(axis=0)
+        r = bt.results(acc, S)
+        est.append(r["betweenness"])
+        var.append(r["betweenness_stderr"] ** 2)
+    est, var = np.array(est), np.array(var)
+    hub = np.argsort(exact)[-5:]                     # the vertices with most betweenness
+    se_mean = est[:, hub].std(axis=0) / np.sqrt(reps)
+    assert np.all(np.abs(est[:, hub].mean(axis=0) - exact[hub]) < 4 * se_mean + 1e-9)
+    ratio = np.nanmean(var[:, hub], axis=0) / est[:, hub].var(axis=0)
+    # 0.90-1.16 here; without the finite-population correction (1 - m/(n-1)) it would be 1.36x
+    assert np.all((ratio > 0.8) & (ratio < 1.25)), ratio
+
+
+def test_merge_and_state_give_the_one_run_result():
+    G = _nx_graph(45, 0.08, True, True, seed=7)
+    g = _csr(G, True)
+    whole = PathStatistics.for_graph(g, betweenness=1)
+    run_sources(g, np.arange(g.n), whole)
+    parts = []
+    for chunk in np.array_split(np.random.default_rng(1).permutation(g.n), 3):
+        st = PathStatistics.for_graph(g, betweenness=1)
+        run_sources(g, chunk, st)
+        parts.append(PathStatistics.from_state(st.state()))   # through a checkpoint
+    merged = PathStatistics.for_graph(g, betweenness=1)
+    for p in parts:
+        merged.merge(p)
+    np.testing.assert_allclose(merged.results()["betweenness"], whole.results()["betweenness"],
+                               rtol=1e-13)
+    with pytest.raises(ValueError):
+        merged.merge(PathStatistics.for_graph(g))            # different settings
+    st = whole.state()
+    assert {"btw", "btw_lo", "btw_sq", "btw_sq_lo"} <= set(st) and st["meta"][5] == 1
+    # consecutive partials concatenate with their dependency sums
+    from simengine.network.cpu.brandes import brandes_partials
+    from simengine.network.statistics import ChunkPartial
+
+    parts = list(brandes_partials(g, np.arange(g.n), batch=7, threads=1))
+    cat = ChunkPartial.concat(parts, g.n)
+    np.testing.assert_allclose(cat.btw, whole.btw, rtol=1e-13)
+    np.testing.assert_allclose(cat.btw_sq, whole.btw_sq, rtol=1e-13)
+    assert "btw" not in PathStatistics.for_graph(g).state()   # off: checkpoints unchanged
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_cuda_matches_networkx(directed):
+    G = _nx_graph(24, 0.12, directed, False, seed=11, isolated=2)
+    g = _csr(G, False)
+    ref = _arr(nx.betweenness_centrality(G, normalized=False), g.n)
+    st = PathStatistics.for_graph(g, betweenness=1)
+    store = np.empty((g.n, g.n), np.uint8)
+    run_sources(g, np.arange(g.n), st, backend="cuda", batch=5, store=store)
+    r = st.results()
+    np.testing.assert_allclose(r["betweenness"], ref, rtol=1e-12, atol=1e-12)
+    cpu = betweenness(g)
+    for k in ("mean_distance", "diameter", "efficiency"):
+        assert r[k] == pytest.approx(cpu[k], rel=1e-12)
+    np.testing.assert_array_equal(r["distance_histogram"], cpu["distance_histogram"])
+    d = nx.single_source_shortest_path_length(G, 3)
+    assert all(store[3, t] == d.get(t, 255) for t in range(g.n))
+
+
+def test_cuda_weighted_runs_the_cpu_engine_and_says_so():
+    G = _nx_graph(20, 0.15, False, True, seed=2)
+    g = _csr(G, True)
+    lines = []
+    r = betweenness(g, backend="cuda", log=lines.append)
+    ref = _arr(nx.betweenness_centrality(G, normalized=False, weight="weight"), g.n)
+    np.testing.assert_allclose(r["betweenness"], ref, rtol=1e-12, atol=1e-12)
+    assert len(lines) == 1 and "runs the CPU engine" in lines[0]
+
+
+SCENARIO = {
+    "kind": "network", "name": "btw",
+    "graph": {"generator": {"type": "gnm", "n": 90, "m": 260, "seed": 4, "directed": True},
+              "weights": {"type": "uniform_int", "low": 1, "high": 3, "seed": 2}},
+    "metrics": {"sources": {"sample": 60, "seed": 1},
+                "statistics": ["mean_distance", "closeness", "betweenness"]},
+    "solver": {"backend": "cpu", "batch": 8},
+    "output": {"checkpoint_every": 16},
+}
+
+
+def _vertex(path):
+    import h5py
+
+    with h5py.File(path, "r") as f:
+        return ({k: f["vertex"][k][()] for k in f["vertex"]},
+                {k: f["statistics"][k][()] for k in f["statistics"]})
+
+
+def test_scenario_output_and_resume_mid_run(tmp_path, monkeypatch):
+    import os
+    import signal
+
+    import simengine
+    from simengine.network import generators
+    from simengine.network.job import NetworkJob
+    from simengine.runner import Interrupted
+
+    lines = []
+    ref = simengine.run(SCENARIO, tmp_path / "ref.h5", log=lines.append)
+    assert any("Brandes (Dijkstra order) on cpu" in ln for ln in lines), lines
+    v, s = _vertex(ref)
+    assert s["estimate"] and not s["betweenness_normalized"]
+    assert v["betweenness"].shape == v["betweenness_stderr"].shape == (90,)
+    # the same sample through networkx's scales (betweenness_subset over the sampled sources)
+    g = generators.generate({**SCENARIO["graph"]["generator"],
+                             "weights": {"type": "uniform_int", "low": 1, "high": 3, "seed": 2}})
+    G = g.to_networkx()
+    with __import__("h5py").File(ref, "r") as f:
+        src = f["sources"][()]
+    sub = _arr(nx.betweenness_centrality_subset(G, src.tolist(), list(G), normalized=False,
+                                                weight="weight"), g.n)
+    m = np.where(np.isin(np.arange(g.n), src), len(src) - 1, len(src))
+    np.testing.assert_allclose(v["betweenness"], sub * (g.n - 1) / m, rtol=1e-12, atol=1e-12)
+
+    # figures: the distribution and betweenness against degree, log-log, labelled
+    import matplotlib.pyplot as plt
+
+    from simengine import plot
+
+    with simengine.open(ref) as res:
+        fig = plot.betweenness_figure(res, g.degree())
+        axes = [ax for ax in fig.axes if ax.get_visible()]
+        assert len(axes) == 2 and all(ax.get_xscale() == ax.get_yscale() == "log" for ax in axes)
+        assert all(ax.get_xlabel() and ax.get_ylabel() for ax in axes)
+        assert "60 of 90 sources" in fig.get_suptitle()
+        plt.close(fig)
+        assert len(plot.betweenness_figure(res).axes) == 1       # no degrees: one panel
+
+    calls = []
+    work = NetworkJob.work
+
+    def interrupting(self, sources):      # Ctrl-C after the third batch
+        work(self, sources)
+        calls.append(len(sources))
+        if len(calls) == 3:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    monkeypatch.setattr(NetworkJob, "work", interrupting)
+    out = tmp_path / "run.h5"
+    with pytest.raises(Interrupted):
+        simengine.run(SCENARIO, out)
+    monkeypatch.setattr(NetworkJob, "work", work)
+    with __import__("h5py").File(out, "r") as f:
+        assert 0 < int(f["checkpoint"].attrs["done"]) < 60
+    simengine.run(SCENARIO, out, resume=True)
+    a, b = _vertex(ref)[0], _vertex(out)[0]
+    for k in ("betweenness", "betweenness_stderr", "closeness"):
+        np.testing.assert_allclose(b[k], a[k], rtol=1e-12, atol=0, err_msg=k)
