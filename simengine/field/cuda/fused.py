@@ -43,78 +43,23 @@ import numpy as np
 from numba import cuda
 
 from ..integrator import Scheme, Stage
-from . import launch as _launch_api
 from .access import LD, LDNC, ST
-from .config import FIXED, MIRROR, PERIODIC, SIMULATOR
+from .config import FIXED
+from .fused_launch import FusedStep
+from .physics import SHARED_LIMIT, fold_fn, ftype, itemsize, mu, outside3
 
-#: ``fused: auto`` turns the fused step on for these dimensions (whole-grid RK2 runs of the
-#: ``global``/``texture`` kernels without explicit launch hints, real GPU only). 1-D stays
-#: unfused by default (its fields are small, launch-bound). Flip after measuring.
-FUSED_AUTO = {1: False, 2: True, 3: False}
-#: ... and only for grids of at most this many cells: measured on an H100 (2026-11-23) the fused
-#: step wins where launches dominate (200² fp64 with CUDA Graphs: 6.5 µs/step against 9.0 µs
-#: for two unfused stages) but loses on bandwidth-bound grids (4096² fp32 0.44 ms against the pair
-#: kernel's 0.14 ms; 3-D 256³ fp64 2.1–2.5 ms against 0.59 ms): the shared-memory pipeline
-#: recomputes the halo, holds 135 registers in 3-D and runs at 12–19 % occupancy. Larger 2-D
-#: grids run the warp-marching form instead (:mod:`.fused_warp`, per ``WARP_AUTO``)
-FUSED_AUTO_MAX_CELLS = 1 << 18
-#: the kernels ``fused: auto`` applies to (``fused: true`` works with all four: texture/combined
-#: load through ld.global.nc, global/shared with plain loads)
-FUSED_AUTO_KERNELS = ("global", "texture")
 #: threads per block, x (the last axis) first: 2-D (32, 8), 3-D in-plane (32, 8), 1-D (256,)
 DEFAULT_FUSED_BLOCK = {1: (256,), 2: (32, 8), 3: (32, 8)}
-#: the 2-D block and rows for grids of at most FUSED_AUTO_MAX_CELLS cells (launch- and
-#: latency-bound: more, smaller blocks). H100, 200² with CUDA Graphs, µs/step fp64 / fp32:
-#: 32×8 rows 2: 6.38 / 6.15; 16×16 rows 1: 5.15 / 4.82; 16×8 rows 1: 4.65 / 4.57; 8×8 rows 1:
-#: 4.65 / 4.40
+#: the 2-D block and rows of ``fused: true`` on grids of at most
+#: :data:`simengine.field.plans.FUSED_SMALL_CELLS` cells (launch- and latency-bound: more,
+#: smaller blocks). H100, 200² with CUDA Graphs, µs/step fp64 / fp32: 32×8 rows 2: 6.38 / 6.15;
+#: 16×16 rows 1: 5.15 / 4.82; 16×8 rows 1: 4.65 / 4.57; 8×8 rows 1: 4.65 / 4.40
 SMALL_FUSED_BLOCK = (16, 8)
 SMALL_FUSED_ROWS = 1
 #: rows (y) per thread in 2-D (cells along x per thread in 1-D): output tile = block × rows
 DEFAULT_FUSED_ROWS = {1: 1, 2: 2, 3: 1}
 #: planes one 3-D block walks (a chunk primes 4 planes on either side: (L + 8) / L loads)
 DEFAULT_FUSED_MARCH = 64
-#: static shared memory of one block (numba-cuda allocates shared arrays statically)
-SHARED_LIMIT = 48 * 1024
-
-
-def _fold_fn(bc: int):
-    """Index map of the φ loads at any depth outside the domain: wrap (periodic), the
-    edge-duplicating reflection of ``np.pad(mode="symmetric")`` (mirror), clamp (fixed: the value
-    is replaced by v anyway)."""
-    if bc == PERIODIC:
-
-        @cuda.jit(device=True)
-        def fold(i, n):
-            if i >= 0 and i < n:
-                return i
-            return i % n
-    elif bc == MIRROR:
-
-        @cuda.jit(device=True)
-        def fold(i, n):
-            if i >= 0 and i < n:
-                return i
-            m = i % (2 * n)
-            if m >= n:
-                m = 2 * n - 1 - m
-            return m
-    else:
-
-        @cuda.jit(device=True)
-        def fold(i, n):
-            return min(max(i, 0), n - 1)
-
-    return fold
-
-
-def _ftype(dtype: str):
-    return numba.float32 if dtype == "float32" else numba.float64
-
-
-def _itemsize(dtype: str) -> int:
-    return np.dtype(dtype).itemsize
-
-
 def tile_2d(nd: int, block: tuple, rows: int) -> tuple:
     """(TY, TX) output tile of the 1-/2-D kernel for thread block ``block`` (x first)."""
     if nd == 1:
@@ -124,7 +69,7 @@ def tile_2d(nd: int, block: tuple, rows: int) -> tuple:
 
 def shared_bytes(nd: int, block: tuple, rows: int, dtype: str) -> int:
     """Static shared memory of one block of the fused kernel."""
-    w = _itemsize(dtype)
+    w = itemsize(dtype)
     if nd == 3:
         bx, by = int(block[0]), int(block[1])
         return 3 * w * ((by + 8) * (bx + 8) + (by + 6) * (bx + 6) + (by + 4) * (bx + 4)
@@ -149,7 +94,7 @@ def fused_kernel_2d(nd: int, bc: int, nc: bool, dtype: str, block: tuple, rows: 
     if nd not in (1, 2):
         raise ValueError("fused_kernel_2d is for 1-D and 2-D fields")
     load = LDNC if nc else LD
-    fold = _fold_fn(bc)
+    fold = fold_fn(bc)
     fixed = bc == FIXED
     a1 = nd == 2
     R = int(rows)
@@ -170,11 +115,7 @@ def fused_kernel_2d(nd: int, bc: int, nc: bool, dtype: str, block: tuple, rows: 
     LSX, LSY = -(-SX // BX), -(-SY // BY)
     LNX, LNY = -(-NX // BX), -(-NY // BY)
     LTX, LTY = -(-TX // BX), -(-TY // BY)
-    ftype = _ftype(dtype)
-
-    @cuda.jit(device=True)
-    def mu(p, s, kh2, nd2, c0, c1, c2, c3):
-        return c0 + p * (c1 + p * (c2 + p * c3)) - kh2 * (s - nd2 * p)
+    fdt = ftype(dtype)
 
     @cuda.jit(device=True)
     def outside(j, i, n1, n2):
@@ -185,9 +126,9 @@ def fused_kernel_2d(nd: int, bc: int, nc: bool, dtype: str, block: tuple, rows: 
 
     @cuda.jit
     def kernel(src, out, n0, n1, n2, coef1, coef2, mh2, kh2, nd2, c0, c1, c2, c3, vphi, vmu):
-        sphi = cuda.shared.array(NPHI, ftype)
-        smu = cuda.shared.array(NMU, ftype)
-        sst = cuda.shared.array(NST, ftype)
+        sphi = cuda.shared.array(NPHI, fdt)
+        smu = cuda.shared.array(NMU, fdt)
+        sst = cuda.shared.array(NST, fdt)
         tx = cuda.threadIdx.x
         ty = cuda.threadIdx.y
         i0 = numba.int64(cuda.blockIdx.x) * TX
@@ -300,7 +241,7 @@ def fused_kernel_3d(bc: int, nc: bool, dtype: str, block: tuple, length: int):
     last 5 planes in registers (the base of the second stage). A chunk runs t = kb−4 …
     kb+length+3. Arguments as :func:`fused_kernel_2d`."""
     load = LDNC if nc else LD
-    fold = _fold_fn(bc)
+    fold = fold_fn(bc)
     fixed = bc == FIXED
     BX, BY = int(block[0]), int(block[1])
     L = int(length)
@@ -317,22 +258,14 @@ def fused_kernel_3d(bc: int, nc: bool, dtype: str, block: tuple, length: int):
     LMX, LMY = -(-MX // BX), -(-MY // BY)
     LSX, LSY = -(-SX // BX), -(-SY // BY)
     LNX, LNY = -(-NX // BX), -(-NY // BY)
-    ftype = _ftype(dtype)
-
-    @cuda.jit(device=True)
-    def mu(p, s, kh2, nd2, c0, c1, c2, c3):
-        return c0 + p * (c1 + p * (c2 + p * c3)) - kh2 * (s - nd2 * p)
-
-    @cuda.jit(device=True)
-    def outside(k, j, i, n0, n1, n2):
-        return i < 0 or i >= n2 or j < 0 or j >= n1 or k < 0 or k >= n0
+    fdt = ftype(dtype)
 
     @cuda.jit
     def kernel(src, out, n0, n1, n2, coef1, coef2, mh2, kh2, nd2, c0, c1, c2, c3, vphi, vmu):
-        sphi = cuda.shared.array(RPHI, ftype)
-        smu = cuda.shared.array(RMU, ftype)
-        sst = cuda.shared.array(RST, ftype)
-        snu = cuda.shared.array(RNU, ftype)
+        sphi = cuda.shared.array(RPHI, fdt)
+        smu = cuda.shared.array(RMU, fdt)
+        sst = cuda.shared.array(RST, fdt)
+        snu = cuda.shared.array(RNU, fdt)
         tx = cuda.threadIdx.x
         ty = cuda.threadIdx.y
         i0 = numba.int64(cuda.blockIdx.x) * TX
@@ -375,7 +308,7 @@ def fused_kernel_3d(bc: int, nc: bool, dtype: str, block: tuple, length: int):
                             if x < PX:
                                 pj = j0 - 4 + y
                                 pi = i0 - 4 + x
-                                if fixed and outside(t, pj, pi, n0, n1, n2):
+                                if fixed and outside3(t, pj, pi, n0, n1, n2):
                                     v = vphi
                                 else:
                                     v = load(src, kk * P + fold(pj, n1) * n2 + fold(pi, n2))
@@ -407,7 +340,7 @@ def fused_kernel_3d(bc: int, nc: bool, dtype: str, block: tuple, length: int):
                                 s = s + (sphi[pm + q] + sphi[pp + q])
                                 m = mu(sphi[pc + q], s, kh2, nd2, c0, c1, c2, c3)
                                 if fixed and edge:
-                                    if outside(u, j0 - 3 + y, i0 - 3 + x, n0, n1, n2):
+                                    if outside3(u, j0 - 3 + y, i0 - 3 + x, n0, n1, n2):
                                         m = vmu
                                 smu[om + y * MX + x] = m
             cuda.syncthreads()
@@ -432,7 +365,7 @@ def fused_kernel_3d(bc: int, nc: bool, dtype: str, block: tuple, length: int):
                                 r = mh2 * (s - nd2 * smu[mc + q])
                                 v = sphi[pc + (y + 2) * PX + x + 2] + coef1 * r
                                 if fixed and edge:
-                                    if outside(u, j0 - 2 + y, i0 - 2 + x, n0, n1, n2):
+                                    if outside3(u, j0 - 2 + y, i0 - 2 + x, n0, n1, n2):
                                         v = vphi
                                 sst[os_ + y * SX + x] = v
             cuda.syncthreads()
@@ -455,7 +388,7 @@ def fused_kernel_3d(bc: int, nc: bool, dtype: str, block: tuple, length: int):
                                 s = s + (sst[sm + q] + sst[sp + q])
                                 m = mu(sst[sc + q], s, kh2, nd2, c0, c1, c2, c3)
                                 if fixed and edge:
-                                    if outside(u, j0 - 1 + y, i0 - 1 + x, n0, n1, n2):
+                                    if outside3(u, j0 - 1 + y, i0 - 1 + x, n0, n1, n2):
                                         m = vmu
                                 snu[on + y * NX + x] = m
             cuda.syncthreads()
@@ -478,7 +411,7 @@ def fused_kernel_3d(bc: int, nc: bool, dtype: str, block: tuple, length: int):
 # --------------------------------------------------------------------------------------------
 # launch plan and the auto choice
 # --------------------------------------------------------------------------------------------
-class FusedPlan:
+class FusedPlan(FusedStep):
     """The compiled fused RK2 step for one field shape: ``plan(src, out, coef1, coef2, scal)``
     writes ``out = RK2 step of src`` (whole field, flat device buffers);
     :meth:`advance` runs steps on a solver's buffer list (φⁿ in ``buffers[0]``, written to
@@ -489,10 +422,6 @@ class FusedPlan:
     in 2-D (cells per thread in 1-D; default :data:`DEFAULT_FUSED_ROWS`), ``march`` the planes
     per 3-D block (default :data:`DEFAULT_FUSED_MARCH`). Attributes for the occupancy report:
     ``fn``, ``griddim``, ``blockdim``, ``kernel_name``, ``layout`` (``"fused"``)."""
-
-    layout = "fused"
-    cpt = 1
-    vec = 0
 
     def __init__(self, kernel: str, ndim: int, shape3, bc: int, dtype, *, block=None, rows=None,
                  march=None):
@@ -531,8 +460,7 @@ class FusedPlan:
             raise ValueError(f"fused block {self.block} x {self.rows} rows needs "
                              f"{self.shared_bytes} B of shared memory in {self.dtype.name} "
                              f"(limit {SHARED_LIMIT}); choose a smaller block")
-        self._kargs, self._keep = {}, {}
-        self._fast = None
+        self._init_launch()
 
     @property
     def description(self) -> str:
@@ -540,60 +468,6 @@ class FusedPlan:
         if self.ndim == 3:
             return f"fused RK2, block {blk}, {self.march} planes/block"
         return f"fused RK2, block {blk}, tile {'x'.join(str(t) for t in self.tile[::-1])}"
-
-    def __call__(self, src, out, coef1, coef2, scal):
-        """``out = src + coef2·R(src + coef1·R(src))`` on flat device buffers; ``scal`` =
-        (mh2, kh2, nd2, c0, c1, c2, c3, vphi, vmu) in the array dtype."""
-        t = self.dtype.type
-        key = (id(src), id(out), coef1, coef2, id(scal))
-        if self._fast is not None:
-            kargs = self._kargs.get(key)
-            if kargs is not None:
-                _launch_api.launch(*kargs)
-                return
-        n0, n1, n2 = self.shape3
-        args = (src, out, n0, n1, n2, t(coef1), t(coef2), *scal)
-        if self._fast is not None:
-            try:
-                kargs = _launch_api.prepare(self._fast, self._configured.stream, self.griddim,
-                                            self.blockdim, args)
-            except Exception:  # pragma: no cover - numba-cuda internals changed
-                self._fast = None
-            else:
-                if len(self._kargs) > 16:
-                    self._kargs.clear()
-                self._kargs[key] = kargs
-                self._keep[key] = (src, out, scal)
-                _launch_api.launch(*kargs)
-                return
-        if SIMULATOR:
-            self.fn[self.griddim, self.blockdim](*args)
-            return
-        self._configured = self.fn[self.griddim, self.blockdim]
-        self._configured(*args)
-        self._fast = _launch_api.compiled(self.fn)
-
-    def record(self, target, src, out, coef1, coef2, scal):
-        """Record this step into ``target`` (a ``cuda.core`` graph builder) instead of launching
-        it; the plan must have launched once (compiled)."""
-        if self._fast is None:
-            raise RuntimeError("the fused kernel has not been launched (compiled) yet")
-        t = self.dtype.type
-        n0, n1, n2 = self.shape3
-        args = (src, out, n0, n1, n2, t(coef1), t(coef2), *scal)
-        _stream, config, kernel, kargs = _launch_api.prepare(
-            self._fast, self._configured.stream, self.griddim, self.blockdim, args)
-        # the recorded graph refers to the buffers: keep them alive with the plan
-        self._keep[("graph", id(src), id(out), coef1, coef2)] = (src, out, scal, kargs)
-        _launch_api.record(target, config, kernel, kargs)
-
-    def advance(self, buffers, nsteps: int, coefs, scal) -> None:
-        """``nsteps`` fused steps on a solver's buffer list (rotated in place: the new φ is
-        ``buffers[0]``, as after the unfused scheme's rotation)."""
-        c1, c2 = coefs
-        for _ in range(int(nsteps)):
-            self(buffers[0], buffers[2], c1, c2, scal)
-            buffers[0], buffers[2] = buffers[2], buffers[0]
 
 
 #: the fused step as a one-stage scheme for :class:`simengine.field.cuda.graph.StepGraph`:
@@ -611,89 +485,3 @@ def graph_recording(plan: FusedPlan, coefs, scal):
         plan.record(target, src, out, c1, c2, scal)
 
     return FUSED_SCHEME, (c2,), record_stage
-
-
-def choose(fused, *, kernel: str, ndim: int, integrator: str, whole: bool, hints: bool,
-           simulator: bool = SIMULATOR, cells: int = 0, dtype: str = "float64") -> tuple:
-    """Whether a CUDA solver runs the fused step: ``(on, why)``.
-
-    ``fused``: ``True`` / ``False`` / ``None`` (auto). ``True`` needs ``rk2`` (``ValueError``
-    otherwise); a slab of a decomposed grid (``whole=False``) always runs unfused (its halo is 2
-    rows deep, one stage's footprint; the fused step would need 4). Auto is on for
-    :data:`FUSED_AUTO` dimensions with the :data:`FUSED_AUTO_KERNELS`, when no launch hint of
-    the unfused kernels (``block``, ``cells_per_thread``, ``march``, ``vec``) was given
-    (``hints``), and only on a real GPU (under the simulator the unfused kernels stay the
-    default so that their tests test them)."""
-    if fused is False:
-        return False, "fused off"
-    if integrator != "rk2":
-        if fused is True:
-            raise ValueError(f"fused needs integrator rk2, not {integrator!r}")
-        return False, "euler is one stage"
-    if not whole:
-        return False, "slab (halo 2): unfused"
-    if fused is True:
-        return True, "fused on"
-    if fused is not None:
-        raise ValueError(f"fused must be true, false or auto, not {fused!r}")
-    if simulator:
-        return False, "auto: unfused under the simulator"
-    if kernel not in FUSED_AUTO_KERNELS or not FUSED_AUTO.get(ndim, False):
-        return False, f"auto: unfused for {kernel} {ndim}-D"
-    if hints:
-        return False, "auto: launch hints of the unfused kernels given"
-    if cells > FUSED_AUTO_MAX_CELLS:
-        if ndim == 2 and _warp_wins(dtype):  # large 2-D: the warp-marching form (fused_warp)
-            return True, "auto: fused, warp-marching (large 2-D grid)"
-        return False, f"auto: unfused above {FUSED_AUTO_MAX_CELLS} cells (bandwidth-bound)"
-    return True, "auto: fused"
-
-
-def _warp_wins(dtype: str) -> bool:
-    """Whether the warp-marching fused step (:mod:`.fused_warp`) is the large-2-D-grid choice
-    for this precision (measured: :data:`simengine.field.cuda.fused_warp.WARP_AUTO`)."""
-    from .fused_warp import WARP_AUTO
-
-    return bool(WARP_AUTO.get(str(dtype), False))
-
-
-def fused_plan_for(solver, fused, block):
-    """The :class:`FusedPlan` of a CUDA solver, or ``None`` when it runs unfused (see
-    :func:`choose`). When fused is on, the solver's launch hints describe the fused kernel:
-    ``block`` (a tuple) its thread block (``"auto"`` tunes the unfused kernels only and leaves
-    the fused default), ``cells_per_thread`` its rows per thread (2-D) / cells per thread
-    (1-D), ``march`` its planes per block (3-D)."""
-    h = solver._hints
-    explicit = isinstance(block, (list, tuple))
-    hints = explicit or isinstance(block, str) or any(h.get(k) is not None
-                                                      for k in ("cpt", "march", "vec"))
-    on, _ = choose(fused, kernel=solver.kernel, ndim=solver.grid.ndim,
-                   integrator=solver.integrator, whole=solver.slab.whole, hints=hints,
-                   cells=int(np.prod(solver.shape3)), dtype=np.dtype(solver.dtype).name)
-    if not on:
-        return None
-    cells = int(np.prod(solver.shape3))
-    blk = tuple(block) if explicit else None
-    rows = h.get("cpt")
-    if (blk is None and rows is None and solver.grid.ndim == 2 and cells > FUSED_AUTO_MAX_CELLS
-            and _warp_wins(np.dtype(solver.dtype).name)):
-        from .fused_warp import WarpFusedPlan  # large 2-D grid: the warp-marching form
-
-        return WarpFusedPlan(solver.kernel, 2, solver.shape3, solver.boundary.code,
-                             solver.dtype, length=h.get("march"))
-    if (blk is None and rows is None and solver.grid.ndim == 2
-            and cells <= FUSED_AUTO_MAX_CELLS):
-        from .fused_blocked import BLOCKED_AUTO, BlockedPlan
-
-        if fused is None and BLOCKED_AUTO:  # auto, latency-bound: cuda/fused_blocked.py
-            # (DEFAULT_BLOCKED_STEPS per launch, measured faster); ``fused: true``: this kernel
-            from .fused_flags import FlagPlan, flags_auto
-
-            if flags_auto(solver.shape3):  # one persistent launch per advance (fused_flags)
-                return FlagPlan(solver.kernel, 2, solver.shape3, solver.boundary.code,
-                                solver.dtype)
-            return BlockedPlan(solver.kernel, 2, solver.shape3, solver.boundary.code,
-                               solver.dtype)
-        blk, rows = SMALL_FUSED_BLOCK, SMALL_FUSED_ROWS  # latency-bound: many small blocks
-    return FusedPlan(solver.kernel, solver.grid.ndim, solver.shape3, solver.boundary.code,
-                     solver.dtype, block=blk, rows=rows, march=h.get("march"))

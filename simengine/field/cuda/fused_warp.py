@@ -36,10 +36,11 @@ import numba
 import numpy as np
 from numba import cuda
 
-from . import launch as _launch_api
 from .access import LD, LD2, LDNC, LDNC2, ST, ST2
 from .config import FIXED, SIMULATOR
-from .fused import _fold_fn, _ftype
+from .fused_launch import FusedStep
+from .occupancy import device_attr, occupancy_report
+from .physics import fold_fn, ftype, mu
 
 WARP = 32
 #: the fused step's halo: 4 cells (two stages of a 2-cell-deep stencil)
@@ -60,10 +61,6 @@ WARP_MIN_LENGTH = 32
 WARP_FILL = 0.95
 #: rows loaded ahead of the row being computed (0 or 1)
 DEFAULT_WARP_AHEAD = 1
-#: ``fused: auto`` (and ``fused: true`` without fused launch hints) runs this form on 2-D grids
-#: above :data:`simengine.field.cuda.fused.FUSED_AUTO_MAX_CELLS` cells, per precision, where it
-#: measured faster than the unfused default
-WARP_AUTO = {"float32": True, "float64": True}
 #: simulator only: the shuffle scratch (one value per thread of a block)
 _SIM_SCRATCH = 1024
 
@@ -131,16 +128,11 @@ def warp_kernel(bc: int, nc: bool, dtype: str, cols: int, ahead: int = 1):
         raise ValueError("columns per lane must be 1 or 2")
     load = LDNC if nc else LD
     load2 = LDNC2 if nc else LD2
-    fold = _fold_fn(bc)
+    fold = fold_fn(bc)
     fixed = bc == FIXED
     sim = SIMULATOR
     OW = out_width(C)
-    ftype = _ftype(dtype)
-    scratch, nbrs = _exchange(ftype)
-
-    @cuda.jit(device=True)
-    def mu(p, s, kh2, nd2, c0, c1, c2, c3):
-        return c0 + p * (c1 + p * (c2 + p * c3)) - kh2 * (s - nd2 * p)
+    scratch, nbrs = _exchange(ftype(dtype))
 
     @cuda.jit(device=True)
     def row1(src, t, n1, n2, gi, xo, vphi):
@@ -371,7 +363,7 @@ def warp_kernel(bc: int, nc: bool, dtype: str, cols: int, ahead: int = 1):
     return kernel2
 
 
-class WarpFusedPlan:
+class WarpFusedPlan(FusedStep):
     """The warp-marching fused RK2 step of a 2-D field: the interface of
     :class:`simengine.field.cuda.fused.FusedPlan` (``plan(src, out, coef1, coef2, scal)``,
     :meth:`record`, :meth:`advance`, ``description``, ``shared_bytes``, ``_fast``).
@@ -382,12 +374,7 @@ class WarpFusedPlan:
     warps per block, ``ahead`` the rows loaded ahead (default :data:`DEFAULT_WARP_COLS`,
     :data:`DEFAULT_WARP_LENGTH`, :data:`DEFAULT_WARP_WARPS`, :data:`DEFAULT_WARP_AHEAD`)."""
 
-    layout = "fused"
     form = "warp"
-    cpt = 1
-    vec = 0
-    rows = 1
-    march = 0
 
     def __init__(self, kernel: str, ndim: int, shape3, bc: int, dtype, *, cols=None,
                  length=None, warps=None, ahead=None):
@@ -412,8 +399,7 @@ class WarpFusedPlan:
         self.blockdim = (WARP * self.warps, 1, 1)
         self._geometry()
         self.shared_bytes = 0
-        self._kargs, self._keep = {}, {}
-        self._fast = None
+        self._init_launch()
 
     def _geometry(self):
         _, n1, n2 = self.shape3
@@ -429,16 +415,14 @@ class WarpFusedPlan:
         registers, allocated per warp in units of 256 within each of the SM's 4 sub-partitions
         (a quarter of the register file each). The chunk length changes nothing in the numbers,
         only the launch geometry."""
-        from ..cuda_tuning import _attr, occupancy_report
-
         occ = occupancy_report(self)
         regs, sms = occ.get("registers_per_thread"), occ.get("sm_count")
         if not regs or not sms:
             return
         dev = cuda.get_current_device()
-        regs_sm = _attr(dev, "MAX_REGISTERS_PER_MULTIPROCESSOR", 65536)
-        thr_sm = _attr(dev, "MAX_THREADS_PER_MULTI_PROCESSOR", 2048)
-        blocks_sm = _attr(dev, "MAX_BLOCKS_PER_MULTIPROCESSOR", 32)
+        regs_sm = device_attr(dev, "MAX_REGISTERS_PER_MULTIPROCESSOR", 65536)
+        thr_sm = device_attr(dev, "MAX_THREADS_PER_MULTI_PROCESSOR", 2048)
+        blocks_sm = device_attr(dev, "MAX_BLOCKS_PER_MULTIPROCESSOR", 32)
         regs_warp = math.ceil(int(regs) * WARP / 256) * 256
         warps_sm = min(thr_sm // WARP, 4 * ((regs_sm // 4) // regs_warp))
         per_sm = min(blocks_sm, warps_sm // self.warps)
@@ -460,54 +444,7 @@ class WarpFusedPlan:
         n0, n1, n2 = self.shape3
         return (src, out, n0, n1, n2, self.length, t(coef1), t(coef2), *scal)
 
-    def __call__(self, src, out, coef1, coef2, scal):
-        """``out = src + coef2·R(src + coef1·R(src))`` on flat device buffers; ``scal`` =
-        (mh2, kh2, nd2, c0, c1, c2, c3, vphi, vmu) in the array dtype."""
-        key = (id(src), id(out), coef1, coef2, id(scal))
-        if self._fast is not None:
-            kargs = self._kargs.get(key)
-            if kargs is not None:
-                _launch_api.launch(*kargs)
-                return
-        args = self._args(src, out, coef1, coef2, scal)
-        if self._fast is not None:
-            try:
-                kargs = _launch_api.prepare(self._fast, self._configured.stream, self.griddim,
-                                            self.blockdim, args)
-            except Exception:  # pragma: no cover - numba-cuda internals changed
-                self._fast = None
-            else:
-                if len(self._kargs) > 16:
-                    self._kargs.clear()
-                self._kargs[key] = kargs
-                self._keep[key] = (src, out, scal)
-                _launch_api.launch(*kargs)
-                return
-        if SIMULATOR:
-            self.fn[self.griddim, self.blockdim](*args)
-            return
-        self._configured = self.fn[self.griddim, self.blockdim]
-        self._configured(*args)
-        self._fast = _launch_api.compiled(self.fn)
+    def _compiled(self):
         if self.auto_length:
             self._fit_length()
             self._configured = self.fn[self.griddim, self.blockdim]
-
-    def record(self, target, src, out, coef1, coef2, scal):
-        """Record this step into ``target`` (a ``cuda.core`` graph builder); the plan must have
-        launched once (compiled)."""
-        if self._fast is None:
-            raise RuntimeError("the fused kernel has not been launched (compiled) yet")
-        args = self._args(src, out, coef1, coef2, scal)
-        _stream, config, kernel, kargs = _launch_api.prepare(
-            self._fast, self._configured.stream, self.griddim, self.blockdim, args)
-        self._keep[("graph", id(src), id(out), coef1, coef2)] = (src, out, scal, kargs)
-        _launch_api.record(target, config, kernel, kargs)
-
-    def advance(self, buffers, nsteps: int, coefs, scal) -> None:
-        """``nsteps`` fused steps on a solver's buffer list (φ in ``buffers[0]``, written to
-        ``buffers[2]``, then swapped)."""
-        c1, c2 = coefs
-        for _ in range(int(nsteps)):
-            self(buffers[0], buffers[2], c1, c2, scal)
-            buffers[0], buffers[2] = buffers[2], buffers[0]

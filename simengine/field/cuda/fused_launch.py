@@ -1,0 +1,86 @@
+"""The launch side every fused RK2 form shares: ``plan(src, out, coef1, coef2, scal)`` through
+the fast launch path (:mod:`.launch`), graph recording and ``advance`` over a solver's buffers.
+
+A form subclasses :class:`FusedStep` and sets ``fn`` (the kernel), ``griddim``, ``blockdim``,
+``dtype``, ``shape3``; :meth:`FusedStep._args` builds the kernel's arguments (a form with other
+arguments overrides it) and :meth:`FusedStep._compiled` runs once after the first real launch.
+"""
+from __future__ import annotations
+
+from . import launch as _launch_api
+from .config import SIMULATOR
+
+
+class FusedStep:
+    """One fused RK2 step per launch on flat device buffers (φ → φⁿ⁺¹)."""
+
+    layout = "fused"
+    cpt = 1
+    vec = 0
+    rows = 1
+    march = 0
+    _fast = None
+
+    def _init_launch(self):
+        self._kargs, self._keep = {}, {}
+        self._fast = None
+
+    def _args(self, src, out, coef1, coef2, scal):
+        t = self.dtype.type
+        n0, n1, n2 = self.shape3
+        return (src, out, n0, n1, n2, t(coef1), t(coef2), *scal)
+
+    def _compiled(self):
+        """Called once after the first (compiling) launch on a GPU."""
+
+    def __call__(self, src, out, coef1, coef2, scal):
+        """``out = src + coef2·R(src + coef1·R(src))`` on flat device buffers; ``scal`` =
+        (mh2, kh2, nd2, c0, c1, c2, c3, vphi, vmu) in the array dtype."""
+        key = (id(src), id(out), coef1, coef2, id(scal))
+        if self._fast is not None:
+            kargs = self._kargs.get(key)
+            if kargs is not None:
+                _launch_api.launch(*kargs)
+                return
+        args = self._args(src, out, coef1, coef2, scal)
+        if self._fast is not None:
+            try:
+                kargs = _launch_api.prepare(self._fast, self._configured.stream, self.griddim,
+                                            self.blockdim, args)
+            except Exception:  # pragma: no cover - numba-cuda internals changed
+                self._fast = None
+            else:
+                if len(self._kargs) > 16:
+                    self._kargs.clear()
+                self._kargs[key] = kargs
+                self._keep[key] = (src, out, scal)
+                _launch_api.launch(*kargs)
+                return
+        if SIMULATOR:
+            self.fn[self.griddim, self.blockdim](*args)
+            return
+        self._configured = self.fn[self.griddim, self.blockdim]
+        self._configured(*args)
+        self._fast = _launch_api.compiled(self.fn)
+        self._compiled()
+
+    def record(self, target, src, out, coef1, coef2, scal):
+        """Record this step into ``target`` (a ``cuda.core`` graph builder) instead of launching
+        it; the plan must have launched once (compiled)."""
+        if self._fast is None:
+            raise RuntimeError("the fused kernel has not been launched (compiled) yet")
+        args = self._args(src, out, coef1, coef2, scal)
+        _stream, config, kernel, kargs = _launch_api.prepare(
+            self._fast, self._configured.stream, self.griddim, self.blockdim, args)
+        # the recorded graph refers to the buffers: keep them alive with the plan
+        self._keep[("graph", id(src), id(out), coef1, coef2)] = (src, out, scal, kargs)
+        _launch_api.record(target, config, kernel, kargs)
+
+    def advance(self, buffers, nsteps: int, coefs, scal) -> None:
+        """``nsteps`` fused steps on a solver's buffer list (φ in ``buffers[0]``, written to
+        ``buffers[2]``, then swapped: the new φ is ``buffers[0]``, as after the unfused
+        scheme's rotation; ``buffers[1]`` (φ*) is not touched)."""
+        c1, c2 = coefs
+        for _ in range(int(nsteps)):
+            self(buffers[0], buffers[2], c1, c2, scal)
+            buffers[0], buffers[2] = buffers[2], buffers[0]
