@@ -15,18 +15,17 @@ cuda = pytest.importorskip("numba.cuda")
 if not cuda.is_available():  # pragma: no cover
     pytest.skip("no CUDA device and not the simulator", allow_module_level=True)
 
+from field_cuda_common import BOUNDARIES, DT, field as _field, MODEL, SIM  # noqa: E402
+
 from simengine import api  # noqa: E402
+from simengine.errors import UserError  # noqa: E402
 from simengine.field import cuda as ck  # noqa: E402
 from simengine.field import reference as ref  # noqa: E402
 from simengine.field.cuda import fused as fz  # noqa: E402
 from simengine.field.cuda_solver import CudaFieldSolver  # noqa: E402
 from simengine.field.decomposition import make_slabs  # noqa: E402
-from simengine.field.model import Boundary, CahnHilliard, Grid  # noqa: E402
+from simengine.field.model import Boundary, Grid  # noqa: E402
 
-SIM = ck.SIMULATOR
-MODEL = CahnHilliard(0.7, 1.3, (0.1, -1.0, 0.2, 1.0))
-DT = 1e-3
-BOUNDARIES = ("periodic", "mirror", "fixed")
 
 if SIM:
     SHAPES = {1: (37,), 2: (27, 30), 3: (6, 5, 7)}
@@ -45,10 +44,6 @@ else:
     MARCH3 = 16
     STEPS, LONG = 5, 1000
     INTERIOR3 = dict(shape=(40, 70, 90), block=None)
-
-
-def _field(shape, seed=0):
-    return np.random.default_rng(seed).uniform(-1, 1, shape)
 
 
 def _solver(shape, bnd, dtype, fused, kernel="texture", **kw):
@@ -181,48 +176,20 @@ def test_stage_api_and_fused_advance_mix():
     _close(f.state(), _advance(u, phi, 3), np.float64, exact=SIM)
 
 
-# ---------------------------------------------------------------------------------------------
-# the choice (auto / true / false)
-# ---------------------------------------------------------------------------------------------
-def test_choose():
-    kw = dict(kernel="texture", ndim=2, integrator="rk2", whole=True, hints=False)
-    assert fz.choose(None, simulator=False, **kw)[0] is fz.FUSED_AUTO[2]
-    assert fz.choose(None, simulator=True, **kw)[0] is False
-    assert fz.choose(True, simulator=True, **kw)[0] is True
-    assert fz.choose(False, simulator=False, **kw)[0] is False
-    assert fz.choose(None, simulator=False, **{**kw, "hints": True})[0] is False
-    assert fz.choose(None, simulator=False, **{**kw, "kernel": "shared"})[0] is False
-    assert fz.choose(None, simulator=False, **{**kw, "ndim": 1})[0] is fz.FUSED_AUTO[1]
-    assert fz.choose(None, simulator=False, **{**kw, "ndim": 3})[0] is fz.FUSED_AUTO[3]
-    assert fz.choose(True, simulator=False, **{**kw, "whole": False})[0] is False
-    # auto: small (launch-bound) grids; above the cap only 2-D with the warp-marching form
-    # (cuda/fused_warp.py) where it measured faster; an explicit true holds at any size
-    big = fz.FUSED_AUTO_MAX_CELLS + 1
-    from simengine.field.cuda.fused_warp import WARP_AUTO
-
-    for prec in ("float32", "float64"):
-        assert fz.choose(None, simulator=False, cells=big, dtype=prec, **kw)[0] is WARP_AUTO[prec]
-    assert fz.choose(None, simulator=False, cells=big, **{**kw, "ndim": 3})[0] is False
-    assert fz.choose(None, simulator=False, cells=200 * 200, **kw)[0] is fz.FUSED_AUTO[2]
-    assert fz.choose(True, simulator=False, cells=big, **kw)[0] is True
-    assert fz.choose(None, simulator=False, **{**kw, "integrator": "euler"})[0] is False
-    with pytest.raises(ValueError, match="rk2"):
-        fz.choose(True, **{**kw, "integrator": "euler"})
-    with pytest.raises(ValueError, match="true, false or auto"):
-        fz.choose("yes", **kw)
-
-
 def test_solver_option():
     g, b = Grid(SMALL2, 0.9), Boundary("mirror")
     auto = CudaFieldSolver(MODEL, g, b, dt=DT)
-    assert (auto.fused_plan is not None) == (not SIM and fz.FUSED_AUTO[2])
+    assert (auto.fused_plan is not None) == (not SIM)
+    assert auto.plan_choice.reason  # the start-up log says why
     assert "fused" not in CudaFieldSolver(MODEL, g, b, dt=DT, fused=False).name
     with pytest.raises(ValueError, match="rk2"):
         CudaFieldSolver(MODEL, g, b, dt=DT, fused=True, integrator="euler")
-    # a slab of a decomposed grid runs the unfused stages (its halo is 2 rows deep)
+    # a slab of a decomposed grid: auto runs the unfused stages (halo 2), true is refused
     slab = make_slabs(SMALL2[0], 2, "mirror")[0]
-    s = CudaFieldSolver(MODEL, g, b, dt=DT, fused=True, slab=slab)
-    assert s.fused_plan is None and "fused" not in s.name
+    s = CudaFieldSolver(MODEL, g, b, dt=DT, slab=slab)
+    assert s.fused_plan is None and "slab" in s.plan_choice.reason
+    with pytest.raises(UserError, match="whole grid only"):
+        CudaFieldSolver(MODEL, g, b, dt=DT, fused=True, slab=slab)
     with pytest.raises(ValueError, match="shared memory"):
         fz.FusedPlan("texture", 2, (1, 64, 64), 0, np.float64, block=(64, 16), rows=2)
     p = fz.FusedPlan("texture", 3, (8, 8, 8), 0, np.float64, block=(32, 8, 1))

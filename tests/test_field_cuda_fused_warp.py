@@ -15,16 +15,15 @@ cuda = pytest.importorskip("numba.cuda")
 if not cuda.is_available():  # pragma: no cover
     pytest.skip("no CUDA device and not the simulator", allow_module_level=True)
 
+from field_cuda_common import BOUNDARIES, DT, MODEL, SIM  # noqa: E402
+
 from simengine.field import cuda as ck  # noqa: E402
 from simengine.field.cuda import fused as fz  # noqa: E402
 from simengine.field.cuda import fused_warp as fw  # noqa: E402
+from simengine.field import plans  # noqa: E402
 from simengine.field.cuda_solver import CudaFieldSolver  # noqa: E402
-from simengine.field.model import Boundary, CahnHilliard, Grid  # noqa: E402
+from simengine.field.model import Boundary, Grid  # noqa: E402
 
-SIM = ck.SIMULATOR
-MODEL = CahnHilliard(0.7, 1.3, (0.1, -1.0, 0.2, 1.0))
-DT = 1e-3
-BOUNDARIES = ("periodic", "mirror", "fixed")
 
 if SIM:
     # C=1: 24 output columns per warp, C=2: 56; L=8 rows per chunk (the last chunk ragged)
@@ -143,12 +142,10 @@ def test_fit_length(monkeypatch):
     WARP_FILL of the block slots; explicit lengths are kept; at least WARP_MIN_LENGTH rows."""
     from types import SimpleNamespace
 
-    from simengine.field import cuda_tuning
-
     dev = SimpleNamespace(MAX_REGISTERS_PER_MULTIPROCESSOR=65536,
                           MAX_THREADS_PER_MULTI_PROCESSOR=2048, MAX_BLOCKS_PER_MULTIPROCESSOR=32)
     monkeypatch.setattr(fw.cuda, "get_current_device", lambda: dev)
-    monkeypatch.setattr(cuda_tuning, "occupancy_report",
+    monkeypatch.setattr(fw, "occupancy_report",
                         lambda plan: {"registers_per_thread": 46, "sm_count": 132})
     p = fw.WarpFusedPlan("texture", 2, (1, 4096, 4096), 0, np.float32, cols=2, warps=2)
     p._fit_length()
@@ -174,14 +171,14 @@ def test_plan_checks():
 
 
 def test_solver_picks_warp_above_the_cap(monkeypatch):
-    """The large-grid branch of ``fused_plan_for``: a 2-D grid above FUSED_AUTO_MAX_CELLS runs
+    """The registry's large-grid rule (field/plans.py): a 2-D grid above FUSED_SMALL_CELLS runs
     the warp-marching step (``fused: true`` here; ``auto`` only on a GPU), named in the solver's
     name, and matches the unfused solver; explicit fused hints keep the tile kernel."""
     shape = (20, 30) if SIM else (300, 1001)
-    monkeypatch.setattr(fz, "FUSED_AUTO_MAX_CELLS", 16)
-    if not any(fw.WARP_AUTO.values()):
+    monkeypatch.setattr(plans, "FUSED_SMALL_CELLS", 16)
+    if not any(plans.WARP_AUTO.values()):
         pytest.skip("the warp-marching step is not chosen for any precision")
-    prec = next(p for p, on in fw.WARP_AUTO.items() if on)
+    prec = next(p for p, on in plans.WARP_AUTO.items() if on)
     g, b = Grid(shape, 0.9), Boundary("mirror")
     kw = dict(march=LENGTH) if SIM else {}
     s = CudaFieldSolver(MODEL, g, b, dt=DT, precision=prec, fused=True, **kw)
@@ -204,7 +201,7 @@ def test_solver_picks_warp_above_the_cap(monkeypatch):
     t = CudaFieldSolver(MODEL, g, b, dt=DT, precision=prec, fused=True,
                         block=(8, 4), cells_per_thread=1)
     assert isinstance(t.fused_plan, fz.FusedPlan)
-    assert fz.choose(None, kernel="texture", ndim=2, integrator="rk2", whole=True, hints=False,
-                     simulator=False, cells=17, dtype=prec)[0] is True
-    assert fz.choose(None, kernel="texture", ndim=3, integrator="rk2", whole=True, hints=False,
-                     simulator=False, cells=17, dtype=prec)[0] is False
+    case = plans.Case(ndim=2, shape3=(1, 1, 17), dtype=prec, boundary=0)
+    assert plans.choose(case, None).form.name == "fused-warp"
+    case3 = plans.Case(ndim=3, shape3=(1, 1, 17), dtype=prec, boundary=0)
+    assert plans.choose(case3, None).form is plans.STAGES
