@@ -91,7 +91,7 @@ class EnsembleSolver:
 
     @property
     def single_options(self) -> dict:
-        """Solver options of the one-member run (:func:`~simengine.field.solver.make_solver`)
+        """Solver options of the one-member run (:func:`~simengine.field.backends.make_solver`)
         whose results every member reproduces bit for bit."""
         return dict(self._impl.single_options)
 

@@ -57,7 +57,7 @@ class FieldJob:
         """``solver``: a prebuilt whole-grid solver to use instead of building one (a member of
         an ensemble, :class:`simengine.field.ensemble.MemberSolver`); one process only."""
         from ..config.checks import field_problem
-        from .solver import make_solver
+        from .backends import make_solver
 
         from ..parallel import SerialComm
 

@@ -31,22 +31,6 @@ INTEGRATORS = integ.INTEGRATORS
 KERNELS = ("global", "shared", "texture", "combined")
 
 
-def make_solver(model: CahnHilliard, grid: Grid, boundary: Boundary, *, backend="auto",
-                **kwargs):
-    """Build a field solver on ``backend`` (``auto``, ``cpu``, ``cuda``); see
-    :func:`simengine.field.backends.make_solver`."""
-    from .backends import make_solver as _make
-
-    return _make(model, grid, boundary, backend=backend, **kwargs)
-
-
-def cuda_usable() -> bool:
-    """True only with a real CUDA device (not the CUDA simulator)."""
-    from .backends import cuda_usable as _usable
-
-    return _usable()
-
-
 class FieldSolver:
     """Shared part of the field solvers: validation, parameters, slab geometry, the integrator
     loop and the reductions. Subclasses provide ``_setup`` (buffers, plans), ``stage``,
