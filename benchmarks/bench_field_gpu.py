@@ -9,6 +9,8 @@ with array rolls as the user-level reference.
     python benchmarks/bench_field_gpu.py [--sizes 2d,3d] [--tune] [--json out.json]
     python benchmarks/bench_field_gpu.py --variants fused,base   # the fused RK2 step vs default
     python benchmarks/bench_field_gpu.py --variants warp   # warp-marching fused step, 2-D 4096²
+    python benchmarks/bench_field_gpu.py --variants solver --sizes small,2d,3d512
+        # what the solver runs by default for each grid (plan registry form and reason)
     python benchmarks/bench_field_gpu.py --sizes 3d,3d512 --variants smarch --no-reference
         # 3-D: the shared-memory marching kernel (blocks × planes, register caps) and the
         # register march with register caps, against the register march 32 (the old default)
@@ -25,7 +27,6 @@ difference from two unfused stages after 20 steps.
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import math
 import sys
@@ -56,34 +57,6 @@ def copy_bandwidth():
 
 
 SMALL_FUSED_VARIANTS = [((32, 8), 2), ((16, 16), 1), ((32, 4), 1), ((16, 8), 1), ((8, 8), 1)]
-#: cuda/fused_blocked.py: (plan, K, block, tile (TY, TX)); plan "blocked" = K steps per launch
-#: (temporal blocking), "persistent" = one cooperative launch per advance, a grid barrier every
-#: K steps, "flags" = one persistent launch per advance, tiles wait on their neighbours'
-#: counters (cuda/fused_flags.py). The H100 sweep of 2026-11-24 (docs/field-gpu.md) found none faster than the fused
-#: step 16x8: these are its best shapes
-#: K = 1 with a block as large as the loaded frame (tile + 4 on every side: (TX + 8) x
-#: (TY + 8) threads) runs every phase in one pass per thread (2026-11-24 evening sweep)
-SMALL_BLOCKED_VARIANTS = {
-    "float64": [("blocked", 1, (16, 8), (8, 16)), ("blocked", 1, (24, 16), (8, 16)),
-                ("blocked", 1, (16, 16), (8, 8)), ("blocked-general", 1, (16, 16), (8, 8)),
-                ("blocked-general", 1, (24, 24), (16, 16)), ("blocked", 1, (24, 24), (16, 16)),
-                ("blocked", 1, (32, 16), (8, 24)), ("blocked", 1, (16, 24), (16, 8)),
-                ("blocked", 1, (12, 16), (8, 4)), ("blocked", 1, (16, 12), (4, 8)),
-                ("blocked", 1, (20, 16), (8, 12)), ("blocked", 2, (24, 24), (8, 8)),
-                ("blocked", 2, (32, 24), (8, 16)), ("blocked", 2, (24, 32), (16, 8)),
-                ("blocked", 3, (32, 32), (8, 8)), ("blocked", 2, (16, 16), (16, 16)),
-                ("blocked", 2, (32, 32), (16, 32)), ("blocked", 3, (16, 16), (16, 16)),
-                ("blocked", 4, (16, 8), (8, 16)), ("persistent", 1, (16, 8), (8, 16)),
-                ("persistent", 1, (8, 8), (8, 8)), ("flags", 1, (16, 16), (8, 8)),
-                ("flags-sc", 1, (16, 16), (8, 8)), ("flags-relaxed", 1, (16, 16), (8, 8)),
-                ("flags-nowait", 1, (16, 16), (8, 8)), ("flags", 1, (24, 16), (8, 16)),
-                ("flags-nowait", 1, (24, 16), (8, 16)), ("flags", 1, (24, 24), (16, 16))],
-    "float32": [("blocked", 1, (16, 8), (8, 16)), ("blocked", 1, (24, 16), (8, 16)),
-                ("blocked", 1, (16, 16), (8, 8)), ("blocked", 1, (12, 16), (8, 4)),
-                ("blocked", 2, (24, 24), (8, 8)), ("blocked", 2, (16, 16), (16, 16)),
-                ("persistent", 1, (16, 8), (8, 16)), ("flags", 1, (16, 16), (8, 8)),
-                ("flags", 1, (24, 16), (8, 16))],
-}
 #: the CLI as it ran before temporal blocking and observation pipelining (for the ratio):
 #: ``fused: true`` (one fused step per launch, block 16×8) and the length scale computed at
 #: every stop before the next steps are launched
@@ -94,7 +67,7 @@ _CLI_PREVIOUS = ("import sys; import simengine.field.job as j; i = j.FieldJob.__
 
 
 def small_grid(shape=(200, 200), precision="float64", kernel="texture", steps=(20000, 1020000),
-               cli_previous=True, sweep=True, cli=True, plans=None, cli_repeats=1):
+               cli_previous=True, sweep=True, cli=True, cli_repeats=1):
     """Steady-state µs per RK2 step of a small grid, launch-bound: the solver with and without
     CUDA Graphs (:mod:`simengine.field.cuda.graph`), and the CLI path as a user runs it — the
     difference of a ``steps[1]``- and a ``steps[0]``-step run divided by the step difference, so
@@ -103,8 +76,6 @@ def small_grid(shape=(200, 200), precision="float64", kernel="texture", steps=(2
     import subprocess
     import tempfile
 
-    from simengine.field.cuda.fused_blocked import BlockedPlan, PersistentPlan
-    from simengine.field.cuda.fused_flags import FlagPlan
     from simengine.field.cuda_solver import CudaFieldSolver
 
     rows = []
@@ -112,19 +83,9 @@ def small_grid(shape=(200, 200), precision="float64", kernel="texture", steps=(2
     host = np.random.default_rng(0).uniform(-0.1, 0.1, shape)
     n = 20000
 
-    def make(blocked=None, graphs=True, **options):
-        """The solver; ``blocked``: (plan, K, block, tile) of a :class:`BlockedPlan` or
-        :class:`PersistentPlan` put in place of the solver's fused plan."""
+    def make(graphs=True, **options):
         s = CudaFieldSolver(MODEL, grid, Boundary("periodic"), kernel=kernel,
                             precision=precision, dt=DT, **options)
-        if blocked is not None:
-            kind, k, blk, tile = blocked
-            cls = {"blocked": (functools.partial(BlockedPlan, frame_body=False)
-                               if kind == "blocked-general" else BlockedPlan),
-                   "persistent": PersistentPlan,
-                   "flags": flag_plan(kind)}[kind.split("-")[0]]
-            s.fused_plan = cls(s.kernel, 2, s.shape3, s.boundary.code, s.dtype, steps=k,
-                               block=blk, tile=tile)
         s.use_graphs = graphs
         s.load(host)
         return s
@@ -133,32 +94,16 @@ def small_grid(shape=(200, 200), precision="float64", kernel="texture", steps=(2
     unfused20.advance(20)
     unfused20 = unfused20.state()
 
-    def flag_plan(kind):
-        """FlagPlan with the options of a kind "flags-sc-pad32-sleep100-nowait"."""
-        opts = {}
-        for part in kind.split("-")[1:]:
-            if part in ("sc", "relaxed", "acqrel"):
-                opts["sync"] = part
-            elif part.startswith("pad"):
-                opts["pad"] = int(part[3:])
-            elif part.startswith("sleep"):
-                opts["backoff"] = int(part[5:])
-            elif part == "nowait":
-                opts["wait"] = False
-        return functools.partial(FlagPlan, **opts)
-
-    def steady_us(graphs=True, blocked=None, **options):
+    def steady_us(graphs=True, **options):
         """µs per step of ``n`` steps after 1000 of warm-up (and the solver); also checks
         that 20 steps of a fresh solver of the same options agree with 20 unfused steps."""
-        s = make(blocked, **options)
+        s = make(**options)
         s.advance(20)
         d = float(np.max(np.abs(s.state() - unfused20)))
         tol = (1e-12 if precision == "float64" else 1e-5) * float(np.max(np.abs(unfused20)))
-        if blocked is not None and "nowait" in blocked[0]:
-            tol = math.inf  # the timing diagnostic without synchronisation: no check
         if not d <= tol:
             raise RuntimeError(f"{s.name}: 20 steps differ from the unfused path by {d:.3g}")
-        s = make(blocked, graphs, **options)
+        s = make(graphs, **options)
         s.advance(1000)
         s.synchronize()
         t = time.perf_counter()
@@ -172,11 +117,6 @@ def small_grid(shape=(200, 200), precision="float64", kernel="texture", steps=(2
     cases += [(f"solver, fused step block {b[0]}x{b[1]} rows {r}, CUDA Graphs", True,
                dict(fused=True, block=b, cells_per_thread=r)) for b, r in SMALL_FUSED_VARIANTS
                if sweep or (b, r) == ((16, 8), 1)]
-    cases += [(f"solver, {kind} K={k} block {b[0]}x{b[1]} tile {t[1]}x{t[0]}"
-               + (", CUDA Graphs" if kind.startswith("blocked") else ", one launch per advance"),
-               True, dict(fused=True, blocked=(kind, k, b, t)))
-              for kind, k, b, t in SMALL_BLOCKED_VARIANTS[precision]
-              if plans is None or kind.split("-")[0] in plans]
     ref = None  # the previous default: one fused step per launch, block 16x8 rows 1
     for label, graphs, options in cases:
         try:
@@ -537,8 +477,10 @@ def _time_fused(plan, bufs, scal, steps, reps=5):
     return float(np.median(ts))
 
 
-def _solver_ms(shape, dtype, fused, steps=400):
-    """ms per step of the solver (CUDA Graphs on, as a user runs it) and its name."""
+def _solver_ms(shape, dtype, fused, steps=400, seconds=None):
+    """ms per step of the solver (CUDA Graphs on, as a user runs it) and its name: the median
+    of 3 timed advances of ``steps`` steps (``seconds``: as many steps as take about that long,
+    from a first estimate)."""
     from simengine.field.cuda_solver import CudaFieldSolver
 
     s = CudaFieldSolver(MODEL, Grid(shape), Boundary("periodic"), kernel="texture",
@@ -546,6 +488,11 @@ def _solver_ms(shape, dtype, fused, steps=400):
     s.load(np.random.default_rng(0).uniform(-0.1, 0.1, shape))
     s.advance(128)
     s.synchronize()
+    if seconds:
+        t = time.perf_counter()
+        s.advance(128)
+        s.synchronize()
+        steps = max(128, 2 * int(seconds / ((time.perf_counter() - t) / 128) / 2))
     ts = []
     for _ in range(3):
         t = time.perf_counter()
@@ -553,6 +500,29 @@ def _solver_ms(shape, dtype, fused, steps=400):
         s.synchronize()
         ts.append((time.perf_counter() - t) / steps)
     return float(np.median(ts)) * 1e3, s.name
+
+
+def solver_rows(sizes, precisions, seconds):
+    """The ``solver`` group: what ``fused: auto`` runs for each grid (the plan registry's form
+    and reason, field/plans.py) and its steady ms per step through CUDA Graphs."""
+    from simengine.field import plans
+    from simengine.field.cuda_solver import CudaFieldSolver
+
+    shapes = {"small": (200, 200), "2d": (4096, 4096), "3d": (256, 256, 256),
+              "3d512": (512, 512, 512)}
+    rows = []
+    for size in sizes:
+        for prec in precisions:
+            shape, dtype = shapes[size], np.dtype(prec)
+            ms, name = _solver_ms(shape, dtype, None, seconds=seconds)
+            s = CudaFieldSolver(MODEL, Grid(shape), Boundary("periodic"), precision=prec, dt=DT)
+            choice = s.plan_choice
+            rows.append(dict(size=size, precision=prec, ms_per_step=ms, name=name,
+                             form=choice.form.name, reason=choice.reason))
+            print(f"solver {size} {prec}: {ms * 1e3:.2f} us/step  {name}  "
+                  f"[{choice.form.name}: {choice.reason}]", flush=True)
+    print("\n" + plans.table())
+    return rows
 
 
 def warp_configs(sweep="short"):
@@ -669,7 +639,9 @@ def main(argv=None):
                         "base (texture with the default options), fused (the fused RK2 step: "
                         "blocks x rows / planes, checked against the unfused stages), warp "
                         "(the warp-marching fused step on 2-D 4096²: columns/lane x rows/chunk "
-                        "x warps/block x loads, vs the unfused default and the solver)")
+                        "x warps/block x loads, vs the unfused default and the solver); "
+                        "'solver' alone: the default plan of each --sizes grid (small = 200²), "
+                        "its form and reason from the plan registry, µs/step")
     p.add_argument("--march", default="32", help="march lengths for the 'march' group")
     p.add_argument("--warp-sweep", default="short", choices=("short", "full"),
                    help="the 'warp' group: around the defaults, or the full grid of variants")
@@ -684,20 +656,25 @@ def main(argv=None):
                         "length is used (process start-up varies by about a second)")
     p.add_argument("--no-cli-previous", action="store_true",
                    help="--sizes small: no CLI row of the former default")
-    p.add_argument("--small-plans", default=None,
-                   help="--sizes small: only these kinds of SMALL_BLOCKED_VARIANTS, e.g. "
-                        "flags,blocked (default: all)")
     p.add_argument("--smarch", default=None,
                    help="variants of the 'smarch' group, e.g. 32x8:64:2,32x8:64:3,32x8:64:2:r2b "
                         "(block:planes:planes of loads in flight[:options], options r2 = 2 "
                         "output rows per thread, b = stage-1 base from the shared ring, m80 = "
                         "register cap 80; order r, b, m); "
                         "default SMARCH_VARIANTS")
+    p.add_argument("--seconds", type=float, default=1.0,
+                   help="the 'solver' group: seconds per timed advance (3 per row)")
     p.add_argument("--json", default=None)
     args = p.parse_args(argv)
 
     if args.smarch:
         SMARCH_VARIANTS[:] = parse_smarch(args.smarch)
+    if args.variants == "solver":  # what runs by default, and why
+        rows = solver_rows(args.sizes.split(","), args.precisions.split(","), args.seconds)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump({"gpu": gpu_name(), "rows": rows}, f, indent=1)
+        return 0
     dev = gpu_name()
     bw = copy_bandwidth()
     print(f"GPU: {dev}; honest roofline (best device copy, read+write): {bw / 1e9:.0f} GB/s",
@@ -715,8 +692,6 @@ def main(argv=None):
                                                                  not args.no_cli_previous),
                                                    sweep=args.small_sweep and i == 0,
                                                    cli=i == 0 and not args.no_small_cli,
-                                                   plans=(args.small_plans.split(",")
-                                                          if args.small_plans else None),
                                                    cli_repeats=args.cli_repeats)]
     if "warp" in args.variants.split(","):  # the warp-marching fused step, 2-D 4096²
         warp = []
