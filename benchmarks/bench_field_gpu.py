@@ -56,10 +56,11 @@ def copy_bandwidth():
     return best
 
 
-SMALL_FUSED_VARIANTS = [((32, 8), 2), ((16, 16), 1), ((32, 4), 1), ((16, 8), 1), ((8, 8), 1)]
-#: the CLI as it ran before temporal blocking and observation pipelining (for the ratio):
-#: ``fused: true`` (one fused step per launch, block 16×8) and the length scale computed at
-#: every stop before the next steps are launched
+#: blocks of the frame-blocked fused step (fused: true; the block is the frame = tile + 4 on
+#: every side) for ``--small-sweep``; 16x16 (tile 8x8) is the default on 200²
+SMALL_FUSED_VARIANTS = [(16, 16), (20, 16), (24, 16), (24, 24), (12, 16)]
+#: the CLI as it ran before observation pipelining (for the ratio): the length scale computed
+#: at every stop before the next steps are launched
 _CLI_PREVIOUS = ("import sys; import simengine.field.job as j; i = j.FieldJob.__init__\n"
                  "def init(self, *a, **k):\n    i(self, *a, **k); self._pipeline = False\n"
                  "j.FieldJob.__init__ = init\n"
@@ -114,24 +115,23 @@ def small_grid(shape=(200, 200), precision="float64", kernel="texture", steps=(2
     cases = [(f"solver unfused, {{name}}, one launch per stage", False, dict(fused=False)),
              (f"solver unfused, {{name}}, CUDA Graphs", True, dict(fused=False)),
              (f"solver default (fused: auto), {{name}}, CUDA Graphs", True, dict(fused=None))]
-    cases += [(f"solver, fused step block {b[0]}x{b[1]} rows {r}, CUDA Graphs", True,
-               dict(fused=True, block=b, cells_per_thread=r)) for b, r in SMALL_FUSED_VARIANTS
-               if sweep or (b, r) == ((16, 8), 1)]
-    ref = None  # the previous default: one fused step per launch, block 16x8 rows 1
+    cases += [(f"solver, frame-blocked fused step block {b[0]}x{b[1]}, CUDA Graphs", True,
+               dict(fused=True, block=b)) for b in SMALL_FUSED_VARIANTS if sweep]
+    ref = None  # the unfused stages through CUDA Graphs
     for label, graphs, options in cases:
         try:
             us, s = steady_us(graphs, **options)
         except ValueError as exc:  # e.g. a tile too large for 48 KB of shared memory
             print(f"small {shape} {precision}: {label}: skipped ({exc})", flush=True)
             continue
-        if "block 16x8 rows 1" in label:
+        if label.startswith("solver unfused") and graphs:
             ref = us
         rows.append((label.format(name=s.name), us))
         print(f"small {shape} {precision} {kernel}: {rows[-1][0]}: {us:.2f} us/step"
               + (f" (graph error: {s._graph_error})" if graphs and s._graph_error else ""),
               flush=True)
     if ref:
-        rows = [(w + f" [{ref / us:.2f}x faster than the fused step 16x8]", us) for w, us in rows]
+        rows = [(w + f" [{ref / us:.2f}x the unfused stages]", us) for w, us in rows]
     # one observation's pieces (what the CLI does every 1000 steps), ms
     from simengine.field.observables import characteristic_length
 
@@ -159,8 +159,8 @@ def small_grid(shape=(200, 200), precision="float64", kernel="texture", steps=(2
     clis = [("CLI `simengine run` (default solver: fused auto, observation pipelining)",
              ["-m", "simengine"], "")] if cli else []
     if cli and cli_previous:
-        clis.append(("CLI as before (fused: true = one fused step per launch 16x8, length "
-                     "scale before the next steps)", ["-c", _CLI_PREVIOUS], ", fused: true"))
+        clis.append(("CLI as before (length scale before the next steps)",
+                     ["-c", _CLI_PREVIOUS], ""))
     cli_us = []
     for label, cmd, extra in clis:
         walls = []
@@ -298,9 +298,9 @@ def variants(groups="direct,march,tiled", marches=(32,)):
     if "unroll1" in groups:  # the marching kernel without load-ahead
         for m in marches:
             yield "texture", "modern", 1, m, "u1"
-    if "fused" in groups:  # the fused RK2 step: (ndim, rows per thread, planes, thread block)
-        for nd, rows, planes, blk in FUSED_VARIANTS:
-            yield "texture", "fused", rows, planes, ("fused", nd, blk)
+    if "fused" in groups:  # the frame-blocked fused RK2 step (2-D): its thread block
+        for blk in SMALL_FUSED_VARIANTS:
+            yield "texture", "fused", None, 0, ("fused", 2, blk)
     if "tiled" in groups:
         yield "shared", "modern", 1, 0, None
         yield "shared", "seed", 1, 0, None
@@ -310,11 +310,6 @@ def variants(groups="direct,march,tiled", marches=(32,)):
 
 VEC_VARIANTS = [("texture", 2, (32, 4)), ("texture", 4, (32, 4)), ("texture", 4, (64, 2)),
                 ("texture", 8, (32, 2)), ("texture", 8, (32, 4)), ("global", 4, (32, 4))]
-#: fused RK2 variants (ndim, rows per thread (2-D), planes per block (3-D), in-plane block)
-FUSED_VARIANTS = [(2, 1, 0, (32, 8)), (2, 2, 0, (32, 8)), (2, 4, 0, (32, 8)), (2, 2, 0, (64, 4)),
-                  (2, 4, 0, (32, 4)), (2, 1, 0, (16, 16)),
-                  (3, 1, 32, (32, 8)), (3, 1, 64, (32, 8)), (3, 1, 64, (16, 16)),
-                  (3, 1, 64, (32, 4))]
 #: shared-memory marching kernel variants (in-plane block, planes per block, register cap,
 #: planes of loads in flight, output rows per thread, ring base for stage 1)
 SMARCH_VARIANTS = [((32, 8), 64, None, 2, 1, False), ((32, 8), 64, None, 2, 2, False),
@@ -383,15 +378,15 @@ SWEEP_BLOCKS = {2: [(128, 1), (64, 1), (32, 4)], 3: [(32, 4, 1), (32, 2, 1), (64
 
 def fused_row(kern, nd, shape, s3, bnd, grid, dtype, bufs, scal, rows_per_thread, planes,
               block, steps, cells, bw, ref_lib, ref_t):
-    """Time one fused RK2 variant (one launch per step, coefficient 0 while timing) and check it
-    against two unfused stages of the non-marching texture kernel: 20 steps at dt from the
-    same random field, max |fused − unfused| / max |unfused| (0 = bit-identical)."""
-    from simengine.field.cuda.fused import FusedPlan
+    """Time one frame-blocked fused RK2 variant (``block`` = the frame; one launch per step,
+    coefficient 0 while timing) and check it against two unfused stages of the non-marching
+    texture kernel: 20 steps at dt from the same random field, max |fused − unfused| / max
+    |unfused| (0 = bit-identical)."""
+    from simengine.field.cuda.fused_frame import FramePlan
 
     size = f"{nd}d"
     try:
-        plan = FusedPlan(kern, nd, s3, bnd.code, dtype, block=block, rows=rows_per_thread,
-                         march=planes or None)
+        plan = FramePlan(kern, nd, s3, bnd.code, dtype, tile=(block[1] - 8, block[0] - 8))
         b = list(bufs)
 
         def run(n):
@@ -432,7 +427,7 @@ def fused_row(kern, nd, shape, s3, bnd, grid, dtype, bufs, scal, rows_per_thread
     eff = 5 * cells * dtype.itemsize / t  # the 5-array model of the unfused rows (comparable)
     model = 2 * cells * dtype.itemsize / t  # what the fused step moves: read φⁿ, write φⁿ⁺¹
     row = dict(size=size, shape=list(shape), precision=dtype.name, kernel=kern,
-               layout="fused" + (f"-m{plan.march}" if plan.march else f"-r{plan.rows}"),
+               layout="fused-frame",
                cpt=plan.rows, march=plan.march, block=list(plan.block), ms_per_step=t * 1e3,
                gcups=cells / t / 1e9, eff_GBs=eff / 1e9, roofline_frac=eff / bw,
                traffic_words=2, model_GBs=model / 1e9, model_frac=model / bw,
@@ -552,7 +547,7 @@ def warp_rows(shape, dtype, bw, steps, sweep="short"):
     warps per block × loads, against the unfused default (the StagePlan defaults, two stages
     per step) measured here; |warp − unfused| / max after 20 steps at dt from a random field;
     then the solver as a user runs it (CUDA Graphs) with fused auto and fused off."""
-    from simengine.field.cuda.fused import FusedPlan
+    from simengine.field.cuda.fused_frame import FramePlan
     from simengine.field.cuda.fused_warp import WarpFusedPlan
 
     cells = int(np.prod(shape))
@@ -596,9 +591,10 @@ def warp_rows(shape, dtype, bw, steps, sweep="short"):
 
     rows = [line(f"unfused default ({unf.layout}{'-v2' if unf.vec else ''} c{unf.cpt})",
                  t_unf, 0.0, occupancy_report(unf))]
-    tile = FusedPlan("texture", 2, s3, bnd.code, dtype)
-    rows.append(line("fused tile " + tile.description.split(", ", 1)[1],
-                     _time_fused(tile, bufs, scal, steps), diff(tile), occupancy_report(tile)))
+    frame = FramePlan("texture", 2, s3, bnd.code, dtype)
+    rows.append(line("fused frame " + frame.description.split(", ", 2)[2],
+                     _time_fused(frame, bufs, scal, steps), diff(frame),
+                     occupancy_report(frame)))
     for kern, cols, length, warps, ahead in warp_configs(sweep):
         label = f"warp {kern} C{cols} L{length or 'auto'} W{warps} A{ahead}"
         try:
@@ -646,8 +642,8 @@ def main(argv=None):
     p.add_argument("--warp-sweep", default="short", choices=("short", "full"),
                    help="the 'warp' group: around the defaults, or the full grid of variants")
     p.add_argument("--small-sweep", action="store_true",
-                   help="--sizes small: all fused-step blocks (SMALL_FUSED_VARIANTS), not only "
-                        "the default 16x8")
+                   help="--sizes small: also the frame-blocked fused step with each block of "
+                        "SMALL_FUSED_VARIANTS (fused: true)")
     p.add_argument("--small-shapes", default="200x200",
                    help="--sizes small: grid shapes (the first one also runs the CLI rows)")
     p.add_argument("--no-small-cli", action="store_true", help="--sizes small: no CLI rows")

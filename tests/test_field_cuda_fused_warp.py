@@ -15,10 +15,9 @@ cuda = pytest.importorskip("numba.cuda")
 if not cuda.is_available():  # pragma: no cover
     pytest.skip("no CUDA device and not the simulator", allow_module_level=True)
 
-from field_cuda_common import BOUNDARIES, DT, MODEL, SIM  # noqa: E402
+from field_cuda_common import BOUNDARIES, close as _close, DT, MODEL, SIM  # noqa: E402
 
 from simengine.field import cuda as ck  # noqa: E402
-from simengine.field.cuda import fused as fz  # noqa: E402
 from simengine.field.cuda import fused_warp as fw  # noqa: E402
 from simengine.field import plans  # noqa: E402
 from simengine.field.cuda_solver import CudaFieldSolver  # noqa: E402
@@ -62,14 +61,6 @@ def _unfused_steps(shape, boundary, dtype, host, scal, steps, kernel="texture"):
     return u[0].copy_to_host()
 
 
-def _close(got, expect, dtype):
-    if SIM:
-        np.testing.assert_array_equal(got, expect)
-        return
-    tol = 1e-12 if np.dtype(dtype) == np.float64 else 1e-5
-    assert np.max(np.abs(got - expect)) <= tol * np.max(np.abs(expect))
-
-
 CASES = [(c, b, p) for c in (1, 2) for b in BOUNDARIES for p in ("float64", "float32")]
 
 
@@ -88,23 +79,18 @@ def test_warp_matches_unfused(cols, bnd, prec):
 
 
 @pytest.mark.parametrize("bnd", BOUNDARIES)
-def test_warp_matches_tile_fused(bnd):
-    """Against the shared-memory fused step; plain loads (``global``); several warps of one
-    block writing (W=2 covers both warps' columns), chunk length 4, an odd width (no pair
-    stores) with C=2."""
+def test_warp_plain_loads_and_shapes(bnd):
+    """Against two unfused stages: plain loads (``global``); several warps of one block writing
+    (W=2 covers both warps' columns), chunk length 4, an odd width (no pair stores) with C=2."""
     shape = (13, 31) if SIM else (257, 999)
     dtype = np.dtype(np.float64)
     grid, boundary, scal, host = _setup(shape, bnd, dtype, seed=3)
     s3 = ck.view3(shape)
+    want = _unfused_steps(shape, boundary, dtype, host, scal, 1, kernel="global")
     for cols, ahead in ((1, 0), (2, 1), (2, 0)):
         plan = fw.WarpFusedPlan("global", 2, s3, boundary.code, dtype, cols=cols,
                                 length=4 if SIM else 16, warps=2, ahead=ahead)
-        tile = fz.FusedPlan("global", 2, s3, boundary.code, dtype,
-                            block=(8, 4) if SIM else None, rows=1 if SIM else None)
-        f = [cuda.to_device(host), cuda.device_array(host.size, dtype)]
-        tile(f[0], f[1], 0.5 * DT, DT, scal)
-        got = _warp_steps(plan, host, scal, 1)
-        _close(got, f[1].copy_to_host(), dtype)
+        _close(_warp_steps(plan, host, scal, 1), want, dtype)
 
 
 def test_warp_small_grids():
@@ -173,7 +159,7 @@ def test_plan_checks():
 def test_solver_picks_warp_above_the_cap(monkeypatch):
     """The registry's large-grid rule (field/plans.py): a 2-D grid above FUSED_SMALL_CELLS runs
     the warp-marching step (``fused: true`` here; ``auto`` only on a GPU), named in the solver's
-    name, and matches the unfused solver; explicit fused hints keep the tile kernel."""
+    name, and matches the unfused solver; an explicit block runs the frame form."""
     shape = (20, 30) if SIM else (300, 1001)
     monkeypatch.setattr(plans, "FUSED_SMALL_CELLS", 16)
     if not any(plans.WARP_AUTO.values()):
@@ -198,9 +184,8 @@ def test_solver_picks_warp_above_the_cap(monkeypatch):
         assert occ["shared_mem_per_block"] == 0 and occ["local_mem_per_thread"] == 0
         if s.kernel in ("texture", "combined"):
             assert occ["ptx_ld_global_nc"] > 0
-    t = CudaFieldSolver(MODEL, g, b, dt=DT, precision=prec, fused=True,
-                        block=(8, 4), cells_per_thread=1)
-    assert isinstance(t.fused_plan, fz.FusedPlan)
+    t = CudaFieldSolver(MODEL, g, b, dt=DT, precision=prec, fused=True, block=(16, 16))
+    assert t.plan_choice.form.name == "fused-frame"
     case = plans.Case(ndim=2, shape3=(1, 1, 17), dtype=prec, boundary=0)
     assert plans.choose(case, None).form.name == "fused-warp"
     case3 = plans.Case(ndim=3, shape3=(1, 1, 17), dtype=prec, boundary=0)

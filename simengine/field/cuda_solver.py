@@ -13,6 +13,7 @@ from numba import cuda
 
 from . import cuda as ck
 from . import plans
+from .cuda.fused_launch import graph_recording
 from .decomposition import HALO
 from .solver import FieldSolver
 
@@ -90,6 +91,15 @@ class CudaFieldSolver(FieldSolver):
     @property
     def _buf(self):
         return self.buffers
+
+    @property
+    def plan_summary(self) -> str:
+        """Which form of the plan registry runs and why, e.g. ``stages/smarch: auto: unfused
+        for texture 3-D`` (the field job logs it at start-up)."""
+        form = self.plan_choice.form.name
+        if not self.plan_choice.fused:
+            form += "/" + plans.stage_kernel(self.plan)
+        return f"{form}: {self.plan_choice.reason}"
 
     @property
     def name(self) -> str:
@@ -173,7 +183,7 @@ class CudaFieldSolver(FieldSolver):
 
             scheme, coefs = self.scheme, self.coefs
             if self.fused_plan is not None:  # fused RK2: one recorded kernel per step
-                scheme, coefs, record_stage = ck.fused.graph_recording(
+                scheme, coefs, record_stage = graph_recording(
                     self.fused_plan, self.coefs, self.scal)
             try:
                 g = ck.graph.StepGraph(self.device, self.buffers, scheme, coefs, record_stage,

@@ -126,8 +126,8 @@ class FieldJob:
             sizes = [s.owned for s in self.slabs]
             ranks = (f", {self.comm.size} slabs of axis 0 ({min(sizes)}–{max(sizes)} rows each,"
                      f" halo 2)")
-        choice = getattr(self.solver, "plan_choice", None)  # CUDA: field/plans.py
-        plan = f" [plan {choice.form.name}: {choice.reason}]" if choice is not None else ""
+        summary = getattr(self.solver, "plan_summary", None)  # CUDA: field/plans.py
+        plan = f" [plan {summary}]" if summary else ""
         return (f"{self.sc.name}: {self.total} steps of {self.solver.name}{plan} on grid "
                 f"{list(self.grid.shape)}{ranks} -> {output}")
 

@@ -12,19 +12,22 @@ form              ndim   slab      auto picks it
                                    (:mod:`.cuda.fused_warp`: one warp marches a strip of rows)
 ``fused-frame``   2      whole     2-D grids of at most :data:`FUSED_SMALL_CELLS` cells
                                    (:mod:`.cuda.fused_frame`: one thread per frame cell)
-``fused-tile``    1–3    whole     never: ``fused: true`` where the two above do not take it
-                                   (:mod:`.cuda.fused`: shared-memory tiles, 3-D streaming)
 ``stages``        1–3    halo 2    everything else: two launches of the unfused stage kernels
-                                   (:class:`.cuda.plan.StagePlan`; the stage kernel — smarch,
-                                   march, vec, direct, tiled — follows ``cuda/config.py``)
+                                   (:class:`.cuda.plan.StagePlan`)
 ================  =====  ========  ==============================================================
+
+The stage kernel of ``stages`` (:data:`STAGE_KERNELS`: ``smarch``, ``march``, ``vec``,
+``direct``, ``tiled``) follows the per-(dimension, precision) defaults of ``cuda/config.py``,
+applied by :class:`~.cuda.plan.StagePlan`; :func:`stage_kernel` names the one a plan runs.
 
 Rules: ``fused: auto`` runs a fused form only for RK2 on the whole grid with the ``global`` /
 ``texture`` strategies, no launch hint of the unfused kernels (``block``, ``cells_per_thread``,
 ``march``, ``vec``) and on a real GPU (under the CUDA simulator the unfused stages stay the
 default so that their tests test them). ``fused: true`` runs the first fused form that supports
-the case; where none does (Euler, a slab of a decomposed grid) it is refused with a
-:class:`PlanError` (a one-line :class:`~simengine.errors.UserError`). ``fused: false`` runs the
+the case (a ``block`` is then the frame form's thread block, the frame = tile + 4 on every
+side; ``march`` the warp form's rows per chunk); where none does (1-D and 3-D fields, Euler, a
+slab of a decomposed grid, ``cells_per_thread``) it is refused with a :class:`PlanError` (a
+one-line :class:`~simengine.errors.UserError`). ``fused: false`` runs the
 stages. Measurements behind the rules: docs/field-gpu.md.
 """
 from __future__ import annotations
@@ -112,7 +115,8 @@ class Form:
         if self.fused and case.integrator != "rk2":
             return False, f"fused needs integrator rk2, not {case.integrator!r}"
         if not case.whole and self.halo is None:
-            return False, f"{self.name} runs on the whole grid only, not on a slab"
+            return False, (f"{self.name} runs on the whole grid only, not on one slab of a "
+                           f"decomposed grid")
         return True, ""
 
 
@@ -159,20 +163,22 @@ def _frame_wins(case):
     return None
 
 
+def _frame_takes(case):
+    """``fused: true``: grids the warp form does not take; ``block`` = the frame."""
+    return case.rows is None and not _warp_takes(case)
+
+
 def _build_frame(case):
     from .cuda.fused_frame import FramePlan
 
-    return FramePlan(case.kernel, 2, case.shape3, case.boundary, case.dtype, sms=case.sms)
-
-
-def _build_tile(case):
-    from .cuda import fused
-
-    blk, rows = case.block, case.rows
-    if blk is None and rows is None and case.ndim == 2 and case.cells <= FUSED_SMALL_CELLS:
-        blk, rows = fused.SMALL_FUSED_BLOCK, fused.SMALL_FUSED_ROWS  # many small blocks
-    return fused.FusedPlan(case.kernel, case.ndim, case.shape3, case.boundary, case.dtype,
-                           block=blk, rows=rows, march=case.march)
+    tile = None
+    if case.block is not None:  # the block is the frame: the tile is 4 cells less each side
+        if len(case.block) != 2 or min(case.block) <= 8:
+            raise PlanError(f"fused-frame: block {list(case.block)} must be 2 entries (x "
+                            f"first) above 8: the frame of a tile and its 4-cell halo")
+        tile = (case.block[1] - 8, case.block[0] - 8)
+    return FramePlan(case.kernel, 2, case.shape3, case.boundary, case.dtype, tile=tile,
+                     sms=case.sms)
 
 
 def _never(case):
@@ -187,15 +193,33 @@ FORMS = (
     Form("fused-warp", True, (2,), None, False,
          f"2-D, more than {FUSED_SMALL_CELLS} cells", _warp_wins, _warp_takes, _build_warp),
     Form("fused-frame", True, (2,), None, False,
-         f"2-D, at most {FUSED_SMALL_CELLS} cells", _frame_wins, lambda case: False,
-         _build_frame),
-    Form("fused-tile", True, (1, 2, 3), None, False,
-         "never (fused: true only)", _never, _always, _build_tile),
+         f"2-D, at most {FUSED_SMALL_CELLS} cells", _frame_wins, _frame_takes, _build_frame),
     Form("stages", False, (1, 2, 3), 2, True,
          "every case no fused form wins", _never, _always),
 )
 BY_NAME = {f.name: f for f in FORMS}
 STAGES = BY_NAME["stages"]
+
+
+#: the stage kernels of the ``stages`` form: (what they run, when StagePlan picks them)
+STAGE_KERNELS = {
+    "smarch": ("3-D, global/texture", "3-D default: planes march through a shared-memory "
+               "ring (config.DEFAULT_SMARCH; 2 rows per thread from 2^24 cells)"),
+    "march": ("2-D/3-D, global/texture", "an explicit march length (register queues)"),
+    "vec": ("2-D fp32, global/texture", "2-D fp32 default: pair loads (config.DEFAULT_VEC)"),
+    "direct": ("1-D to 3-D, global/texture", "1-D, 2-D fp64, explicit cells_per_thread"),
+    "tiled": ("1-D to 3-D, shared/combined", "the shared and combined strategies "
+              "(seed / modern layouts)"),
+}
+
+
+def stage_kernel(plan) -> str:
+    """The :data:`STAGE_KERNELS` entry a :class:`~.cuda.plan.StagePlan` runs."""
+    if plan.layout != "direct":
+        return "tiled"
+    if plan.march:
+        return "smarch" if plan.smarch else "march"
+    return "vec" if plan.vec else "direct"
 
 
 def _unfused_reason(case: Case) -> str:
@@ -225,15 +249,16 @@ def choose(case: Case, fused=None) -> Choice:
         return Choice(STAGES, _unfused_reason(case))
     if fused is not True:
         raise PlanError(f"fused must be true, false or auto, not {fused!r}")
-    refusal = "no fused form"
+    refusal = f"no fused form runs {case.ndim}-D fields (the fused forms are 2-D)"
     for form in FORMS:
         if not form.fused:
             continue
         ok, why = form.supports(case)
         if ok and form.takes(case):
             return Choice(form, "fused: true")
-        if case.ndim in form.ndims and why:
-            refusal = why
+        if case.ndim in form.ndims:
+            refusal = why or ("cells_per_thread is no launch hint of the fused forms"
+                              if case.rows is not None else f"{form.name} does not take it")
     raise PlanError(f"fused: true cannot run here: {refusal}")
 
 
@@ -254,10 +279,11 @@ def case_of(solver, fused_block) -> Case:
 
 
 def table() -> str:
-    """The registry as text (``bench_field_gpu.py --plans``, docs)."""
+    """The registry as text (``bench_field_gpu.py --variants solver``)."""
     rows = []
     for f in FORMS:
         slab = "whole grid" if f.halo is None else f"slab, halo {f.halo}"
         rows.append(f"{f.name:12s} {'/'.join(map(str, f.ndims))}-D  {slab:14s} "
                     f"ensemble {'yes' if f.ensemble else 'no ':3s}  auto: {f.rule}")
+    rows += [f"  stages/{k:7s} {runs}: {when}" for k, (runs, when) in STAGE_KERNELS.items()]
     return "\n".join(rows)

@@ -11,18 +11,21 @@ memory, one cell per thread, then computes
 * μ(φ*) on the frame less 3 (into the μ array),
 * φⁿ⁺¹ = φ + c₂·M lap μ(φ*) on the tile (the frame less 4), written to global memory.
 
-The halo is recomputed by every block that needs it. Boundaries and bits are those of
-:mod:`.fused` at any depth: periodic loads wrap; mirror loads follow the edge-duplicating
+The halo is recomputed by every block that needs it. Boundaries at any depth: periodic loads wrap; mirror loads follow the edge-duplicating
 reflection (the arithmetic is reflection-symmetric, so the frame stays the mirror image of the
 domain through every phase); fixed writes v (φ, φ*) and f'(v) (μ) over every outside position
-after every phase. Per point the arithmetic is fused.py's (itself that of the unfused stages),
-in the same order, so under the simulator a frame step is bit-identical to a fused or two
-unfused steps; on a GPU they agree to rounding (FMA contraction may differ between kernels).
+after every phase. Per point the arithmetic is that of the unfused direct stages
+(:mod:`.stencil`: μ = c0 + φ(c1 + φ(c2 + φc3)) − κ/h²·((x₋ + x₊) + (y₋ + y₊) − 4φ), R = M/h²·(Σ
+pairs of μ − 4μ), out = base + coef·R), in the same order, so under the simulator a frame step
+is bit-identical to two unfused stages; on a GPU they agree to rounding (FMA contraction may
+differ between kernels).
 
 Measured on an H100 (docs/measurements/field-gpu-2026-11-25.md): 200² fp64 with CUDA Graphs
-2.45–2.47 µs/step with a 16×16 block (tile 8×8), 1.9× fused.py's kernel with block 16×8. More
-steps per launch (temporal blocking, K = 2…4) and a persistent cooperative kernel, with or
-without neighbour flags, were built and measured slower; they were removed (2026-11-25).
+2.45–2.47 µs/step with a 16×16 block (tile 8×8), 1.9× the former shared-memory tile kernel
+(``fused.py``, block 16×8). More steps per launch (temporal blocking, K = 2…4), a persistent
+cooperative kernel, with or without neighbour flags, and the tile kernel (also its 3-D
+streaming form, 2.1–2.5 ms at 256³ fp64 against 0.59 unfused) were built and measured slower;
+they were removed on 2026-11-25 (docs/measurements/).
 """
 from __future__ import annotations
 
@@ -140,8 +143,9 @@ def _frame_step(load, fold, fixed, PX, PY, TX, TY):
 @functools.lru_cache(maxsize=None)
 def frame_kernel_2d(bc: int, nc: bool, dtype: str, tile: tuple):
     """One fused RK2 step of a 2-D field, one output tile ``tile`` = (TY, TX) per block of
-    (TX + 8, TY + 8) threads. Arguments as :func:`~.fused.fused_kernel_2d`: ``(src, out, n0, n1,
-    n2, coef1, coef2, mh2, kh2, nd2, c0, c1, c2, c3, vphi, vmu)`` with the field's 3-D view
+    (TX + 8, TY + 8) threads. Arguments: ``(src, out, n0, n1, n2, coef1, coef2, mh2, kh2, nd2,
+    c0, c1, c2, c3, vphi, vmu)`` (coefficients and scalars in the array dtype, see
+    :func:`simengine.field.params.stage_scalars`) with the field's 3-D view
     ``(1, n1, n2)``; ``src`` and ``out`` must be different buffers. Tiles at least 4 cells from
     every boundary load by flat offset and skip all boundary logic."""
     TY, TX = int(tile[0]), int(tile[1])

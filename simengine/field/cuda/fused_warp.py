@@ -1,7 +1,7 @@
 """The warp-marching fused RK2 step for large 2-D grids: no shared memory, no block barriers.
 
-Both RK2 stages in one launch, like :mod:`.fused`, but organised for bandwidth instead of
-latency. A warp's 32 lanes own ``32·C`` consecutive x columns (``C`` = 1 or 2 columns per lane;
+Both RK2 stages in one launch (:mod:`.fused_launch`), organised for bandwidth: no halo tile in
+shared memory. A warp's 32 lanes own ``32·C`` consecutive x columns (``C`` = 1 or 2 columns per lane;
 ``C=2`` loads and stores pairs) and march a chunk of ``L`` rows along y (axis 0 of the 2-D field)
 with register queues. Iteration ``t`` loads φ(t) of the lane's columns and computes
 
@@ -15,10 +15,10 @@ Each phase loses one valid column at either warp edge, so a warp writes ``32·C 
 and below (``(L + 8)/L`` row loads). Warps of a block are neighbours along x and share the
 chunk (several warps per block only for occupancy: they never synchronise).
 
-Boundaries as in :mod:`.fused`: the x load index of each lane is folded once (wrap / the
+Boundaries as in :mod:`.fused_frame` (:mod:`.physics`: fold at any depth): the x load index of each lane is folded once (wrap / the
 edge-duplicating reflection / clamp), the row index once per row; fixed writes v over φ and φ*
 and f'(v) over μ(φ) and μ(φ*) at every outside position. Per point the arithmetic is that of
-:mod:`.fused` in the same order (μ = c0 + φ(c1 + φ(c2 + φc3)) − κ/h²·((x₋ + x₊) + (y₋ + y₊) −
+:mod:`.stencil` in the same order (μ = c0 + φ(c1 + φ(c2 + φc3)) − κ/h²·((x₋ + x₊) + (y₋ + y₊) −
 4φ), R = M/h²·(Σ pairs − 4μ), base + coef·R), so under the simulator the step is bit-identical
 to two unfused stages.
 
@@ -365,7 +365,7 @@ def warp_kernel(bc: int, nc: bool, dtype: str, cols: int, ahead: int = 1):
 
 class WarpFusedPlan(FusedStep):
     """The warp-marching fused RK2 step of a 2-D field: the interface of
-    :class:`simengine.field.cuda.fused.FusedPlan` (``plan(src, out, coef1, coef2, scal)``,
+    :class:`simengine.field.cuda.fused_launch.FusedStep` (``plan(src, out, coef1, coef2, scal)``,
     :meth:`record`, :meth:`advance`, ``description``, ``shared_bytes``, ``_fast``).
 
     ``kernel`` picks the loads (``texture``/``combined``: ``ld.global.nc``), ``cols`` the columns
