@@ -23,10 +23,11 @@ SHAPE, TILE, STEPS = ((13, 11), (2, 3), 2) if SIM else ((257, 300), None, 1001)
 
 
 def _frame(shape, bnd, dtype, tile=TILE):
-    """A solver running the frame step (auto is unfused under the simulator: put the plan in a
-    fused solver)."""
-    s = solver(shape, bnd, dtype, fused=True, **(dict(block=(8, 8)) if SIM else {}))
-    s.fused_plan = ff.FramePlan(s.kernel, 2, s.shape3, s.boundary.code, s.dtype, tile=tile)
+    """A solver running the frame step (``fused: true`` on a small 2-D grid; the block is the
+    frame: tile + 4 on every side)."""
+    block = None if tile is None else (tile[1] + 8, tile[0] + 8)
+    s = solver(shape, bnd, dtype, fused=True, block=block)
+    assert isinstance(s.fused_plan, ff.FramePlan) and s.plan_choice.form.name == "fused-frame"
     return s
 
 
