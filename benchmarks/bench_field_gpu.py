@@ -43,7 +43,7 @@ except ImportError:  # run from elsewhere
     sys.path.insert(0, __import__("os").path.dirname(__file__))
     from roofline import copy_roofline
 from simengine.field.cuda_tuning import (CANDIDATES, autotune_block, gpu_name, occupancy_report,
-                                         time_plan)
+                                         time_plan, time_steps)
 from simengine.field.model import Boundary, CahnHilliard, Grid
 
 MODEL = CahnHilliard.classic()
@@ -387,24 +387,7 @@ def fused_row(kern, nd, shape, s3, bnd, grid, dtype, bufs, scal, rows_per_thread
     size = f"{nd}d"
     try:
         plan = FramePlan(kern, nd, s3, bnd.code, dtype, tile=(block[1] - 8, block[0] - 8))
-        b = list(bufs)
-
-        def run(n):
-            for _ in range(n):
-                plan(b[0], b[2], 0.0, 0.0, scal)
-                b[0], b[2] = b[2], b[0]
-
-        run(2)
-        cuda.synchronize()
-        ts = []
-        for _ in range(5):
-            start, stop = cuda.event(), cuda.event()
-            start.record()
-            run(steps)
-            stop.record()
-            stop.synchronize()
-            ts.append(cuda.event_elapsed_time(start, stop) / 1e3 / steps)
-        t = float(np.median(ts))
+        t = _time_fused(plan, bufs, scal, steps)
         # correctness against the unfused stages
         unf = ck.StagePlan("texture", nd, s3, bnd.code, dtype, cpt=1, march=0, vec=0)
         host = np.random.default_rng(7).uniform(-1, 1, cells).astype(dtype)
@@ -454,22 +437,11 @@ def _time_fused(plan, bufs, scal, steps, reps=5):
     """Median seconds per fused step (one launch per step, coefficient 0 while timing)."""
     b = list(bufs)
 
-    def run(n):
-        for _ in range(n):
-            plan(b[0], b[2], 0.0, 0.0, scal)
-            b[0], b[2] = b[2], b[0]
+    def step():
+        plan(b[0], b[2], 0.0, 0.0, scal)
+        b[0], b[2] = b[2], b[0]
 
-    run(2)
-    cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        start, stop = cuda.event(), cuda.event()
-        start.record()
-        run(steps)
-        stop.record()
-        stop.synchronize()
-        ts.append(cuda.event_elapsed_time(start, stop) / 1e3 / steps)
-    return float(np.median(ts))
+    return time_steps(step, steps, reps)
 
 
 def _solver_ms(shape, dtype, fused, steps=400, seconds=None):

@@ -86,27 +86,34 @@ def tune_key(kernel, layout, shape, dtype, boundary, cpt=None, march=None, vec=N
     return key
 
 
-def time_plan(plan, bufs, scal, steps=10, reps=3) -> float:
-    """Median seconds per RK2 step of ``plan`` on buffers (φ, φ*, φⁿ⁺¹), after a warm-up."""
-    b = list(bufs)
-
-    def run(n):
-        for _ in range(n):
-            plan(b[0], b[0], b[1], 0.0, scal)  # coef 0: the field does not drift while timing
-            plan(b[1], b[0], b[2], 0.0, scal)
-            b[0], b[2] = b[2], b[0]
-
-    run(2)
+def time_steps(step, steps=10, reps=3) -> float:
+    """Median seconds per call of ``step()`` (one time step, enqueued), ``steps`` calls between
+    two CUDA events, ``reps`` times, after 2 calls of warm-up."""
+    for _ in range(2):
+        step()
     cuda.synchronize()
     times = []
     for _ in range(reps):
         start, stop = cuda.event(), cuda.event()
         start.record()
-        run(steps)
+        for _ in range(steps):
+            step()
         stop.record()
         stop.synchronize()
         times.append(cuda.event_elapsed_time(start, stop) / 1e3 / steps)
     return float(np.median(times))
+
+
+def time_plan(plan, bufs, scal, steps=10, reps=3) -> float:
+    """Median seconds per RK2 step of ``plan`` on buffers (φ, φ*, φⁿ⁺¹), after a warm-up."""
+    b = list(bufs)
+
+    def step():
+        plan(b[0], b[0], b[1], 0.0, scal)  # coef 0: the field does not drift while timing
+        plan(b[1], b[0], b[2], 0.0, scal)
+        b[0], b[2] = b[2], b[0]
+
+    return time_steps(step, steps, reps)
 
 
 def _march(kernel, nd, cpt, march):

@@ -49,18 +49,10 @@ class FusedStep:
                 return
         args = self._args(src, out, coef1, coef2, scal)
         if self._fast is not None:
-            try:
-                kargs = _launch_api.prepare(self._fast, self._configured.stream, self.griddim,
-                                            self.blockdim, args)
-            except Exception:  # pragma: no cover - numba-cuda internals changed
-                self._fast = None
-            else:
-                if len(self._kargs) > 16:
-                    self._kargs.clear()
-                self._kargs[key] = kargs
-                self._keep[key] = (src, out, scal)
-                _launch_api.launch(*kargs)
+            if _launch_api.launch_cached(self, key, args, (src, out, scal),
+                                         self._configured.stream):
                 return
+            self._fast = None  # pragma: no cover - numba-cuda internals changed
         if SIMULATOR:
             self.fn[self.griddim, self.blockdim](*args)
             return

@@ -1,11 +1,11 @@
 """The Cahn–Hilliard point arithmetic and the boundary index rules of the fused forms, once.
 
 Small ``cuda.jit(device=True)`` functions that numba inlines into every kernel that calls them
-(no call in the PTX): the chemical potential ``μ = f'(φ) − κ/h²·(Σ neighbour pairs − 2d·φ)``,
-the index fold of a load outside the domain at any
-depth and the outside test. Every fused form (:mod:`.fused`, :mod:`.fused_frame`,
-:mod:`.fused_warp`) takes them from here, in the order of the unfused direct kernels
-(:mod:`.stencil`), so that the forms agree bit for bit under the simulator.
+(no call in the PTX): the chemical potential ``μ = f'(φ) − κ/h²·(Σ neighbour pairs − 2d·φ)``
+(every stage kernel and fused form), the ghost rule of the unfused stages (an index within 2
+cells of the domain), the fold of a fused form's load at any depth (4) and the outside tests.
+One expression in one order everywhere, so that the forms agree bit for bit under the
+simulator.
 """
 from __future__ import annotations
 
@@ -25,6 +25,41 @@ SHARED_LIMIT = 48 * 1024
 def mu(p, s, kh2, nd2, c0, c1, c2, c3):
     """μ at a point of value ``p`` whose neighbour pairs sum to ``s``."""
     return c0 + p * (c1 + p * (c2 + p * c3)) - kh2 * (s - nd2 * p)
+
+
+@functools.lru_cache(maxsize=None)
+def ghost_map(bc: int):
+    """The ghost rule of the unfused stages: the index of a cell within 2 cells of the domain,
+    wrap (periodic) / edge-duplicating reflection (mirror) / clamp (fixed: the value is replaced
+    by v anyway).
+
+    The final clamp keeps tile cells that lie beyond a non-multiple domain end in range (their
+    values are never used)."""
+    if bc == PERIODIC:
+
+        @cuda.jit(device=True)
+        def amap(i, n):
+            if i < 0:
+                i += n
+            elif i >= n:
+                i -= n
+            return min(max(i, 0), n - 1)
+    elif bc == MIRROR:
+
+        @cuda.jit(device=True)
+        def amap(i, n):
+            if i < 0:
+                i = -1 - i
+            elif i >= n:
+                i = 2 * n - 1 - i
+            return min(max(i, 0), n - 1)
+    else:
+
+        @cuda.jit(device=True)
+        def amap(i, n):
+            return min(max(i, 0), n - 1)
+
+    return amap
 
 
 @functools.lru_cache(maxsize=None)
