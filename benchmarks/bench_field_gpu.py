@@ -427,7 +427,7 @@ def fused_row(kern, nd, shape, s3, bnd, grid, dtype, bufs, scal, rows_per_thread
     return row
 
 
-WARP_COLS = (1, 2)
+WARP_COLS = (2,)
 WARP_LENGTHS = (32, 64, 128, 256)
 WARP_WARPS = (2, 4, 8)
 WARP_AHEAD = (0, 1)
@@ -510,7 +510,6 @@ def warp_configs(sweep="short"):
         for length in (32, 64, 128, None):
             yield "texture", 2, length, warps, 1
     yield "texture", 2, None, 2, 0
-    yield "texture", 1, None, 2, 1
     yield "global", 2, None, 2, 1
 
 

@@ -39,7 +39,7 @@ from numba import cuda
 from .access import LD, LDNC, ST
 from .config import FIXED, SIMULATOR
 from .fused_launch import FusedStep
-from .physics import SHARED_LIMIT, fold_fn, ftype, itemsize, mu, outside2
+from .physics import SHARED_LIMIT, fold_fn, ftype, itemsize, mu, outside2, pairs2, rate
 
 #: threads (x first) and output tile (TY, TX) on small 2-D grids whose tiles fit in one wave of
 #: resident blocks: a block as large as the loaded frame (tile + 4 on every side). H100, 200²
@@ -104,35 +104,25 @@ def _frame_step(load, fold, fixed, PX, PY, TX, TY):
         out_here = edge and outside2(gj, gi, n1, n2)
         cuda.syncthreads()
         if in1:  # μ(φ)
-            s = LD(sphi, q - 1) + LD(sphi, q + 1)
-            s = s + (LD(sphi, q - PX) + LD(sphi, q + PX))
-            m = mu(LD(sphi, q), s, kh2, nd2, c0, c1, c2, c3)
+            m = mu(LD(sphi, q), pairs2(sphi, q, PX), kh2, nd2, c0, c1, c2, c3)
             if out_here:
                 m = vmu
             ST(smu, q, m)
         cuda.syncthreads()
         if in2:  # φ* = φ + coef1·M lap μ(φ)
-            s = LD(smu, q - 1) + LD(smu, q + 1)
-            s = s + (LD(smu, q - PX) + LD(smu, q + PX))
-            r = mh2 * (s - nd2 * LD(smu, q))
-            v = LD(sphi, q) + coef1 * r
+            v = LD(sphi, q) + coef1 * rate(pairs2(smu, q, PX), LD(smu, q), mh2, nd2)
             if out_here:
                 v = vphi
             ST(sst, q, v)
         cuda.syncthreads()
         if in3:  # μ(φ*) into the μ array
-            s = LD(sst, q - 1) + LD(sst, q + 1)
-            s = s + (LD(sst, q - PX) + LD(sst, q + PX))
-            m = mu(LD(sst, q), s, kh2, nd2, c0, c1, c2, c3)
+            m = mu(LD(sst, q), pairs2(sst, q, PX), kh2, nd2, c0, c1, c2, c3)
             if out_here:
                 m = vmu
             ST(smu, q, m)
         cuda.syncthreads()
         if in4:  # φⁿ⁺¹ = φ + coef2·M lap μ(φ*), to the tile
-            s = LD(smu, q - 1) + LD(smu, q + 1)
-            s = s + (LD(smu, q - PX) + LD(smu, q + PX))
-            r = mh2 * (s - nd2 * LD(smu, q))
-            v = LD(sphi, q) + coef2 * r
+            v = LD(sphi, q) + coef2 * rate(pairs2(smu, q, PX), LD(smu, q), mh2, nd2)
             if gj < n1 and gi < n2:
                 ST(out, gj * n2 + gi, v)
         cuda.syncthreads()

@@ -15,6 +15,7 @@ import numba
 import numpy as np
 from numba import cuda
 
+from .access import LD
 from .config import MIRROR, PERIODIC
 
 #: static shared memory of one block (numba-cuda allocates shared arrays statically)
@@ -25,6 +26,19 @@ SHARED_LIMIT = 48 * 1024
 def mu(p, s, kh2, nd2, c0, c1, c2, c3):
     """μ at a point of value ``p`` whose neighbour pairs sum to ``s``."""
     return c0 + p * (c1 + p * (c2 + p * c3)) - kh2 * (s - nd2 * p)
+
+
+@cuda.jit(device=True)
+def rate(s, m, mh2, nd2):
+    """R = M/h²·lap μ at a point of potential ``m`` whose μ neighbour pairs sum to ``s``."""
+    return mh2 * (s - nd2 * m)
+
+
+@cuda.jit(device=True)
+def pairs2(a, q, w):
+    """(x₋ + x₊) + (y₋ + y₊) around flat index ``q`` of a 2-D array of row width ``w``."""
+    s = LD(a, q - 1) + LD(a, q + 1)
+    return s + (LD(a, q - w) + LD(a, q + w))
 
 
 @functools.lru_cache(maxsize=None)

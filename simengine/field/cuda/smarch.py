@@ -35,7 +35,7 @@ from numba import cuda
 
 from .access import LD, LDNC, ST, index_load, index_store
 from .config import FIXED, SIMULATOR
-from .physics import ghost_map, mu
+from .physics import ghost_map, mu, rate
 
 #: the largest φ loads / μ points per thread and plane the kernel is written for
 MAX_LOADS = 4
@@ -493,7 +493,7 @@ def smarch_kernel(bc: int, nc: bool, dtype: str = "float64", block=(32, 8), leng
             if mine:
                 s = ((SLD(smu, mu0 + mc - 1) + SLD(smu, mu0 + mc + 1)) + (
                     SLD(smu, mu0 + mc - MX) + SLD(smu, mu0 + mc + MX))) + (mu_m1 + mu_p1)
-                r = mh2 * (s - nd2 * mu_0)
+                r = rate(s, mu_0, mh2, nd2)
                 ST(out, g, bv + coef * r)
             mu_m1 = mu_0
             mu_0 = mu_p1
@@ -502,7 +502,7 @@ def smarch_kernel(bc: int, nc: bool, dtype: str = "float64", block=(32, 8), leng
                 if mineb:
                     s = ((SLD(smu, mu0 + mcb - 1) + SLD(smu, mu0 + mcb + 1)) + (
                         SLD(smu, mu0 + mcb - MX) + SLD(smu, mu0 + mcb + MX))) + (mu_m1b + mu_p1b)
-                    r = mh2 * (s - nd2 * mu_0b)
+                    r = rate(s, mu_0b, mh2, nd2)
                     ST(out, g + BY * n2, bvb + coef * r)
                 mu_m1b = mu_0b
                 mu_0b = mu_p1b

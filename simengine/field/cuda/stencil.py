@@ -11,7 +11,7 @@ from numba import cuda
 
 from .access import LD, LDNC
 from .config import FIXED
-from .physics import ghost_map, mu
+from .physics import ghost_map, mu, rate
 
 
 def _make_phi_at(nd: int, bc: int, nc: bool):
@@ -86,7 +86,7 @@ def _make_rhs_slow(nd: int, bc: int, nc: bool):
         if a0:
             s += mu_at(src, k - 1, j, i, n0, n1, n2, kh2, nd2, c0, c1, c2, c3, vphi, vmu) + mu_at(
                 src, k + 1, j, i, n0, n1, n2, kh2, nd2, c0, c1, c2, c3, vphi, vmu)
-        return mh2 * (s - nd2 * m)
+        return rate(s, m, mh2, nd2)
 
     return rhs_slow
 
@@ -160,6 +160,6 @@ def _make_rhs_fast(nd: int, nc: bool):
             s += mu(ym, sym, kh2, nd2, c0, c1, c2, c3) + mu(yp, syp, kh2, nd2, c0, c1, c2, c3)
         if a0:
             s += mu(zm, szm, kh2, nd2, c0, c1, c2, c3) + mu(zp, szp, kh2, nd2, c0, c1, c2, c3)
-        return mh2 * (s - nd2 * mc)
+        return rate(s, mc, mh2, nd2)
 
     return rhs_fast

@@ -11,7 +11,7 @@ from numba import cuda
 from .access import LD, LDNC, ST
 from .config import FIXED
 from .stencil import _make_phi_at
-from .physics import mu
+from .physics import mu, rate
 
 
 # --------------------------------------------------------------------------------------------
@@ -145,7 +145,7 @@ def modern_kernel(nd: int, bc: int, nc: bool, block: tuple, dtype: str):
         if a0:
             s += smu[q - MXY] + smu[q + MXY]
         g = k * sz + j * sy + i
-        ST(out, g, LD(base, g) + coef * (mh2 * (s - nd2 * m)))
+        ST(out, g, LD(base, g) + coef * rate(s, m, mh2, nd2))
 
     return kernel
 
@@ -242,6 +242,6 @@ def seed_kernel(nd: int, bc: int, nc: bool, block: tuple, dtype: str):
             s += smu_at(sphi, q - TXY, k - 1, j, i, n0, n1, n2, kh2, nd2, c0, c1, c2, c3, vmu) + smu_at(
                 sphi, q + TXY, k + 1, j, i, n0, n1, n2, kh2, nd2, c0, c1, c2, c3, vmu)
         g = k * sz + j * sy + i
-        ST(out, g, LD(base, g) + coef * (mh2 * (s - nd2 * m)))
+        ST(out, g, LD(base, g) + coef * rate(s, m, mh2, nd2))
 
     return kernel
