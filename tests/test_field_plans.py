@@ -122,3 +122,8 @@ def test_every_form_declares_its_support():
         assert (f.halo is None) == f.fused  # fused forms: whole grid only (for now)
     assert "stages" in plans.table() and "halo 2" in plans.table()
     assert set(plans.STAGE_KERNELS) == {"smarch", "march", "vec", "direct", "tiled"}
+    # a slab must hold the halo a form declares
+    slab = dict(ndim=3, shape3=(8, 8, 8), dtype="float64", boundary=0, whole=False)
+    assert plans.STAGES.supports(plans.Case(**slab, slab_halo=2)) == (True, "")
+    ok, why = plans.STAGES.supports(plans.Case(**slab, slab_halo=1))
+    assert not ok and "halo of 2 rows" in why

@@ -69,6 +69,8 @@ class Case:
     integrator: str = "rk2"
     #: the solver holds the whole grid (not one slab of a decomposed grid)
     whole: bool = True
+    #: halo rows the slab holds on either side (a slab; decomposition.HALO today)
+    slab_halo: int = 2
     #: a launch hint of the unfused kernels was given (block, cells_per_thread, march, vec)
     hints: bool = False
     block: Optional[tuple] = None  # an explicit block (tuple)
@@ -89,7 +91,9 @@ class Form:
     name: str
     fused: bool
     ndims: tuple
-    #: halo rows a slab of a decomposed grid must hold to run this form; None = whole grid only
+    #: halo rows a slab of a decomposed grid must hold to run this form (its stencil depth per
+    #: exchange); None = whole grid only. A fused form on slabs (issue 27) declares 4: the
+    #: chooser then runs it on slabs built with a 4-row halo (``Case.slab_halo``)
     halo: Optional[int]
     ensemble: bool
     #: the ``auto`` rule in words (docs, ``simengine`` log)
@@ -117,6 +121,9 @@ class Form:
         if not case.whole and self.halo is None:
             return False, (f"{self.name} runs on the whole grid only, not on one slab of a "
                            f"decomposed grid")
+        if not case.whole and case.slab_halo < self.halo:
+            return False, (f"{self.name} needs a slab halo of {self.halo} rows, the slab holds "
+                           f"{case.slab_halo}")
         return True, ""
 
 
@@ -266,6 +273,7 @@ def case_of(solver, fused_block) -> Case:
     """The :class:`Case` of a CUDA solver being set up (``fused_block``: its ``block`` hint as
     given: a tuple, ``"auto"`` or None)."""
     from .cuda.config import SIMULATOR
+    from .decomposition import HALO
 
     h = solver._hints
     explicit = isinstance(fused_block, (list, tuple))
@@ -274,7 +282,7 @@ def case_of(solver, fused_block) -> Case:
     return Case(ndim=solver.grid.ndim, shape3=tuple(solver.shape3),
                 dtype=np.dtype(solver.dtype).name, boundary=solver.boundary.code,
                 kernel=solver.kernel, integrator=solver.integrator, whole=solver.slab.whole,
-                hints=hints, block=tuple(fused_block) if explicit else None,
+                slab_halo=HALO, hints=hints, block=tuple(fused_block) if explicit else None,
                 rows=h.get("cpt"), march=h.get("march"), simulator=SIMULATOR)
 
 
