@@ -42,6 +42,7 @@ try:
 except ImportError:  # run from elsewhere
     sys.path.insert(0, __import__("os").path.dirname(__file__))
     from roofline import copy_roofline
+from compare_field_trees import steady_seconds  # noqa: E402  (the same steady-state timing)
 from simengine.field.cuda_tuning import (CANDIDATES, autotune_block, gpu_name, occupancy_report,
                                          time_plan, time_steps)
 from simengine.field.model import Boundary, CahnHilliard, Grid
@@ -453,20 +454,8 @@ def _solver_ms(shape, dtype, fused, steps=400, seconds=None):
     s = CudaFieldSolver(MODEL, Grid(shape), Boundary("periodic"), kernel="texture",
                         precision=dtype.name, dt=DT, fused=fused)
     s.load(np.random.default_rng(0).uniform(-0.1, 0.1, shape))
-    s.advance(128)
-    s.synchronize()
-    if seconds:
-        t = time.perf_counter()
-        s.advance(128)
-        s.synchronize()
-        steps = max(128, 2 * int(seconds / ((time.perf_counter() - t) / 128) / 2))
-    ts = []
-    for _ in range(3):
-        t = time.perf_counter()
-        s.advance(steps)
-        s.synchronize()
-        ts.append((time.perf_counter() - t) / steps)
-    return float(np.median(ts)) * 1e3, s.name
+    t, _steps, _ts = steady_seconds(s, steps, seconds)
+    return t * 1e3, s.name
 
 
 def solver_rows(sizes, precisions, seconds):

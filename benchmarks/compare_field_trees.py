@@ -35,39 +35,52 @@ def ptx_stats(fn):
         return str(exc)[:80], None
 
 
-tag, seconds = sys.argv[1], float(sys.argv[2])
-out = []
-for shape in ((200, 200), (4096, 4096), (512, 512, 512)):
-    for prec in ("float32", "float64"):
-        s = CudaFieldSolver(MODEL, Grid(shape), Boundary("periodic"), kernel="texture",
-                            precision=prec, dt=DT, fused=None)
-        s.load(np.random.default_rng(0).uniform(-0.1, 0.1, shape))
-        s.advance(128)
-        s.synchronize()
+def steady_seconds(s, steps=400, seconds=None):
+    """Seconds per step of solver ``s`` (loaded) in steady state: 128 steps of warm-up, then the
+    median of 3 timed advances of ``steps`` steps (``seconds``: as many steps as take about that
+    long, from a timed advance of 128). Returns (median, steps, the 3 times)."""
+    s.advance(128)
+    s.synchronize()
+    if seconds:
         t = time.perf_counter()
         s.advance(128)
         s.synchronize()
         steps = max(128, 2 * int(seconds / ((time.perf_counter() - t) / 128) / 2))
-        ts = []
-        for _ in range(3):
-            t = time.perf_counter()
-            s.advance(steps)
-            s.synchronize()
-            ts.append((time.perf_counter() - t) / steps)
-        us = float(np.median(ts)) * 1e6
-        plan = s.fused_plan or s.plan
-        ninsn, regs = ptx_stats(plan.fn)
-        summ = getattr(s, "plan_summary", "")
-        del s
-        s = CudaFieldSolver(MODEL, Grid(shape), Boundary("periodic"), kernel="texture",
-                            precision=prec, dt=DT, fused=None)
-        s.load(np.random.default_rng(1).uniform(-0.1, 0.1, shape))
-        s.advance(200)
-        digest = hashlib.sha256(s.state().tobytes()).hexdigest()[:16]
-        out.append(dict(tree=tag, shape="x".join(map(str, shape)), precision=prec, us=us,
-                        spread=(max(ts) - min(ts)) / min(ts), steps=steps, name=s.name,
-                        plan=summ, ptx_insn=ninsn, regs=regs,
-                        sha_200_steps=digest))
-        print(json.dumps(out[-1]), flush=True)
-        del s
-json.dump(out, open(sys.argv[3], "w"), indent=1)
+    ts = []
+    for _ in range(3):
+        t = time.perf_counter()
+        s.advance(steps)
+        s.synchronize()
+        ts.append((time.perf_counter() - t) / steps)
+    return float(np.median(ts)), steps, ts
+
+
+def main(tag, seconds, path):
+    out = []
+    for shape in ((200, 200), (4096, 4096), (512, 512, 512)):
+        for prec in ("float32", "float64"):
+            s = CudaFieldSolver(MODEL, Grid(shape), Boundary("periodic"), kernel="texture",
+                                precision=prec, dt=DT, fused=None)
+            s.load(np.random.default_rng(0).uniform(-0.1, 0.1, shape))
+            t, steps, ts = steady_seconds(s, seconds=seconds)
+            plan = s.fused_plan or s.plan
+            ninsn, regs = ptx_stats(plan.fn)
+            summ = getattr(s, "plan_summary", "")
+            del s
+            s = CudaFieldSolver(MODEL, Grid(shape), Boundary("periodic"), kernel="texture",
+                                precision=prec, dt=DT, fused=None)
+            s.load(np.random.default_rng(1).uniform(-0.1, 0.1, shape))
+            s.advance(200)
+            digest = hashlib.sha256(s.state().tobytes()).hexdigest()[:16]
+            out.append(dict(tree=tag, shape="x".join(map(str, shape)), precision=prec,
+                            us=t * 1e6, spread=(max(ts) - min(ts)) / min(ts), steps=steps,
+                            name=s.name, plan=summ, ptx_insn=ninsn, regs=regs,
+                            sha_200_steps=digest))
+            print(json.dumps(out[-1]), flush=True)
+            del s
+    with open(path, "w") as f:
+        json.dump(out, f, indent=1)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], float(sys.argv[2]), sys.argv[3])
