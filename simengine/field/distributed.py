@@ -283,7 +283,8 @@ def rank_observables(comm, solver, slabs, model, grid, length=True) -> dict:
     if length:
         rows = [(s.start, s.stop) for s in slabs]
         sk = structure_factor_partials(phi, rows, comm.rank, grid.shape, float(grid.spacing),
-                                       red["mass"], comm.alltoall)
+                                       red["mass"], comm.alltoall,
+                                       boundary=solver.boundary.kind)
         red["length"] = length_from_partials(comm.allgather(sk), int(np.prod(grid.shape)),
                                              bounds=(red["min"], red["max"]))
     red["phi"] = phi

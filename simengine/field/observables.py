@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .model import Boundary, CahnHilliard, Grid
+from .spectrum import FOURIER, mode_table, spectrum, transform_axis, transform_of, axis_wavenumbers
 
 
 def mass(phi) -> float:
@@ -52,23 +53,15 @@ def free_energy(phi, model: CahnHilliard, grid: Grid, boundary: Boundary) -> flo
 
 
 @functools.lru_cache(maxsize=8)
-def _wavenumbers(shape: tuple, spacing: float):
-    """``(w, w·|k|)`` of :func:`characteristic_length` for one grid: weights over the half
-    spectrum of ``rfftn`` (last axis 0 … N/2), each entry repeated for the real and the imaginary
-    part — 2 for the last-axis wavenumbers that stand for ±k, 1 for 0 and (N even) the Nyquist
-    one, 0 at k = 0. Computed once per grid (a run observes the same shape every time);
-    read-only arrays."""
-    freqs = [2 * np.pi * np.fft.fftfreq(n, d=spacing) for n in shape[:-1]]
-    freqs.append(2 * np.pi * np.fft.rfftfreq(shape[-1], d=spacing))
-    ks = np.meshgrid(*freqs, indexing="ij")
-    kmag = np.sqrt(sum(k * k for k in ks))
-    w = np.full(shape[-1] // 2 + 1, 2.0)
-    w[0] = 1.0
-    if shape[-1] % 2 == 0:
-        w[-1] = 1.0
-    weight = np.where(kmag > 0, np.broadcast_to(w, kmag.shape), 0.0)
-    w2 = np.repeat(weight.ravel(), 2)            # (re, im) pairs of the complex spectrum
-    wk2 = np.repeat((weight * kmag).ravel(), 2)
+def _wavenumbers(shape: tuple, spacing: float, kind: str = FOURIER):
+    """``(w, w·|k|)`` of :func:`characteristic_length` for one grid and transform
+    (:func:`spectrum.mode_table`), flattened in the order of the stored spectrum; for the Fourier
+    transform each entry is repeated for the real and the imaginary part of the complex
+    spectrum. Computed once per grid (a run observes the same shape every time); read-only."""
+    kmag, weight = mode_table(shape, spacing, kind)
+    reps = 2 if kind == FOURIER else 1
+    w2 = np.repeat(weight.ravel(), reps)
+    wk2 = np.repeat((weight * kmag).ravel(), reps)
     for a in (w2, wk2):
         a.flags.writeable = False
     return w2, wk2
@@ -82,13 +75,16 @@ def is_flat(lo: float, hi: float) -> bool:
     return bool(hi - lo <= 16 * np.finfo(np.float64).eps * max(abs(lo), abs(hi)))
 
 
-def characteristic_length(phi, spacing: float = 1.0) -> float:
+def characteristic_length(phi, spacing: float = 1.0, boundary: str = "periodic") -> float:
+    """L = 2π / k₁ of a host field; the transform is the boundary's (:mod:`.spectrum`): the
+    real FFT's half spectrum for periodic and fixed walls, the cosine transform for mirror."""
     p = np.asarray(phi, dtype=np.float64)
     if p.size and is_flat(float(p.min()), float(p.max())):
         return float("inf")
-    f = np.fft.rfftn(p - p.mean())
-    w2, wk2 = _wavenumbers(tuple(int(n) for n in p.shape), float(spacing))
-    a = f.reshape(-1).view(np.float64)
+    kind = transform_of(boundary)
+    f = spectrum(p - p.mean(), kind)
+    w2, wk2 = _wavenumbers(tuple(int(n) for n in p.shape), float(spacing), kind)
+    a = f.reshape(-1).view(np.float64) if kind == FOURIER else f.reshape(-1)
     a = a * a                                   # re², im² of every half-spectrum entry
     st = float(a @ w2)
     if not np.isfinite(st):
@@ -215,8 +211,9 @@ def transpose_slab(a, rows, cols, alltoall):
 
 
 def structure_factor_partials(slab_phi, rows, rank: int, shape, spacing: float, mean: float,
-                              alltoall) -> np.ndarray:
-    """``[Σ_{k≠0} |k|·S(k), Σ_{k≠0} S(k)]`` over this rank's share of k-space (float64[2]).
+                              alltoall, boundary: str = "periodic") -> np.ndarray:
+    """``[Σ_{k≠0} |k|·S(k), Σ_{k≠0} S(k)]`` over this rank's share of k-space (float64[2]),
+    with the boundary's transform (:func:`.spectrum.transform_of`; the full spectrum, unnormalised).
 
     ``slab_phi``: this rank's owned rows (``rows[rank]`` = (start, stop) of axis 0; ``rows``
     lists every rank's range in rank order); ``shape``: the global grid shape; ``mean``: the
@@ -224,25 +221,27 @@ def structure_factor_partials(slab_phi, rows, rank: int, shape, spacing: float, 
     and the same ``alltoall``."""
     shape = tuple(int(n) for n in shape)
     nd = len(shape)
+    kind = transform_of(boundary)
     a = np.asarray(slab_phi, dtype=np.float64) - float(mean)
     if nd == 1:
         a = a[:, None]
         n1 = 1
     else:
-        a = np.fft.fftn(a, axes=tuple(range(1, nd)))
+        for ax in range(1, nd):
+            a = transform_axis(a, ax, kind)
         n1 = shape[1]
     parts = len(rows)
     cols = (split_cols(n1, parts))
     b = transpose_slab(a, rows, cols, alltoall)
-    b = np.fft.fft(b, axis=0)
+    b = transform_axis(b, 0, kind)
     s = np.abs(b) ** 2
     c0, c1 = cols[rank]
-    freqs = [2 * np.pi * np.fft.fftfreq(shape[0], d=spacing)]
+    freqs = [axis_wavenumbers(shape[0], spacing, kind)]
     if nd == 1:
         freqs.append(np.zeros(c1 - c0))
     else:
-        freqs.append(2 * np.pi * np.fft.fftfreq(n1, d=spacing)[c0:c1])
-        freqs += [2 * np.pi * np.fft.fftfreq(n, d=spacing) for n in shape[2:]]
+        freqs.append(axis_wavenumbers(n1, spacing, kind)[c0:c1])
+        freqs += [axis_wavenumbers(n, spacing, kind) for n in shape[2:]]
     ks = np.meshgrid(*freqs, indexing="ij")
     kmag = np.sqrt(sum(k * k for k in ks))
     mask = kmag > 0

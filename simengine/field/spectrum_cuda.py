@@ -1,0 +1,248 @@
+"""S(k) and the length scale of a field on the GPU: cuFFT (through CuPy) and one reduction kernel.
+
+The definition is :mod:`.spectrum`'s, with the same transforms and weights as the host form
+(:func:`simengine.field.observables.characteristic_length`); only two float64 sums per block (and,
+when asked, the radial profile's shell sums) come back to the host. The reduction kernel works
+on any spectrum in device memory (it is tested under numba's CUDA simulator with a host FFT);
+the transform needs CuPy (``cupy-cuda13x``, the ``cuda`` extra). Everything is enqueued on the
+default stream behind the steps that produced the field: :meth:`DeviceSpectrum.enqueue` returns at
+once and :meth:`PendingSpectrum.result` waits for the few bytes it reads.
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+import numba
+import numpy as np
+from numba import cuda
+
+from .spectrum import (COSINE, FOURIER, KMAX_TOL, SHELL_NUDGE, length_of_sums, shell_width,
+                       shells, transform_of)
+
+THREADS = 256
+MAX_BLOCKS = 1024
+
+
+def cupy_or_reason():
+    """``(cupy module, None)`` when CuPy can run FFTs on this GPU, else ``(None, reason)``."""
+    try:
+        import cupy
+        import cupy.fft  # noqa: F401
+    except Exception as exc:  # pragma: no cover - depends on the install
+        return None, f"CuPy is not importable ({type(exc).__name__}: {exc}); install the cuda extra"
+    try:
+        if cupy.cuda.runtime.getDeviceCount() < 1:  # pragma: no cover
+            return None, "CuPy sees no GPU"
+    except Exception as exc:  # pragma: no cover
+        return None, f"CuPy cannot use the GPU ({type(exc).__name__})"
+    return cupy, None
+
+
+@functools.lru_cache(maxsize=None)
+def sums_kernel(complex_spectrum: bool, radial: bool):
+    """Per-block ``[Σ w·P, Σ w·|k|·P]`` over a spectrum stored as ``(n0, n1, n2)`` (P = re² + im²
+    of a complex entry, x² of a real one; w the entry's weight, 0 at k = 0), and with ``radial``
+    the shell sums ``[Σ w, Σ w·|k|, Σ w·P]`` of shells 1 … nb−1 (|k| ≤ kmax) by atomics."""
+    NTH = THREADS
+    NUDGE = 0.5 + SHELL_NUDGE
+
+    @cuda.jit
+    def kernel(spec, n0, n1, n2, full0, full1, full2, u0, u1, u2, half, dk, kmax, nb,
+               partial, bins):
+        s_p = cuda.shared.array(NTH, numba.float64)
+        s_k = cuda.shared.array(NTH, numba.float64)
+        tid = cuda.threadIdx.x
+        total = n0 * n1 * n2
+        acc_p = numba.float64(0)
+        acc_k = numba.float64(0)
+        t = numba.int64(cuda.blockIdx.x) * NTH + tid
+        stride = numba.int64(cuda.gridDim.x) * NTH
+        while t < total:
+            i2 = t % n2
+            r = t // n2
+            i1 = r % n1
+            i0 = r // n1
+            m0 = i0 if (half < 0 or i0 < (full0 + 1) // 2) else i0 - full0
+            m1 = i1 if (half < 0 or i1 < (full1 + 1) // 2) else i1 - full1
+            if half == 1:      # the last axis is the half spectrum of rfftn
+                m2 = i2
+            elif half == 0:    # full Fourier axis
+                m2 = i2 if i2 < (full2 + 1) // 2 else i2 - full2
+            else:              # cosine modes
+                m2 = i2
+            k0 = m0 * u0
+            k1 = m1 * u1
+            k2 = m2 * u2
+            kk = math.sqrt(k0 * k0 + k1 * k1 + k2 * k2)
+            if kk > 0:
+                w = numba.float64(1)
+                if half == 1 and i2 > 0 and not (full2 % 2 == 0 and i2 == full2 // 2):
+                    w = numba.float64(2)
+                if complex_spectrum:
+                    re = spec[2 * t]
+                    im = spec[2 * t + 1]
+                    p = re * re + im * im
+                else:
+                    x = spec[t]
+                    p = x * x
+                acc_p += w * p
+                acc_k += w * kk * p
+                if radial:
+                    sh = numba.int64(math.floor(kk / dk + NUDGE))
+                    if sh > 0 and sh < nb and kk <= kmax:
+                        cuda.atomic.add(bins, 3 * sh, w)
+                        cuda.atomic.add(bins, 3 * sh + 1, w * kk)
+                        cuda.atomic.add(bins, 3 * sh + 2, w * p)
+            t += stride
+        s_p[tid] = acc_p
+        s_k[tid] = acc_k
+        cuda.syncthreads()
+        step = NTH // 2
+        while step > 0:
+            if tid < step:
+                s_p[tid] += s_p[tid + step]
+                s_k[tid] += s_k[tid + step]
+            cuda.syncthreads()
+            step //= 2
+        if tid == 0:
+            partial[cuda.blockIdx.x, 0] = s_p[0]
+            partial[cuda.blockIdx.x, 1] = s_k[0]
+
+    return kernel
+
+
+def _geometry(shape, spacing: float, kind: str):
+    """Launch arguments of :func:`sums_kernel` for a field of ``shape``: the stored spectrum's
+    extents padded to 3-D, the full axis lengths, the wavenumber units and the half flag."""
+    shape = tuple(int(n) for n in shape)
+    pad = (1,) * (3 - len(shape))
+    full = pad + shape
+    if kind == FOURIER:
+        stored = full[:2] + (full[2] // 2 + 1,)
+        units = tuple(2 * math.pi / (n * spacing) for n in full)
+        half = 1
+    else:
+        stored = full
+        units = tuple(math.pi / (n * spacing) for n in full)
+        half = -1
+    return stored, full, units, half
+
+
+def launch_sums(spec_flat, shape, spacing: float, kind: str, partial, bins=None, stream=0):
+    """Enqueue :func:`sums_kernel` on a device spectrum (flat float64: interleaved re/im for
+    ``fourier``); ``partial``: a device (MAX_BLOCKS, 2) float64 array; ``bins``: a zeroed device
+    float64 array of 3·shells, or None. Returns the number of blocks written."""
+    stored, full, units, half = _geometry(shape, spacing, kind)
+    cells = stored[0] * stored[1] * stored[2]
+    blocks = max(1, min(MAX_BLOCKS, (cells + THREADS - 1) // THREADS))
+    radial = bins is not None
+    nb = shells(shape, spacing, kind) if radial else 0
+    kern = sums_kernel(kind == FOURIER, radial)
+    out_bins = bins if radial else partial  # unused without radial
+    kern[blocks, THREADS, stream](spec_flat, stored[0], stored[1], stored[2], full[0], full[1],
+                                  full[2], units[0], units[1], units[2], half,
+                                  shell_width(shape, spacing, kind), math.pi / spacing * (1 + KMAX_TOL), nb,
+                                  partial, out_bins)
+    return blocks
+
+
+def radial_from_bins(bins, shape, kind: str):
+    """``(k, S)`` of the non-empty shells from the shell sums (host array of 3·shells)."""
+    b = np.asarray(bins, dtype=np.float64).reshape(-1, 3)
+    cells = int(np.prod(shape))
+    ok = b[:, 0] > 0
+    norm = cells if kind == FOURIER else 1.0
+    return b[ok, 1] / b[ok, 0], b[ok, 2] / b[ok, 0] / norm
+
+
+class DeviceSpectrum:
+    """The length scale (and optionally the radial S(k)) of device fields of one shape.
+
+    ``DeviceSpectrum(shape, spacing, boundary_kind, radial=False)``; raises RuntimeError with
+    the reason when CuPy cannot run here (:func:`cupy_or_reason`)."""
+
+    def __init__(self, shape, spacing: float, boundary_kind: str, radial: bool = False):
+        cp, why = cupy_or_reason()
+        if cp is None:
+            raise RuntimeError(why)
+        self.cp = cp
+        self.shape = tuple(int(n) for n in shape)
+        self.spacing = float(spacing)
+        self.kind = transform_of(boundary_kind)
+        self.radial = bool(radial)
+        self.cells = int(np.prod(self.shape))
+        self.nb = shells(self.shape, self.spacing, self.kind)
+        self._partial = cuda.device_array((MAX_BLOCKS, 2), dtype=np.float64)
+        self._bins = cuda.device_array(3 * self.nb, dtype=np.float64) if radial else None
+        self._slots = []
+        self._next = 0
+
+    def _host_slot(self):
+        """Pinned host buffers used in turn (a result stays valid until 3 more are enqueued)."""
+        if len(self._slots) < 4:
+            self._slots.append((cuda.pinned_array((MAX_BLOCKS, 2), dtype=np.float64),
+                                cuda.pinned_array(3 * self.nb, dtype=np.float64)
+                                if self.radial else None))
+            return self._slots[-1]
+        self._next = (self._next + 1) % len(self._slots)
+        return self._slots[self._next]
+
+    def enqueue(self, field) -> "PendingSpectrum":
+        """Enqueue the transform and the sums of a device field (a numba device array or any
+        array with ``__cuda_array_interface__`` holding ``prod(shape)`` values) on the default
+        stream; returns at once."""
+        from .spectrum import spectrum
+
+        cp = self.cp
+        x = cp.asarray(field).reshape(self.shape)
+        a = x.astype(cp.float64)
+        a = a - a.mean()
+        spec = spectrum(a, self.kind, xp=cp)
+        flat = spec.view(cp.float64).reshape(-1) if self.kind == FOURIER else spec.reshape(-1)
+        stream = cuda.default_stream()
+        if self.radial:
+            self._bins[:] = 0
+        nblk = launch_sums(flat, self.shape, self.spacing, self.kind, self._partial,
+                           self._bins, stream=stream)
+        host_partial, host_bins = self._host_slot()
+        self._partial.copy_to_host(host_partial, stream=stream)
+        if self.radial:
+            self._bins.copy_to_host(host_bins, stream=stream)
+        event = cuda.event(timing=False)
+        event.record(stream)
+        return PendingSpectrum(self, event, host_partial, host_bins, nblk)
+
+    def length(self, field, bounds=None) -> float:
+        """The length scale of a device field (synchronous)."""
+        return self.enqueue(field).result(bounds)[0]
+
+
+class PendingSpectrum:
+    """A spectrum enqueued by :meth:`DeviceSpectrum.enqueue`."""
+
+    def __init__(self, owner, event, host_partial, host_bins, blocks):
+        self._owner, self._event = owner, event
+        self._partial, self._bins, self._blocks = host_partial, host_bins, blocks
+
+    def result(self, bounds=None):
+        """``(length, radial)``: the length scale (``inf`` for a flat field, given its global
+        ``bounds`` = (min, max)) and ``(k, S)`` of the shells (None unless radial)."""
+        from .observables import is_flat
+
+        self._event.synchronize()
+        o = self._owner
+        sums = np.sum(self._partial[:self._blocks], axis=0)
+        radial = radial_from_bins(self._bins, o.shape, o.kind) if o.radial else None
+        if bounds is not None and is_flat(float(bounds[0]), float(bounds[1])):
+            return float("inf"), radial
+        st = float(sums[0])
+        if not math.isfinite(st):
+            return float("nan"), radial
+        if st <= 1e-300 * max(1, o.cells):
+            return float("inf"), radial
+        return length_of_sums(float(sums[1]), st, o.cells), radial
+
+
+__all__ = ["COSINE", "FOURIER", "DeviceSpectrum", "cupy_or_reason", "launch_sums",
+           "radial_from_bins", "sums_kernel"]
