@@ -143,3 +143,44 @@ def _simulated():
     import numba
 
     return bool(numba.config.ENABLE_CUDASIM)
+
+
+RUN = """\
+kind: field
+name: spec
+grid: {{shape: [40, 36], spacing: 0.9}}
+boundary: {{type: {boundary}}}
+model: {{mobility: 1.0, kappa: 1.0, potential: {{b: 1.0, u: 1.0}}}}
+initial: {{type: noise, mean: 0.1, amplitude: 0.3, seed: 5}}
+time: {{dt: 0.01, steps: 60}}
+solver: {{backend: cuda, precision: float64}}
+output: {{observables_every: 5, checkpoint_every: 20, snapshot_every: 20}}
+"""
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("boundary", ["periodic", "mirror"])
+def test_cli_path_with_device_spectrum_writes_the_host_numbers(tmp_path, monkeypatch, boundary):
+    """A CUDA run whose S(k) is computed on the GPU (forced for a small grid) writes the rows
+    of the same run with S(k) on the host: every column equal, the length within 1e-12."""
+    import h5py
+
+    from simengine import api
+
+    cp, why = spc.cupy_or_reason()
+    if cp is None or _simulated():
+        pytest.skip(why or "needs a real GPU")
+    scen = RUN.format(boundary=boundary)
+    monkeypatch.setattr(spc, "DEVICE_MIN_CELLS", 1 << 40)
+    host = api.run(scen, tmp_path / "host.h5")
+    monkeypatch.setattr(spc, "DEVICE_MIN_CELLS", 1)
+    dev = api.run(scen, tmp_path / "dev.h5")
+    with h5py.File(host, "r") as f, h5py.File(dev, "r") as g:
+        for k in f["observables"]:
+            if k == "wall_time":
+                continue
+            a, b = f["observables"][k][()], g["observables"][k][()]
+            if k == "length":
+                np.testing.assert_allclose(b, a, rtol=1e-12)
+            else:
+                np.testing.assert_array_equal(a, b, err_msg=k)

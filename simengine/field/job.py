@@ -90,6 +90,11 @@ class FieldJob:
                 self.slab = whole_slab(self.grid.shape[0])
         except (ValueError, RuntimeError) as exc:
             raise UserError(f"{sc.path}: solver: {exc}") from None
+        from .spectrum_cuda import device_spectrum_for
+
+        # where S(k) is computed (the GPU with cuFFT for large one-process CUDA fields)
+        self._spectrum, self.spectrum_note = device_spectrum_for(
+            self.solver, self.grid, self.boundary, self.comm.size)
         self.total = int(spec.time.steps)
         self.dtype = np.dtype(s.precision)
         o = spec.output
@@ -127,7 +132,7 @@ class FieldJob:
             ranks = (f", {self.comm.size} slabs of axis 0 ({min(sizes)}–{max(sizes)} rows each,"
                      f" halo 2)")
         return (f"{self.sc.name}: {self.total} steps of {self.solver.name} on grid "
-                f"{list(self.grid.shape)}{ranks} -> {output}")
+                f"{list(self.grid.shape)}{ranks}; {self.spectrum_note} -> {output}")
 
     def make_output(self, path, fresh, truncate_to):
         from ..io.field_output import FieldOutput
@@ -193,9 +198,11 @@ class FieldJob:
             n = min(self._chunk, stop - done)
             t = time.perf_counter()
             self.solver.advance(int(n))
-            if self._pipeline and done + n == stop and self.due(stop) == {"obs"} \
-                    and self.solver.cells * self.dtype.itemsize <= ASYNC_OBSERVE_MAX_BYTES:
-                self._enqueued = (stop, self.solver.observe_async())
+            if self._pipeline and done + n == stop and self.due(stop) == {"obs"}:
+                small = self.solver.cells * self.dtype.itemsize <= ASYNC_OBSERVE_MAX_BYTES
+                if small or self._spectrum is not None:  # S(k) on the GPU: no field copy
+                    self._enqueued = (stop, self.solver.observe_async(
+                        spectrum=self._spectrum, copy_field=small))
             self.finish_observation()  # host work of the last observation, overlapping the steps
             self.solver.synchronize()  # time the work itself, not its (asynchronous) launch
             done += n
@@ -220,15 +227,22 @@ class FieldJob:
             self._enqueued = self._ahead.pop(0)  # taken by observe
         if due == {"obs"} and self._pipeline:
             row, phi = self.observe(done, elapsed, defer_length=True)
-            self._pending = (row, phi, out)
+            if row["length"] is None:
+                self._pending = (row, phi, out)
+            else:  # S(k) came from the GPU with the reductions
+                self.last_observation = row
+                out.obs.append(row)
             self._taken = (done, phi)
-            self._run_ahead(done)  # keep the GPU busy while this thread catches up
+            if phi is not None:
+                self._run_ahead(done)  # keep the GPU busy while this thread catches up
             return
         if due:
             row, phi = self.observe(done, elapsed)
             self.last_observation = row         # shown by the controller's progress lines
             if "obs" in due:
                 out.obs.append(row)
+        if ("snap" in due or "ckpt" in due) and phi is None:
+            phi = self.solver.state()  # S(k) came from the GPU: the field is needed here only
         if "snap" in due:
             self.check_state(phi, done)
             out.snaps.append((done, phi.copy()))
@@ -275,7 +289,8 @@ class FieldJob:
             if nxt >= self.total or self.due(nxt) != {"obs"} or cost > budget:
                 break
             self.solver.advance(int(nxt - at))
-            self._ahead.append((nxt, self.solver.observe_async(slots=most + 2)))
+            self._ahead.append((nxt, self.solver.observe_async(slots=most + 2,
+                                                               spectrum=self._spectrum)))
             at, budget = nxt, budget - cost
         return len(self._ahead)
 
@@ -360,7 +375,8 @@ class FieldJob:
 
         row, phi, out = self._pending
         self._pending = None
-        row["length"] = float(characteristic_length(phi, self.grid.spacing))
+        row["length"] = float(characteristic_length(phi, self.grid.spacing,
+                                                    self.boundary.kind))
         self.last_observation = row
         out.obs.append(row)
 
@@ -371,6 +387,7 @@ class FieldJob:
         from .observables import characteristic_length
 
         enqueued, self._enqueued = self._enqueued, None
+        sk = None  # (length, radial) from the GPU
         if self.comm.size > 1:
             from .distributed import rank_observables
 
@@ -378,9 +395,13 @@ class FieldJob:
             phi = red["phi"]
         elif enqueued is not None and enqueued[0] == step:
             red, phi = enqueued[1].result()  # enqueued by advance behind the steps
+            sk = enqueued[1].spectrum_result((red["min"], red["max"]))
         else:
             red = self.solver.reductions()
             phi = None
+            if self._spectrum is not None:
+                sk = self._spectrum.enqueue(self.solver.owned_device()).result(
+                    (red["min"], red["max"]))
         lo, hi = float(red["min"]), float(red["max"])
         if not (np.isfinite(lo) and np.isfinite(hi) and np.isfinite(red["free_energy"])) \
                 or max(abs(lo), abs(hi)) > BLOWUP:
@@ -389,11 +410,13 @@ class FieldJob:
             raise exc
         if self.comm.size > 1:
             length = float(red["length"])
+        elif sk is not None:
+            length = float(sk[0])
         else:
             if phi is None:
                 phi = self.solver.state()
-            length = None if defer_length else float(characteristic_length(phi,
-                                                                           self.grid.spacing))
+            length = None if defer_length else float(characteristic_length(
+                phi, self.grid.spacing, self.boundary.kind))
         return {"step": step, "time": self.time_of(step), "mass": float(red["mass"]),
                 "free_energy": float(red["free_energy"]), "phi_min": lo, "phi_max": hi,
                 "length": length, "wall_time": wall}, phi

@@ -22,6 +22,7 @@ from .spectrum import (COSINE, FOURIER, KMAX_TOL, SHELL_NUDGE, length_of_sums, s
 
 THREADS = 256
 MAX_BLOCKS = 1024
+SIMULATED = bool(numba.config.ENABLE_CUDASIM)
 
 
 def cupy_or_reason():
@@ -156,6 +157,33 @@ def radial_from_bins(bins, shape, kind: str):
     return b[ok, 1] / b[ok, 0], b[ok, 2] / b[ok, 0] / norm
 
 
+#: one-process CUDA runs compute S(k) on the device from this many cells up; smaller fields
+#: keep the host FFT, which the run overlaps with the next steps (a 200² field's host S(k)
+#: takes ≈ 0.9 ms, hidden behind the GPU's steps; the device form costs several launches and a
+#: synchronisation per observation, which the smallest grids' 2–3 µs steps would feel)
+DEVICE_MIN_CELLS = 1 << 16
+
+
+def device_spectrum_for(solver, grid, boundary, ranks: int, radial: bool = False):
+    """``(DeviceSpectrum or None, why)``: where the run computes S(k) and why (one line for the
+    start-up log)."""
+    if getattr(solver, "backend", None) != "cuda":
+        return None, "S(k) on the host (CPU run)"
+    if ranks > 1:
+        return None, "S(k) on the host (slab-distributed FFT through MPI)"
+    if SIMULATED:
+        return None, "S(k) on the host (CUDA simulator)"
+    cells = int(np.prod(grid.shape))
+    if cells < DEVICE_MIN_CELLS:
+        return None, (f"S(k) on the host, overlapped with the steps ({cells} cells < "
+                      f"{DEVICE_MIN_CELLS})")
+    try:
+        ds = DeviceSpectrum(grid.shape, float(grid.spacing), boundary.kind, radial=radial)
+    except RuntimeError as exc:
+        return None, f"S(k) falls back to the host: {exc}"
+    return ds, f"S(k) on the GPU (cuFFT, {ds.kind} transform)"
+
+
 class DeviceSpectrum:
     """The length scale (and optionally the radial S(k)) of device fields of one shape.
 
@@ -173,8 +201,13 @@ class DeviceSpectrum:
         self.radial = bool(radial)
         self.cells = int(np.prod(self.shape))
         self.nb = shells(self.shape, self.spacing, self.kind)
-        self._partial = cuda.device_array((MAX_BLOCKS, 2), dtype=np.float64)
-        self._bins = cuda.device_array(3 * self.nb, dtype=np.float64) if radial else None
+        # device buffers owned by CuPy, seen by the numba kernel through views made without a
+        # synchronisation (CUDA-array-interface imports otherwise wait for the exporter's stream,
+        # i.e. for every step already enqueued)
+        self._partial_cp = cp.zeros((MAX_BLOCKS, 2), dtype=cp.float64)
+        self._partial = _numba_view(self._partial_cp)
+        self._bins_cp = cp.zeros(3 * self.nb, dtype=cp.float64) if radial else None
+        self._bins = _numba_view(self._bins_cp) if radial else None
         self._slots = []
         self._next = 0
 
@@ -195,16 +228,16 @@ class DeviceSpectrum:
         from .spectrum import spectrum
 
         cp = self.cp
-        x = cp.asarray(field).reshape(self.shape)
+        x = _cupy_view(cp, field, self.shape)
         a = x.astype(cp.float64)
         a = a - a.mean()
         spec = spectrum(a, self.kind, xp=cp)
         flat = spec.view(cp.float64).reshape(-1) if self.kind == FOURIER else spec.reshape(-1)
         stream = cuda.default_stream()
         if self.radial:
-            self._bins[:] = 0
-        nblk = launch_sums(flat, self.shape, self.spacing, self.kind, self._partial,
-                           self._bins, stream=stream)
+            self._bins_cp.fill(0)
+        nblk = launch_sums(_numba_view(flat), self.shape, self.spacing, self.kind,
+                           self._partial, self._bins, stream=stream)
         host_partial, host_bins = self._host_slot()
         self._partial.copy_to_host(host_partial, stream=stream)
         if self.radial:
@@ -216,6 +249,24 @@ class DeviceSpectrum:
     def length(self, field, bounds=None) -> float:
         """The length scale of a device field (synchronous)."""
         return self.enqueue(field).result(bounds)[0]
+
+
+def _numba_view(array):
+    """A numba device array over a CuPy array's memory, without a synchronisation."""
+    return cuda.from_cuda_array_interface(array.__cuda_array_interface__, owner=array,
+                                          sync=False)
+
+
+def _cupy_view(cp, field, shape):
+    """A CuPy array over a device field's memory (numba device array or any CUDA-array-interface
+    exporter), without a synchronisation."""
+    desc = field.__cuda_array_interface__
+    dtype = np.dtype(desc["typestr"])
+    count = int(np.prod(desc["shape"]))
+    if count != int(np.prod(shape)):
+        raise ValueError(f"a field of {count} values for a spectrum of shape {shape}")
+    mem = cp.cuda.UnownedMemory(int(desc["data"][0]), count * dtype.itemsize, field)
+    return cp.ndarray(tuple(shape), dtype=dtype, memptr=cp.cuda.MemoryPointer(mem, 0))
 
 
 class PendingSpectrum:
@@ -244,5 +295,6 @@ class PendingSpectrum:
         return length_of_sums(float(sums[1]), st, o.cells), radial
 
 
-__all__ = ["COSINE", "FOURIER", "DeviceSpectrum", "cupy_or_reason", "launch_sums",
+__all__ = ["COSINE", "FOURIER", "DeviceSpectrum", "cupy_or_reason", "device_spectrum_for",
+           "launch_sums",
            "radial_from_bins", "sums_kernel"]
