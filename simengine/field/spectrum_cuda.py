@@ -166,15 +166,23 @@ DEVICE_MIN_CELLS = 1 << 16
 
 def device_spectrum_for(solver, grid, boundary, ranks: int, radial: bool = False):
     """``(DeviceSpectrum or None, why)``: where the run computes S(k) and why (one line for the
-    start-up log)."""
+    start-up log). The environment variable ``SIMENGINE_SPECTRUM`` (``host`` / ``device`` /
+    ``auto``) overrides the size rule, for benchmarks and diagnosis."""
+    import os
+
     if getattr(solver, "backend", None) != "cuda":
         return None, "S(k) on the host (CPU run)"
+    forced = os.environ.get("SIMENGINE_SPECTRUM", "auto")
+    if forced not in ("auto", "host", "device"):
+        raise ValueError(f"SIMENGINE_SPECTRUM={forced!r}: expected auto, host or device")
+    if forced == "host":
+        return None, "S(k) on the host (SIMENGINE_SPECTRUM=host)"
     if ranks > 1:
         return None, "S(k) on the host (slab-distributed FFT through MPI)"
     if SIMULATED:
         return None, "S(k) on the host (CUDA simulator)"
     cells = int(np.prod(grid.shape))
-    if cells < DEVICE_MIN_CELLS:
+    if cells < DEVICE_MIN_CELLS and forced != "device":
         return None, (f"S(k) on the host, overlapped with the steps ({cells} cells < "
                       f"{DEVICE_MIN_CELLS})")
     try:
