@@ -184,3 +184,54 @@ def test_cli_path_with_device_spectrum_writes_the_host_numbers(tmp_path, monkeyp
                 np.testing.assert_allclose(b, a, rtol=1e-12)
             else:
                 np.testing.assert_array_equal(a, b, err_msg=k)
+
+
+@pytest.mark.parametrize("shape", [(16,), (12, 10), (7, 9), (6, 5, 8), (5, 4, 3)], ids=str)
+@pytest.mark.parametrize("kind", [sp.FOURIER, sp.COSINE])
+def test_slab_share_sums_on_the_device_equal_the_host_slab_form(shape, kind):
+    """The kernel on each rank's share of the transposed spectrum (the slab-distributed device
+    form's geometry: offsets, full Fourier axes) gives the host slab partials, and their sum the
+    one-process length."""
+    from numba import cuda
+
+    from simengine.field.decomposition import split_rows
+
+    phi = _field(shape, 7)
+    h = 0.7
+    boundary = "mirror" if kind == sp.COSINE else "periodic"
+    mean = float(phi.mean())
+    for parts in (1, 2, 3):
+        rows = split_rows(shape[0], parts)
+        sends = {}
+
+        class Collected(Exception):
+            pass
+
+        def alltoall_of(r):
+            def exchange(send):  # collect all ranks' sends first (sequential stand-in)
+                sends[r] = send
+                raise Collected
+            return exchange
+
+        for r, (a, b) in enumerate(rows):  # pass 1: every rank's sends
+            with pytest.raises(Collected):
+                spc.slab_share(phi[a:b] - mean, shape, rows, r, kind, alltoall_of(r))
+        total = np.zeros(2)
+        for r, (a, b) in enumerate(rows):  # pass 2: each rank receives its blocks
+            recv = [sends[q][r] for q in range(len(rows))]
+            flat, geo, block = spc.slab_share(phi[a:b] - mean, shape, rows, r, kind,
+                                              lambda send, recv=recv: recv)
+            host = obs.structure_factor_partials(phi[a:b], rows, r, shape, h, mean,
+                                                 lambda send, recv=recv: recv,
+                                                 boundary=boundary)
+            if flat is None:
+                assert np.allclose(host, 0)
+                continue
+            partial = cuda.device_array((spc.MAX_BLOCKS, 2), dtype=np.float64)
+            nblk = spc.launch_sums(cuda.to_device(np.ascontiguousarray(flat)), geo, h, kind,
+                                   partial, None, block=block)
+            st, wk = np.sum(partial.copy_to_host()[:nblk], axis=0)
+            assert [wk, st] == pytest.approx(list(host), rel=1e-12, abs=1e-300)
+            total += [wk, st]
+        assert 2 * math.pi * total[1] / total[0] == pytest.approx(
+            obs.characteristic_length(phi, h, boundary=boundary), rel=1e-12)

@@ -270,17 +270,23 @@ def _simulator() -> bool:
     return bool(numba.config.ENABLE_CUDASIM)
 
 
-def rank_observables(comm, solver, slabs, model, grid, length=True) -> dict:
+def rank_observables(comm, solver, slabs, model, grid, length=True, spectrum=None) -> dict:
     """Mass, free energy, min, max (and the S(k) length scale) of the whole field from the slabs
-    of all ranks, on every rank (collective). Returns also ``phi``: this rank's owned rows."""
+    of all ranks, on every rank (collective). Returns also ``phi``: this rank's owned rows —
+    None when ``spectrum`` (a :class:`~simengine.field.spectrum_cuda.DeviceSlabSpectrum`)
+    computes S(k) on the GPUs, where no field comes to the host."""
     from .observables import (FieldPartials, length_from_partials, merge_partials,
                               structure_factor_partials)
 
     part = solver.partials().to_array()
     parts = comm.allgather(part)
     red = merge_partials([FieldPartials.from_array(p) for p in parts], model, grid)
-    phi = solver.state()
-    if length:
+    phi = None if (length and spectrum is not None) else solver.state()
+    if length and spectrum is not None:
+        sk = spectrum.partials(solver.owned_device(), red["mass"], comm.alltoall)
+        red["length"] = length_from_partials(comm.allgather(sk), int(np.prod(grid.shape)),
+                                             bounds=(red["min"], red["max"]))
+    elif length:
         rows = [(s.start, s.stop) for s in slabs]
         sk = structure_factor_partials(phi, rows, comm.rank, grid.shape, float(grid.spacing),
                                        red["mass"], comm.alltoall,

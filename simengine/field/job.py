@@ -94,7 +94,8 @@ class FieldJob:
 
         # where S(k) is computed (the GPU with cuFFT for large one-process CUDA fields)
         self._spectrum, self.spectrum_note = device_spectrum_for(
-            self.solver, self.grid, self.boundary, self.comm.size)
+            self.solver, self.grid, self.boundary, self.comm.size, comm=self.comm,
+            slabs=self.slabs)
         self.total = int(spec.time.steps)
         self.dtype = np.dtype(s.precision)
         o = spec.output
@@ -391,7 +392,8 @@ class FieldJob:
         if self.comm.size > 1:
             from .distributed import rank_observables
 
-            red = rank_observables(self.comm, self.solver, self.slabs, self.model, self.grid)
+            red = rank_observables(self.comm, self.solver, self.slabs, self.model, self.grid,
+                                   spectrum=self._spectrum)
             phi = red["phi"]
         elif enqueued is not None and enqueued[0] == step:
             red, phi = enqueued[1].result()  # enqueued by advance behind the steps

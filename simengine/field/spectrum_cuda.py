@@ -44,13 +44,16 @@ def cupy_or_reason():
 def sums_kernel(complex_spectrum: bool, radial: bool):
     """Per-block ``[Σ w·P, Σ w·|k|·P]`` over a spectrum stored as ``(n0, n1, n2)`` (P = re² + im²
     of a complex entry, x² of a real one; w the entry's weight, 0 at k = 0), and with ``radial``
-    the shell sums ``[Σ w, Σ w·|k|, Σ w·P]`` of shells 1 … nb−1 (|k| ≤ kmax) by atomics."""
+    the shell sums ``[Σ w, Σ w·|k|, Σ w·P]`` of shells 1 … nb−1 (|k| ≤ kmax) by atomics. The
+    block may be part of a larger spectrum (offsets ``o0, o1, o2``; a rank's share on slabs).
+    ``half``: 1 = the last axis is an ``rfftn`` half spectrum, 0 = full Fourier axes, −1 =
+    cosine modes."""
     NTH = THREADS
     NUDGE = 0.5 + SHELL_NUDGE
 
     @cuda.jit
-    def kernel(spec, n0, n1, n2, full0, full1, full2, u0, u1, u2, half, dk, kmax, nb,
-               partial, bins):
+    def kernel(spec, n0, n1, n2, o0, o1, o2, full0, full1, full2, u0, u1, u2, half, dk, kmax,
+               nb, partial, bins):
         s_p = cuda.shared.array(NTH, numba.float64)
         s_k = cuda.shared.array(NTH, numba.float64)
         tid = cuda.threadIdx.x
@@ -60,10 +63,10 @@ def sums_kernel(complex_spectrum: bool, radial: bool):
         t = numba.int64(cuda.blockIdx.x) * NTH + tid
         stride = numba.int64(cuda.gridDim.x) * NTH
         while t < total:
-            i2 = t % n2
+            i2 = t % n2 + o2        # o: the block's offset in the whole spectrum (slabs)
             r = t // n2
-            i1 = r % n1
-            i0 = r // n1
+            i1 = r % n1 + o1
+            i0 = r // n1 + o0
             m0 = i0 if (half < 0 or i0 < (full0 + 1) // 2) else i0 - full0
             m1 = i1 if (half < 0 or i1 < (full1 + 1) // 2) else i1 - full1
             if half == 1:      # the last axis is the half spectrum of rfftn
@@ -117,8 +120,7 @@ def _geometry(shape, spacing: float, kind: str):
     """Launch arguments of :func:`sums_kernel` for a field of ``shape``: the stored spectrum's
     extents padded to 3-D, the full axis lengths, the wavenumber units and the half flag."""
     shape = tuple(int(n) for n in shape)
-    pad = (1,) * (3 - len(shape))
-    full = pad + shape
+    full = (1,) * (3 - len(shape)) + shape
     if kind == FOURIER:
         stored = full[:2] + (full[2] // 2 + 1,)
         units = tuple(2 * math.pi / (n * spacing) for n in full)
@@ -130,19 +132,26 @@ def _geometry(shape, spacing: float, kind: str):
     return stored, full, units, half
 
 
-def launch_sums(spec_flat, shape, spacing: float, kind: str, partial, bins=None, stream=0):
+def launch_sums(spec_flat, shape, spacing: float, kind: str, partial, bins=None, stream=0,
+                block=None):
     """Enqueue :func:`sums_kernel` on a device spectrum (flat float64: interleaved re/im for
     ``fourier``); ``partial``: a device (MAX_BLOCKS, 2) float64 array; ``bins``: a zeroed device
-    float64 array of 3·shells, or None. Returns the number of blocks written."""
+    float64 array of 3·shells, or None; ``block``: ``(stored, offsets, half)`` of a share of a
+    full spectrum (default: the whole ``rfftn``/cosine spectrum of ``shape``). Returns the
+    number of blocks written."""
     stored, full, units, half = _geometry(shape, spacing, kind)
+    offsets = (0, 0, 0)
+    if block is not None:
+        stored, offsets, half = block
     cells = stored[0] * stored[1] * stored[2]
     blocks = max(1, min(MAX_BLOCKS, (cells + THREADS - 1) // THREADS))
     radial = bins is not None
     nb = shells(shape, spacing, kind) if radial else 0
     kern = sums_kernel(kind == FOURIER, radial)
     out_bins = bins if radial else partial  # unused without radial
-    kern[blocks, THREADS, stream](spec_flat, stored[0], stored[1], stored[2], full[0], full[1],
-                                  full[2], units[0], units[1], units[2], half,
+    kern[blocks, THREADS, stream](spec_flat, stored[0], stored[1], stored[2], offsets[0],
+                                  offsets[1], offsets[2], full[0], full[1], full[2], units[0],
+                                  units[1], units[2], half,
                                   shell_width(shape, spacing, kind), math.pi / spacing * (1 + KMAX_TOL), nb,
                                   partial, out_bins)
     return blocks
@@ -164,31 +173,45 @@ def radial_from_bins(bins, shape, kind: str):
 DEVICE_MIN_CELLS = 1 << 16
 
 
-def device_spectrum_for(solver, grid, boundary, ranks: int, radial: bool = False):
+def device_spectrum_for(solver, grid, boundary, ranks: int, radial: bool = False, comm=None,
+                        slabs=None):
     """``(DeviceSpectrum or None, why)``: where the run computes S(k) and why (one line for the
     start-up log). The environment variable ``SIMENGINE_SPECTRUM`` (``host`` / ``device`` /
     ``auto``) overrides the size rule, for benchmarks and diagnosis."""
     import os
 
-    if getattr(solver, "backend", None) != "cuda":
-        return None, "S(k) on the host (CPU run)"
+    if getattr(solver, "backend", None) != "cuda" or not hasattr(solver, "owned_device"):
+        return None, "S(k) on the host"
     forced = os.environ.get("SIMENGINE_SPECTRUM", "auto")
     if forced not in ("auto", "host", "device"):
         raise ValueError(f"SIMENGINE_SPECTRUM={forced!r}: expected auto, host or device")
     if forced == "host":
         return None, "S(k) on the host (SIMENGINE_SPECTRUM=host)"
-    if ranks > 1:
-        return None, "S(k) on the host (slab-distributed FFT through MPI)"
     if SIMULATED:
         return None, "S(k) on the host (CUDA simulator)"
     cells = int(np.prod(grid.shape))
     if cells < DEVICE_MIN_CELLS and forced != "device":
-        return None, (f"S(k) on the host, overlapped with the steps ({cells} cells < "
-                      f"{DEVICE_MIN_CELLS})")
+        how = "slab transforms through MPI" if ranks > 1 else "overlapped with the steps"
+        return None, f"S(k) on the host, {how} ({cells} cells < {DEVICE_MIN_CELLS})"
     try:
-        ds = DeviceSpectrum(grid.shape, float(grid.spacing), boundary.kind, radial=radial)
+        if ranks > 1:
+            ds = DeviceSlabSpectrum(grid.shape, float(grid.spacing), boundary.kind,
+                                    [(s.start, s.stop) for s in slabs], comm.rank)
+        else:
+            ds = DeviceSpectrum(grid.shape, float(grid.spacing), boundary.kind, radial=radial)
+        why = None
     except RuntimeError as exc:
-        return None, f"S(k) falls back to the host: {exc}"
+        ds, why = None, str(exc)
+    if ranks > 1:  # all ranks take the same path (a rank without CuPy moves all to the host)
+        bad = comm.allgather(why)
+        why = next((w for w in bad if w), None)
+        if why:
+            ds = None
+    if ds is None:
+        return None, f"S(k) falls back to the host: {why}"
+    if ranks > 1:
+        return ds, (f"S(k) on the GPUs (cuFFT on each slab, {ds.kind} transform, the transpose "
+                    f"through host memory and MPI)")
     return ds, f"S(k) on the GPU (cuFFT, {ds.kind} transform)"
 
 
@@ -257,6 +280,78 @@ class DeviceSpectrum:
     def length(self, field, bounds=None) -> float:
         """The length scale of a device field (synchronous)."""
         return self.enqueue(field).result(bounds)[0]
+
+
+class DeviceSlabSpectrum:
+    """The slab-distributed twin of :class:`DeviceSpectrum` (one rank's part; collective): the
+    device transforms the axes the rank holds whole, the slabs are transposed through host
+    memory and MPI (``alltoall``; MPI need not be CUDA-aware), the device transforms axis 0 and
+    sums over the rank's share of k-space — :func:`simengine.field.observables.
+    structure_factor_partials` on the GPU, with the same result within rounding."""
+
+    def __init__(self, shape, spacing: float, boundary_kind: str, rows, rank: int):
+        cp, why = cupy_or_reason()
+        if cp is None:
+            raise RuntimeError(why)
+        self.cp = cp
+        self.shape = tuple(int(n) for n in shape)
+        self.spacing = float(spacing)
+        self.kind = transform_of(boundary_kind)
+        self.rows = [tuple(r) for r in rows]
+        self.rank = int(rank)
+        self._partial_cp = cp.zeros((MAX_BLOCKS, 2), dtype=cp.float64)
+        self._partial = _numba_view(self._partial_cp)
+
+    def partials(self, field, mean: float, alltoall) -> np.ndarray:
+        """``[Σ_{k≠0} |k|·S, Σ_{k≠0} S]`` over this rank's share (float64[2], unnormalised, as
+        the host form) of the owned rows ``field`` (device, flat)."""
+        cp, shape = self.cp, self.shape
+        start, stop = self.rows[self.rank]
+        x = _cupy_view(cp, field, (stop - start,) + shape[1:]).astype(cp.float64) - float(mean)
+        flat, geo_shape, block = slab_share(x, shape, self.rows, self.rank, self.kind, alltoall,
+                                            cp, cp.asnumpy)
+        if flat is None:
+            return np.zeros(2)
+        nblk = launch_sums(_numba_view(flat), geo_shape, self.spacing, self.kind,
+                           self._partial, None, stream=cuda.default_stream(), block=block)
+        sums = np.sum(self._partial_cp[:nblk].get(), axis=0)
+        return np.array([float(sums[1]), float(sums[0])])
+
+
+def slab_share(x, shape, rows, rank: int, kind: str, alltoall, xp=np, to_host=np.asarray):
+    """This rank's share of the whole spectrum of a slab-distributed mean-free field (``x``: its
+    owned rows, float64, in ``xp``'s memory): transforms of axes 1…d−1, the transpose through
+    host memory (``to_host``) and ``alltoall``, the transform of axis 0. Returns ``(flat
+    float64 view, shape for the kernel's geometry, (stored, offsets, half))``, or ``(None, …)``
+    for an empty share."""
+    from .observables import split_cols
+    from .spectrum import transform_axis
+
+    shape = tuple(int(n) for n in shape)
+    nd = len(shape)
+    if nd == 1:
+        x = x[:, None]
+        n1 = 1
+    else:
+        for ax in range(1, nd):
+            x = transform_axis(x, ax, kind, xp=xp)
+        n1 = shape[1]
+    cols = split_cols(n1, len(rows))
+    send = [to_host(xp.ascontiguousarray(x[:, c0:c1])) for c0, c1 in cols]
+    recv = alltoall(send)
+    b = transform_axis(xp.asarray(np.concatenate(recv, axis=0)), 0, kind, xp=xp)
+    c0, c1 = cols[rank]
+    if nd == 3:
+        stored, offsets = (shape[0], c1 - c0, shape[2]), (0, c0, 0)
+    else:
+        stored, offsets = (1, shape[0], c1 - c0), (0, 0, c0)
+    geo_shape = shape if nd == 3 else (shape[0], n1)
+    half = 0 if kind == FOURIER else -1
+    if stored[0] * stored[1] * stored[2] == 0:
+        return None, geo_shape, (stored, offsets, half)
+    b = xp.ascontiguousarray(b)
+    flat = b.view(np.float64).reshape(-1) if kind == FOURIER else b.reshape(-1)
+    return flat, geo_shape, (stored, offsets, half)
 
 
 def _numba_view(array):
