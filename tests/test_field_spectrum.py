@@ -135,8 +135,9 @@ def test_device_spectrum_equals_host(shape, boundary, dtype):
     kmag, weight = sp.mode_table(shape, 0.6, kind)
     count, ksum, ssum = sp.radial_profile(sp.power(spec, kind, phi.size), kmag, weight, shape,
                                           0.6, kind)
-    ok = count > 0
-    assert np.allclose(s, ssum[ok] / count[ok], rtol=1e-10)
+    k_host, s_host = sp.shell_profile(count, ksum, ssum)
+    assert np.allclose(s, s_host, rtol=1e-10, equal_nan=True)
+    assert np.allclose(k, k_host, rtol=1e-12, equal_nan=True)
 
 
 def _simulated():
@@ -217,21 +218,30 @@ def test_slab_share_sums_on_the_device_equal_the_host_slab_form(shape, kind):
             with pytest.raises(Collected):
                 spc.slab_share(phi[a:b] - mean, shape, rows, r, kind, alltoall_of(r))
         total = np.zeros(2)
+        shell_total = 0
         for r, (a, b) in enumerate(rows):  # pass 2: each rank receives its blocks
             recv = [sends[q][r] for q in range(len(rows))]
             flat, geo, block = spc.slab_share(phi[a:b] - mean, shape, rows, r, kind,
                                               lambda send, recv=recv: recv)
-            host = obs.structure_factor_partials(phi[a:b], rows, r, shape, h, mean,
-                                                 lambda send, recv=recv: recv,
-                                                 boundary=boundary)
+            host, host_shells = obs.structure_factor_partials(
+                phi[a:b], rows, r, shape, h, mean, lambda send, recv=recv: recv,
+                boundary=boundary, radial=True)
+            shell_total += host_shells
             if flat is None:
-                assert np.allclose(host, 0)
+                assert np.allclose(host, 0) and np.allclose(host_shells, 0)
                 continue
             partial = cuda.device_array((spc.MAX_BLOCKS, 2), dtype=np.float64)
+            bins = cuda.to_device(np.zeros(3 * sp.shells(shape, h, kind)))
             nblk = spc.launch_sums(cuda.to_device(np.ascontiguousarray(flat)), geo, h, kind,
-                                   partial, None, block=block)
+                                   partial, bins, block=block, field_shape=shape)
             st, wk = np.sum(partial.copy_to_host()[:nblk], axis=0)
             assert [wk, st] == pytest.approx(list(host), rel=1e-12, abs=1e-300)
+            dev_shells = bins.copy_to_host().reshape(-1, 3).T
+            if kind == sp.FOURIER:
+                dev_shells[2] /= phi.size
+            np.testing.assert_allclose(dev_shells, host_shells, rtol=1e-12, atol=1e-300)
             total += [wk, st]
         assert 2 * math.pi * total[1] / total[0] == pytest.approx(
             obs.characteristic_length(phi, h, boundary=boundary), rel=1e-12)
+        whole = sp.radial_sums(phi, h, boundary)
+        np.testing.assert_allclose(shell_total, np.stack(whole), rtol=1e-12, atol=1e-300)

@@ -93,9 +93,14 @@ class FieldJob:
         from .spectrum_cuda import device_spectrum_for
 
         # where S(k) is computed (the GPU with cuFFT for large one-process CUDA fields)
+        #: the radial S(k) at every observation (output.structure_factor): row
+        #: "structure_factor" (S per shell, NaN where empty); the shells' mean |k| in
+        #: ``structure_factor_k`` (the same at every observation)
+        self.radial = bool(spec.output.structure_factor)
+        self.structure_factor_k = None
         self._spectrum, self.spectrum_note = device_spectrum_for(
             self.solver, self.grid, self.boundary, self.comm.size, comm=self.comm,
-            slabs=self.slabs)
+            slabs=self.slabs, radial=self.radial)
         self.total = int(spec.time.steps)
         self.dtype = np.dtype(s.precision)
         o = spec.output
@@ -378,6 +383,8 @@ class FieldJob:
         self._pending = None
         row["length"] = float(characteristic_length(phi, self.grid.spacing,
                                                     self.boundary.kind))
+        if self.radial:
+            self._host_radial(row, phi)
         self.last_observation = row
         out.obs.append(row)
 
@@ -393,7 +400,7 @@ class FieldJob:
             from .distributed import rank_observables
 
             red = rank_observables(self.comm, self.solver, self.slabs, self.model, self.grid,
-                                   spectrum=self._spectrum)
+                                   spectrum=self._spectrum, radial=self.radial)
             phi = red["phi"]
         elif enqueued is not None and enqueued[0] == step:
             red, phi = enqueued[1].result()  # enqueued by advance behind the steps
@@ -410,18 +417,36 @@ class FieldJob:
             exc = SimulationError(f"the field blew up (min {lo:.3g}, max {hi:.3g}) by step {step}")
             exc.collective = True
             raise exc
+        radial = None
         if self.comm.size > 1:
             length = float(red["length"])
+            if self.radial:
+                radial = (red["structure_factor_k"], red["structure_factor"])
         elif sk is not None:
             length = float(sk[0])
+            radial = sk[1]
         else:
             if phi is None:
                 phi = self.solver.state()
             length = None if defer_length else float(characteristic_length(
                 phi, self.grid.spacing, self.boundary.kind))
-        return {"step": step, "time": self.time_of(step), "mass": float(red["mass"]),
-                "free_energy": float(red["free_energy"]), "phi_min": lo, "phi_max": hi,
-                "length": length, "wall_time": wall}, phi
+        row = {"step": step, "time": self.time_of(step), "mass": float(red["mass"]),
+               "free_energy": float(red["free_energy"]), "phi_min": lo, "phi_max": hi,
+               "length": length, "wall_time": wall}
+        if radial is not None:
+            self.structure_factor_k = radial[0]
+            row["structure_factor"] = radial[1]
+        elif self.radial and length is not None:
+            self._host_radial(row, phi)
+        return row, phi
+
+    def _host_radial(self, row, phi):
+        """The radial S(k) of a host field into ``row`` (``output.structure_factor``)."""
+        from .spectrum import radial_sums, shell_profile
+
+        k, s = shell_profile(*radial_sums(phi, self.grid.spacing, self.boundary.kind))
+        self.structure_factor_k = k
+        row["structure_factor"] = s
 
     def check_state(self, phi, step):
         bad = not np.all(np.isfinite(phi)) or (phi.size and np.abs(phi).max() > BLOWUP)

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .model import Boundary, CahnHilliard, Grid
-from .spectrum import FOURIER, mode_table, spectrum, transform_axis, transform_of, axis_wavenumbers
+from .spectrum import (FOURIER, axis_wavenumbers, mode_table, radial_profile, spectrum,
+                       transform_axis, transform_of)
 
 
 def mass(phi) -> float:
@@ -211,14 +212,16 @@ def transpose_slab(a, rows, cols, alltoall):
 
 
 def structure_factor_partials(slab_phi, rows, rank: int, shape, spacing: float, mean: float,
-                              alltoall, boundary: str = "periodic") -> np.ndarray:
+                              alltoall, boundary: str = "periodic", radial: bool = False):
     """``[Σ_{k≠0} |k|·S(k), Σ_{k≠0} S(k)]`` over this rank's share of k-space (float64[2]),
     with the boundary's transform (:func:`.spectrum.transform_of`; the full spectrum, unnormalised).
 
     ``slab_phi``: this rank's owned rows (``rows[rank]`` = (start, stop) of axis 0; ``rows``
     lists every rank's range in rank order); ``shape``: the global grid shape; ``mean``: the
     global mean of φ (from :func:`merge_partials`). Collective: every rank calls it with its slab
-    and the same ``alltoall``."""
+    and the same ``alltoall``. With ``radial``: ``(sums, shell sums)``, the second the
+    :func:`.spectrum.radial_profile` sums ``(Σ w, Σ w·|k|, Σ w·S)`` over this rank's share (sum
+    them over the ranks)."""
     shape = tuple(int(n) for n in shape)
     nd = len(shape)
     kind = transform_of(boundary)
@@ -245,7 +248,13 @@ def structure_factor_partials(slab_phi, rows, rank: int, shape, spacing: float, 
     ks = np.meshgrid(*freqs, indexing="ij")
     kmag = np.sqrt(sum(k * k for k in ks))
     mask = kmag > 0
-    return np.array([float((kmag[mask] * s[mask]).sum()), float(s[mask].sum())])
+    sums = np.array([float((kmag[mask] * s[mask]).sum()), float(s[mask].sum())])
+    if not radial:
+        return sums
+    norm = float(np.prod(shape)) if kind == FOURIER else 1.0
+    kmag = kmag.reshape(s.shape)
+    return sums, np.stack(radial_profile(s / norm, kmag, mask.reshape(s.shape).astype(float),
+                                         shape, spacing, kind))
 
 
 def split_cols(n: int, parts: int) -> list:

@@ -122,14 +122,29 @@ def power(spec, kind: str, cells: int, xp=np):
     return spec * spec
 
 
-def radial_structure_factor(phi, spacing: float = 1.0, boundary: str = "periodic"):
-    """``(k, S)`` of a host field: S averaged over the shells of |k| that hold modes, ``k`` the
-    mean |k| of each shell's modes (k = 0 left out)."""
+def shell_profile(count, ksum, ssum):
+    """``(k, S)`` per shell from its sums, NaN where a shell holds no mode (fixed length:
+    :func:`shells`; what an output stores at every observation)."""
+    count = np.asarray(count, dtype=np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        k = np.where(count > 0, np.asarray(ksum) / count, np.nan)
+        s = np.where(count > 0, np.asarray(ssum) / count, np.nan)
+    return k, s
+
+
+def radial_sums(phi, spacing: float = 1.0, boundary: str = "periodic"):
+    """Shell sums ``(Σ w, Σ w·|k|, Σ w·S)`` of a host field (:func:`radial_profile`)."""
     p = np.asarray(phi, dtype=np.float64)
     kind = transform_of(boundary)
     kmag, weight = mode_table(p.shape, spacing, kind)
     s = power(spectrum(p - p.mean(), kind), kind, p.size)
-    count, ksum, ssum = radial_profile(s, kmag, weight, p.shape, spacing, kind)
+    return radial_profile(s, kmag, weight, p.shape, spacing, kind)
+
+
+def radial_structure_factor(phi, spacing: float = 1.0, boundary: str = "periodic"):
+    """``(k, S)`` of a host field: S averaged over the shells of |k| that hold modes, ``k`` the
+    mean |k| of each shell's modes (k = 0 left out)."""
+    count, ksum, ssum = radial_sums(phi, spacing, boundary)
     ok = count > 0
     return ksum[ok] / count[ok], ssum[ok] / count[ok]
 

@@ -133,12 +133,13 @@ def _geometry(shape, spacing: float, kind: str):
 
 
 def launch_sums(spec_flat, shape, spacing: float, kind: str, partial, bins=None, stream=0,
-                block=None):
+                block=None, field_shape=None):
     """Enqueue :func:`sums_kernel` on a device spectrum (flat float64: interleaved re/im for
     ``fourier``); ``partial``: a device (MAX_BLOCKS, 2) float64 array; ``bins``: a zeroed device
     float64 array of 3·shells, or None; ``block``: ``(stored, offsets, half)`` of a share of a
-    full spectrum (default: the whole ``rfftn``/cosine spectrum of ``shape``). Returns the
-    number of blocks written."""
+    full spectrum (default: the whole ``rfftn``/cosine spectrum of ``shape``); ``field_shape``:
+    the field's shape for the radial shells where ``shape`` is padded (a 1-D field on slabs).
+    Returns the number of blocks written."""
     stored, full, units, half = _geometry(shape, spacing, kind)
     offsets = (0, 0, 0)
     if block is not None:
@@ -146,24 +147,31 @@ def launch_sums(spec_flat, shape, spacing: float, kind: str, partial, bins=None,
     cells = stored[0] * stored[1] * stored[2]
     blocks = max(1, min(MAX_BLOCKS, (cells + THREADS - 1) // THREADS))
     radial = bins is not None
-    nb = shells(shape, spacing, kind) if radial else 0
+    fshape = shape if field_shape is None else field_shape
+    nb = shells(fshape, spacing, kind) if radial else 0
     kern = sums_kernel(kind == FOURIER, radial)
     out_bins = bins if radial else partial  # unused without radial
     kern[blocks, THREADS, stream](spec_flat, stored[0], stored[1], stored[2], offsets[0],
                                   offsets[1], offsets[2], full[0], full[1], full[2], units[0],
                                   units[1], units[2], half,
-                                  shell_width(shape, spacing, kind), math.pi / spacing * (1 + KMAX_TOL), nb,
+                                  shell_width(fshape, spacing, kind),
+                                  math.pi / spacing * (1 + KMAX_TOL), nb,
                                   partial, out_bins)
     return blocks
 
 
-def radial_from_bins(bins, shape, kind: str):
-    """``(k, S)`` of the non-empty shells from the shell sums (host array of 3·shells)."""
+def radial_from_bins(bins, shape, kind: str, full: bool = False):
+    """``(k, S)`` of the non-empty shells from the shell sums (host array of 3·shells); with
+    ``full`` every shell, NaN where empty (:func:`.spectrum.shell_profile`)."""
+    from .spectrum import shell_profile
+
     b = np.asarray(bins, dtype=np.float64).reshape(-1, 3)
-    cells = int(np.prod(shape))
+    norm = int(np.prod(shape)) if kind == FOURIER else 1.0
+    k, s = shell_profile(b[:, 0], b[:, 1], b[:, 2] / norm)
+    if full:
+        return k, s
     ok = b[:, 0] > 0
-    norm = cells if kind == FOURIER else 1.0
-    return b[ok, 1] / b[ok, 0], b[ok, 2] / b[ok, 0] / norm
+    return k[ok], s[ok]
 
 
 #: one-process CUDA runs compute S(k) on the device from this many cells up; smaller fields
@@ -299,23 +307,35 @@ class DeviceSlabSpectrum:
         self.kind = transform_of(boundary_kind)
         self.rows = [tuple(r) for r in rows]
         self.rank = int(rank)
+        self.cells = int(np.prod(self.shape))
         self._partial_cp = cp.zeros((MAX_BLOCKS, 2), dtype=cp.float64)
         self._partial = _numba_view(self._partial_cp)
 
-    def partials(self, field, mean: float, alltoall) -> np.ndarray:
+    def partials(self, field, mean: float, alltoall, radial: bool = False):
         """``[Σ_{k≠0} |k|·S, Σ_{k≠0} S]`` over this rank's share (float64[2], unnormalised, as
-        the host form) of the owned rows ``field`` (device, flat)."""
+        the host form) of the owned rows ``field`` (device, flat); with ``radial`` also the
+        shell sums of the share (3 × shells, as
+        :func:`simengine.field.observables.structure_factor_partials`)."""
         cp, shape = self.cp, self.shape
         start, stop = self.rows[self.rank]
         x = _cupy_view(cp, field, (stop - start,) + shape[1:]).astype(cp.float64) - float(mean)
         flat, geo_shape, block = slab_share(x, shape, self.rows, self.rank, self.kind, alltoall,
                                             cp, cp.asnumpy)
+        nb = shells(shape, self.spacing, self.kind)
         if flat is None:
-            return np.zeros(2)
+            return (np.zeros(2), np.zeros((3, nb))) if radial else np.zeros(2)
+        bins = cp.zeros(3 * nb, dtype=cp.float64) if radial else None
         nblk = launch_sums(_numba_view(flat), geo_shape, self.spacing, self.kind,
-                           self._partial, None, stream=cuda.default_stream(), block=block)
+                           self._partial, None if bins is None else _numba_view(bins),
+                           stream=cuda.default_stream(), block=block, field_shape=shape)
         sums = np.sum(self._partial_cp[:nblk].get(), axis=0)
-        return np.array([float(sums[1]), float(sums[0])])
+        out = np.array([float(sums[1]), float(sums[0])])
+        if not radial:
+            return out
+        b = bins.get().reshape(-1, 3).T.copy()
+        if self.kind == FOURIER:
+            b[2] /= self.cells
+        return out, b
 
 
 def slab_share(x, shape, rows, rank: int, kind: str, alltoall, xp=np, to_host=np.asarray):
@@ -381,13 +401,14 @@ class PendingSpectrum:
 
     def result(self, bounds=None):
         """``(length, radial)``: the length scale (``inf`` for a flat field, given its global
-        ``bounds`` = (min, max)) and ``(k, S)`` of the shells (None unless radial)."""
+        ``bounds`` = (min, max)) and ``(k, S)`` of every shell, NaN where empty (None unless
+        radial)."""
         from .observables import is_flat
 
         self._event.synchronize()
         o = self._owner
         sums = np.sum(self._partial[:self._blocks], axis=0)
-        radial = radial_from_bins(self._bins, o.shape, o.kind) if o.radial else None
+        radial = radial_from_bins(self._bins, o.shape, o.kind, full=True) if o.radial else None
         if bounds is not None and is_flat(float(bounds[0]), float(bounds[1])):
             return float("inf"), radial
         st = float(sums[0])
