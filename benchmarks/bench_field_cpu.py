@@ -42,7 +42,7 @@ def main(argv=None):
     from simengine.field import reference
     from simengine.field.initial import noise
     from simengine.field.model import Boundary, CahnHilliard, Grid
-    from simengine.field.solver import make_solver
+    from simengine.field.backends import make_solver
 
     if args.threads:
         numba.set_num_threads(args.threads)

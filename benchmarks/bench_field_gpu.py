@@ -9,6 +9,8 @@ with array rolls as the user-level reference.
     python benchmarks/bench_field_gpu.py [--sizes 2d,3d] [--tune] [--json out.json]
     python benchmarks/bench_field_gpu.py --variants fused,base   # the fused RK2 step vs default
     python benchmarks/bench_field_gpu.py --variants warp   # warp-marching fused step, 2-D 4096²
+    python benchmarks/bench_field_gpu.py --variants solver --sizes small,2d,3d512
+        # what the solver runs by default for each grid (plan registry form and reason)
     python benchmarks/bench_field_gpu.py --sizes 3d,3d512 --variants smarch --no-reference
         # 3-D: the shared-memory marching kernel (blocks × planes, register caps) and the
         # register march with register caps, against the register march 32 (the old default)
@@ -25,7 +27,6 @@ difference from two unfused stages after 20 steps.
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import math
 import sys
@@ -41,8 +42,9 @@ try:
 except ImportError:  # run from elsewhere
     sys.path.insert(0, __import__("os").path.dirname(__file__))
     from roofline import copy_roofline
+from compare_field_trees import steady_seconds  # noqa: E402  (the same steady-state timing)
 from simengine.field.cuda_tuning import (CANDIDATES, autotune_block, gpu_name, occupancy_report,
-                                         time_plan)
+                                         time_plan, time_steps)
 from simengine.field.model import Boundary, CahnHilliard, Grid
 
 MODEL = CahnHilliard.classic()
@@ -55,38 +57,11 @@ def copy_bandwidth():
     return best
 
 
-SMALL_FUSED_VARIANTS = [((32, 8), 2), ((16, 16), 1), ((32, 4), 1), ((16, 8), 1), ((8, 8), 1)]
-#: cuda/fused_blocked.py: (plan, K, block, tile (TY, TX)); plan "blocked" = K steps per launch
-#: (temporal blocking), "persistent" = one cooperative launch per advance, a grid barrier every
-#: K steps, "flags" = one persistent launch per advance, tiles wait on their neighbours'
-#: counters (cuda/fused_flags.py). The H100 sweep of 2026-11-24 (docs/field-gpu.md) found none faster than the fused
-#: step 16x8: these are its best shapes
-#: K = 1 with a block as large as the loaded frame (tile + 4 on every side: (TX + 8) x
-#: (TY + 8) threads) runs every phase in one pass per thread (2026-11-24 evening sweep)
-SMALL_BLOCKED_VARIANTS = {
-    "float64": [("blocked", 1, (16, 8), (8, 16)), ("blocked", 1, (24, 16), (8, 16)),
-                ("blocked", 1, (16, 16), (8, 8)), ("blocked-general", 1, (16, 16), (8, 8)),
-                ("blocked-general", 1, (24, 24), (16, 16)), ("blocked", 1, (24, 24), (16, 16)),
-                ("blocked", 1, (32, 16), (8, 24)), ("blocked", 1, (16, 24), (16, 8)),
-                ("blocked", 1, (12, 16), (8, 4)), ("blocked", 1, (16, 12), (4, 8)),
-                ("blocked", 1, (20, 16), (8, 12)), ("blocked", 2, (24, 24), (8, 8)),
-                ("blocked", 2, (32, 24), (8, 16)), ("blocked", 2, (24, 32), (16, 8)),
-                ("blocked", 3, (32, 32), (8, 8)), ("blocked", 2, (16, 16), (16, 16)),
-                ("blocked", 2, (32, 32), (16, 32)), ("blocked", 3, (16, 16), (16, 16)),
-                ("blocked", 4, (16, 8), (8, 16)), ("persistent", 1, (16, 8), (8, 16)),
-                ("persistent", 1, (8, 8), (8, 8)), ("flags", 1, (16, 16), (8, 8)),
-                ("flags-sc", 1, (16, 16), (8, 8)), ("flags-relaxed", 1, (16, 16), (8, 8)),
-                ("flags-nowait", 1, (16, 16), (8, 8)), ("flags", 1, (24, 16), (8, 16)),
-                ("flags-nowait", 1, (24, 16), (8, 16)), ("flags", 1, (24, 24), (16, 16))],
-    "float32": [("blocked", 1, (16, 8), (8, 16)), ("blocked", 1, (24, 16), (8, 16)),
-                ("blocked", 1, (16, 16), (8, 8)), ("blocked", 1, (12, 16), (8, 4)),
-                ("blocked", 2, (24, 24), (8, 8)), ("blocked", 2, (16, 16), (16, 16)),
-                ("persistent", 1, (16, 8), (8, 16)), ("flags", 1, (16, 16), (8, 8)),
-                ("flags", 1, (24, 16), (8, 16))],
-}
-#: the CLI as it ran before temporal blocking and observation pipelining (for the ratio):
-#: ``fused: true`` (one fused step per launch, block 16×8) and the length scale computed at
-#: every stop before the next steps are launched
+#: blocks of the frame-blocked fused step (fused: true; the block is the frame = tile + 4 on
+#: every side) for ``--small-sweep``; 16x16 (tile 8x8) is the default on 200²
+SMALL_FUSED_VARIANTS = [(16, 16), (20, 16), (24, 16), (24, 24), (12, 16)]
+#: the CLI as it ran before observation pipelining (for the ratio): the length scale computed
+#: at every stop before the next steps are launched
 _CLI_PREVIOUS = ("import sys; import simengine.field.job as j; i = j.FieldJob.__init__\n"
                  "def init(self, *a, **k):\n    i(self, *a, **k); self._pipeline = False\n"
                  "j.FieldJob.__init__ = init\n"
@@ -94,7 +69,7 @@ _CLI_PREVIOUS = ("import sys; import simengine.field.job as j; i = j.FieldJob.__
 
 
 def small_grid(shape=(200, 200), precision="float64", kernel="texture", steps=(20000, 1020000),
-               cli_previous=True, sweep=True, cli=True, plans=None, cli_repeats=1):
+               cli_previous=True, sweep=True, cli=True, cli_repeats=1):
     """Steady-state µs per RK2 step of a small grid, launch-bound: the solver with and without
     CUDA Graphs (:mod:`simengine.field.cuda.graph`), and the CLI path as a user runs it — the
     difference of a ``steps[1]``- and a ``steps[0]``-step run divided by the step difference, so
@@ -103,8 +78,6 @@ def small_grid(shape=(200, 200), precision="float64", kernel="texture", steps=(2
     import subprocess
     import tempfile
 
-    from simengine.field.cuda.fused_blocked import BlockedPlan, PersistentPlan
-    from simengine.field.cuda.fused_flags import FlagPlan
     from simengine.field.cuda_solver import CudaFieldSolver
 
     rows = []
@@ -112,19 +85,9 @@ def small_grid(shape=(200, 200), precision="float64", kernel="texture", steps=(2
     host = np.random.default_rng(0).uniform(-0.1, 0.1, shape)
     n = 20000
 
-    def make(blocked=None, graphs=True, **options):
-        """The solver; ``blocked``: (plan, K, block, tile) of a :class:`BlockedPlan` or
-        :class:`PersistentPlan` put in place of the solver's fused plan."""
+    def make(graphs=True, **options):
         s = CudaFieldSolver(MODEL, grid, Boundary("periodic"), kernel=kernel,
                             precision=precision, dt=DT, **options)
-        if blocked is not None:
-            kind, k, blk, tile = blocked
-            cls = {"blocked": (functools.partial(BlockedPlan, frame_body=False)
-                               if kind == "blocked-general" else BlockedPlan),
-                   "persistent": PersistentPlan,
-                   "flags": flag_plan(kind)}[kind.split("-")[0]]
-            s.fused_plan = cls(s.kernel, 2, s.shape3, s.boundary.code, s.dtype, steps=k,
-                               block=blk, tile=tile)
         s.use_graphs = graphs
         s.load(host)
         return s
@@ -133,32 +96,16 @@ def small_grid(shape=(200, 200), precision="float64", kernel="texture", steps=(2
     unfused20.advance(20)
     unfused20 = unfused20.state()
 
-    def flag_plan(kind):
-        """FlagPlan with the options of a kind "flags-sc-pad32-sleep100-nowait"."""
-        opts = {}
-        for part in kind.split("-")[1:]:
-            if part in ("sc", "relaxed", "acqrel"):
-                opts["sync"] = part
-            elif part.startswith("pad"):
-                opts["pad"] = int(part[3:])
-            elif part.startswith("sleep"):
-                opts["backoff"] = int(part[5:])
-            elif part == "nowait":
-                opts["wait"] = False
-        return functools.partial(FlagPlan, **opts)
-
-    def steady_us(graphs=True, blocked=None, **options):
+    def steady_us(graphs=True, **options):
         """µs per step of ``n`` steps after 1000 of warm-up (and the solver); also checks
         that 20 steps of a fresh solver of the same options agree with 20 unfused steps."""
-        s = make(blocked, **options)
+        s = make(**options)
         s.advance(20)
         d = float(np.max(np.abs(s.state() - unfused20)))
         tol = (1e-12 if precision == "float64" else 1e-5) * float(np.max(np.abs(unfused20)))
-        if blocked is not None and "nowait" in blocked[0]:
-            tol = math.inf  # the timing diagnostic without synchronisation: no check
         if not d <= tol:
             raise RuntimeError(f"{s.name}: 20 steps differ from the unfused path by {d:.3g}")
-        s = make(blocked, graphs, **options)
+        s = make(graphs, **options)
         s.advance(1000)
         s.synchronize()
         t = time.perf_counter()
@@ -169,29 +116,23 @@ def small_grid(shape=(200, 200), precision="float64", kernel="texture", steps=(2
     cases = [(f"solver unfused, {{name}}, one launch per stage", False, dict(fused=False)),
              (f"solver unfused, {{name}}, CUDA Graphs", True, dict(fused=False)),
              (f"solver default (fused: auto), {{name}}, CUDA Graphs", True, dict(fused=None))]
-    cases += [(f"solver, fused step block {b[0]}x{b[1]} rows {r}, CUDA Graphs", True,
-               dict(fused=True, block=b, cells_per_thread=r)) for b, r in SMALL_FUSED_VARIANTS
-               if sweep or (b, r) == ((16, 8), 1)]
-    cases += [(f"solver, {kind} K={k} block {b[0]}x{b[1]} tile {t[1]}x{t[0]}"
-               + (", CUDA Graphs" if kind.startswith("blocked") else ", one launch per advance"),
-               True, dict(fused=True, blocked=(kind, k, b, t)))
-              for kind, k, b, t in SMALL_BLOCKED_VARIANTS[precision]
-              if plans is None or kind.split("-")[0] in plans]
-    ref = None  # the previous default: one fused step per launch, block 16x8 rows 1
+    cases += [(f"solver, frame-blocked fused step block {b[0]}x{b[1]}, CUDA Graphs", True,
+               dict(fused=True, block=b)) for b in SMALL_FUSED_VARIANTS if sweep]
+    ref = None  # the unfused stages through CUDA Graphs
     for label, graphs, options in cases:
         try:
             us, s = steady_us(graphs, **options)
         except ValueError as exc:  # e.g. a tile too large for 48 KB of shared memory
             print(f"small {shape} {precision}: {label}: skipped ({exc})", flush=True)
             continue
-        if "block 16x8 rows 1" in label:
+        if label.startswith("solver unfused") and graphs:
             ref = us
         rows.append((label.format(name=s.name), us))
         print(f"small {shape} {precision} {kernel}: {rows[-1][0]}: {us:.2f} us/step"
               + (f" (graph error: {s._graph_error})" if graphs and s._graph_error else ""),
               flush=True)
     if ref:
-        rows = [(w + f" [{ref / us:.2f}x faster than the fused step 16x8]", us) for w, us in rows]
+        rows = [(w + f" [{ref / us:.2f}x the unfused stages]", us) for w, us in rows]
     # one observation's pieces (what the CLI does every 1000 steps), ms
     from simengine.field.observables import characteristic_length
 
@@ -219,8 +160,8 @@ def small_grid(shape=(200, 200), precision="float64", kernel="texture", steps=(2
     clis = [("CLI `simengine run` (default solver: fused auto, observation pipelining)",
              ["-m", "simengine"], "")] if cli else []
     if cli and cli_previous:
-        clis.append(("CLI as before (fused: true = one fused step per launch 16x8, length "
-                     "scale before the next steps)", ["-c", _CLI_PREVIOUS], ", fused: true"))
+        clis.append(("CLI as before (length scale before the next steps)",
+                     ["-c", _CLI_PREVIOUS], ""))
     cli_us = []
     for label, cmd, extra in clis:
         walls = []
@@ -358,9 +299,9 @@ def variants(groups="direct,march,tiled", marches=(32,)):
     if "unroll1" in groups:  # the marching kernel without load-ahead
         for m in marches:
             yield "texture", "modern", 1, m, "u1"
-    if "fused" in groups:  # the fused RK2 step: (ndim, rows per thread, planes, thread block)
-        for nd, rows, planes, blk in FUSED_VARIANTS:
-            yield "texture", "fused", rows, planes, ("fused", nd, blk)
+    if "fused" in groups:  # the frame-blocked fused RK2 step (2-D): its thread block
+        for blk in SMALL_FUSED_VARIANTS:
+            yield "texture", "fused", None, 0, ("fused", 2, blk)
     if "tiled" in groups:
         yield "shared", "modern", 1, 0, None
         yield "shared", "seed", 1, 0, None
@@ -370,11 +311,6 @@ def variants(groups="direct,march,tiled", marches=(32,)):
 
 VEC_VARIANTS = [("texture", 2, (32, 4)), ("texture", 4, (32, 4)), ("texture", 4, (64, 2)),
                 ("texture", 8, (32, 2)), ("texture", 8, (32, 4)), ("global", 4, (32, 4))]
-#: fused RK2 variants (ndim, rows per thread (2-D), planes per block (3-D), in-plane block)
-FUSED_VARIANTS = [(2, 1, 0, (32, 8)), (2, 2, 0, (32, 8)), (2, 4, 0, (32, 8)), (2, 2, 0, (64, 4)),
-                  (2, 4, 0, (32, 4)), (2, 1, 0, (16, 16)),
-                  (3, 1, 32, (32, 8)), (3, 1, 64, (32, 8)), (3, 1, 64, (16, 16)),
-                  (3, 1, 64, (32, 4))]
 #: shared-memory marching kernel variants (in-plane block, planes per block, register cap,
 #: planes of loads in flight, output rows per thread, ring base for stage 1)
 SMARCH_VARIANTS = [((32, 8), 64, None, 2, 1, False), ((32, 8), 64, None, 2, 2, False),
@@ -443,33 +379,16 @@ SWEEP_BLOCKS = {2: [(128, 1), (64, 1), (32, 4)], 3: [(32, 4, 1), (32, 2, 1), (64
 
 def fused_row(kern, nd, shape, s3, bnd, grid, dtype, bufs, scal, rows_per_thread, planes,
               block, steps, cells, bw, ref_lib, ref_t):
-    """Time one fused RK2 variant (one launch per step, coefficient 0 while timing) and check it
-    against two unfused stages of the non-marching texture kernel: 20 steps at dt from the
-    same random field, max |fused − unfused| / max |unfused| (0 = bit-identical)."""
-    from simengine.field.cuda.fused import FusedPlan
+    """Time one frame-blocked fused RK2 variant (``block`` = the frame; one launch per step,
+    coefficient 0 while timing) and check it against two unfused stages of the non-marching
+    texture kernel: 20 steps at dt from the same random field, max |fused − unfused| / max
+    |unfused| (0 = bit-identical)."""
+    from simengine.field.cuda.fused_frame import FramePlan
 
     size = f"{nd}d"
     try:
-        plan = FusedPlan(kern, nd, s3, bnd.code, dtype, block=block, rows=rows_per_thread,
-                         march=planes or None)
-        b = list(bufs)
-
-        def run(n):
-            for _ in range(n):
-                plan(b[0], b[2], 0.0, 0.0, scal)
-                b[0], b[2] = b[2], b[0]
-
-        run(2)
-        cuda.synchronize()
-        ts = []
-        for _ in range(5):
-            start, stop = cuda.event(), cuda.event()
-            start.record()
-            run(steps)
-            stop.record()
-            stop.synchronize()
-            ts.append(cuda.event_elapsed_time(start, stop) / 1e3 / steps)
-        t = float(np.median(ts))
+        plan = FramePlan(kern, nd, s3, bnd.code, dtype, tile=(block[1] - 8, block[0] - 8))
+        t = _time_fused(plan, bufs, scal, steps)
         # correctness against the unfused stages
         unf = ck.StagePlan("texture", nd, s3, bnd.code, dtype, cpt=1, march=0, vec=0)
         host = np.random.default_rng(7).uniform(-1, 1, cells).astype(dtype)
@@ -492,7 +411,7 @@ def fused_row(kern, nd, shape, s3, bnd, grid, dtype, bufs, scal, rows_per_thread
     eff = 5 * cells * dtype.itemsize / t  # the 5-array model of the unfused rows (comparable)
     model = 2 * cells * dtype.itemsize / t  # what the fused step moves: read φⁿ, write φⁿ⁺¹
     row = dict(size=size, shape=list(shape), precision=dtype.name, kernel=kern,
-               layout="fused" + (f"-m{plan.march}" if plan.march else f"-r{plan.rows}"),
+               layout="fused-frame",
                cpt=plan.rows, march=plan.march, block=list(plan.block), ms_per_step=t * 1e3,
                gcups=cells / t / 1e9, eff_GBs=eff / 1e9, roofline_frac=eff / bw,
                traffic_words=2, model_GBs=model / 1e9, model_frac=model / bw,
@@ -509,7 +428,7 @@ def fused_row(kern, nd, shape, s3, bnd, grid, dtype, bufs, scal, rows_per_thread
     return row
 
 
-WARP_COLS = (1, 2)
+WARP_COLS = (2,)
 WARP_LENGTHS = (32, 64, 128, 256)
 WARP_WARPS = (2, 4, 8)
 WARP_AHEAD = (0, 1)
@@ -519,40 +438,47 @@ def _time_fused(plan, bufs, scal, steps, reps=5):
     """Median seconds per fused step (one launch per step, coefficient 0 while timing)."""
     b = list(bufs)
 
-    def run(n):
-        for _ in range(n):
-            plan(b[0], b[2], 0.0, 0.0, scal)
-            b[0], b[2] = b[2], b[0]
+    def step():
+        plan(b[0], b[2], 0.0, 0.0, scal)
+        b[0], b[2] = b[2], b[0]
 
-    run(2)
-    cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        start, stop = cuda.event(), cuda.event()
-        start.record()
-        run(steps)
-        stop.record()
-        stop.synchronize()
-        ts.append(cuda.event_elapsed_time(start, stop) / 1e3 / steps)
-    return float(np.median(ts))
+    return time_steps(step, steps, reps)
 
 
-def _solver_ms(shape, dtype, fused, steps=400):
-    """ms per step of the solver (CUDA Graphs on, as a user runs it) and its name."""
+def _solver_ms(shape, dtype, fused, steps=400, seconds=None):
+    """ms per step of the solver (CUDA Graphs on, as a user runs it) and its name: the median
+    of 3 timed advances of ``steps`` steps (``seconds``: as many steps as take about that long,
+    from a first estimate)."""
     from simengine.field.cuda_solver import CudaFieldSolver
 
     s = CudaFieldSolver(MODEL, Grid(shape), Boundary("periodic"), kernel="texture",
                         precision=dtype.name, dt=DT, fused=fused)
     s.load(np.random.default_rng(0).uniform(-0.1, 0.1, shape))
-    s.advance(128)
-    s.synchronize()
-    ts = []
-    for _ in range(3):
-        t = time.perf_counter()
-        s.advance(steps)
-        s.synchronize()
-        ts.append((time.perf_counter() - t) / steps)
-    return float(np.median(ts)) * 1e3, s.name
+    t, _steps, _ts = steady_seconds(s, steps, seconds)
+    return t * 1e3, s.name
+
+
+def solver_rows(sizes, precisions, seconds):
+    """The ``solver`` group: what ``fused: auto`` runs for each grid (the plan registry's form
+    and reason, field/plans.py) and its steady ms per step through CUDA Graphs."""
+    from simengine.field import plans
+    from simengine.field.cuda_solver import CudaFieldSolver
+
+    shapes = {"small": (200, 200), "2d": (4096, 4096), "3d": (256, 256, 256),
+              "3d512": (512, 512, 512)}
+    rows = []
+    for size in sizes:
+        for prec in precisions:
+            shape, dtype = shapes[size], np.dtype(prec)
+            ms, name = _solver_ms(shape, dtype, None, seconds=seconds)
+            s = CudaFieldSolver(MODEL, Grid(shape), Boundary("periodic"), precision=prec, dt=DT)
+            choice = s.plan_choice
+            rows.append(dict(size=size, precision=prec, ms_per_step=ms, name=name,
+                             form=choice.form.name, reason=choice.reason))
+            print(f"solver {size} {prec}: {ms * 1e3:.2f} us/step  {name}  "
+                  f"[{choice.form.name}: {choice.reason}]", flush=True)
+    print("\n" + plans.table())
+    return rows
 
 
 def warp_configs(sweep="short"):
@@ -573,7 +499,6 @@ def warp_configs(sweep="short"):
         for length in (32, 64, 128, None):
             yield "texture", 2, length, warps, 1
     yield "texture", 2, None, 2, 0
-    yield "texture", 1, None, 2, 1
     yield "global", 2, None, 2, 1
 
 
@@ -582,7 +507,7 @@ def warp_rows(shape, dtype, bw, steps, sweep="short"):
     warps per block × loads, against the unfused default (the StagePlan defaults, two stages
     per step) measured here; |warp − unfused| / max after 20 steps at dt from a random field;
     then the solver as a user runs it (CUDA Graphs) with fused auto and fused off."""
-    from simengine.field.cuda.fused import FusedPlan
+    from simengine.field.cuda.fused_frame import FramePlan
     from simengine.field.cuda.fused_warp import WarpFusedPlan
 
     cells = int(np.prod(shape))
@@ -626,9 +551,10 @@ def warp_rows(shape, dtype, bw, steps, sweep="short"):
 
     rows = [line(f"unfused default ({unf.layout}{'-v2' if unf.vec else ''} c{unf.cpt})",
                  t_unf, 0.0, occupancy_report(unf))]
-    tile = FusedPlan("texture", 2, s3, bnd.code, dtype)
-    rows.append(line("fused tile " + tile.description.split(", ", 1)[1],
-                     _time_fused(tile, bufs, scal, steps), diff(tile), occupancy_report(tile)))
+    frame = FramePlan("texture", 2, s3, bnd.code, dtype)
+    rows.append(line("fused frame " + frame.description.split(", ", 2)[2],
+                     _time_fused(frame, bufs, scal, steps), diff(frame),
+                     occupancy_report(frame)))
     for kern, cols, length, warps, ahead in warp_configs(sweep):
         label = f"warp {kern} C{cols} L{length or 'auto'} W{warps} A{ahead}"
         try:
@@ -669,13 +595,15 @@ def main(argv=None):
                         "base (texture with the default options), fused (the fused RK2 step: "
                         "blocks x rows / planes, checked against the unfused stages), warp "
                         "(the warp-marching fused step on 2-D 4096²: columns/lane x rows/chunk "
-                        "x warps/block x loads, vs the unfused default and the solver)")
+                        "x warps/block x loads, vs the unfused default and the solver); "
+                        "'solver' alone: the default plan of each --sizes grid (small = 200²), "
+                        "its form and reason from the plan registry, µs/step")
     p.add_argument("--march", default="32", help="march lengths for the 'march' group")
     p.add_argument("--warp-sweep", default="short", choices=("short", "full"),
                    help="the 'warp' group: around the defaults, or the full grid of variants")
     p.add_argument("--small-sweep", action="store_true",
-                   help="--sizes small: all fused-step blocks (SMALL_FUSED_VARIANTS), not only "
-                        "the default 16x8")
+                   help="--sizes small: also the frame-blocked fused step with each block of "
+                        "SMALL_FUSED_VARIANTS (fused: true)")
     p.add_argument("--small-shapes", default="200x200",
                    help="--sizes small: grid shapes (the first one also runs the CLI rows)")
     p.add_argument("--no-small-cli", action="store_true", help="--sizes small: no CLI rows")
@@ -684,20 +612,25 @@ def main(argv=None):
                         "length is used (process start-up varies by about a second)")
     p.add_argument("--no-cli-previous", action="store_true",
                    help="--sizes small: no CLI row of the former default")
-    p.add_argument("--small-plans", default=None,
-                   help="--sizes small: only these kinds of SMALL_BLOCKED_VARIANTS, e.g. "
-                        "flags,blocked (default: all)")
     p.add_argument("--smarch", default=None,
                    help="variants of the 'smarch' group, e.g. 32x8:64:2,32x8:64:3,32x8:64:2:r2b "
                         "(block:planes:planes of loads in flight[:options], options r2 = 2 "
                         "output rows per thread, b = stage-1 base from the shared ring, m80 = "
                         "register cap 80; order r, b, m); "
                         "default SMARCH_VARIANTS")
+    p.add_argument("--seconds", type=float, default=1.0,
+                   help="the 'solver' group: seconds per timed advance (3 per row)")
     p.add_argument("--json", default=None)
     args = p.parse_args(argv)
 
     if args.smarch:
         SMARCH_VARIANTS[:] = parse_smarch(args.smarch)
+    if args.variants == "solver":  # what runs by default, and why
+        rows = solver_rows(args.sizes.split(","), args.precisions.split(","), args.seconds)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump({"gpu": gpu_name(), "rows": rows}, f, indent=1)
+        return 0
     dev = gpu_name()
     bw = copy_bandwidth()
     print(f"GPU: {dev}; honest roofline (best device copy, read+write): {bw / 1e9:.0f} GB/s",
@@ -715,8 +648,6 @@ def main(argv=None):
                                                                  not args.no_cli_previous),
                                                    sweep=args.small_sweep and i == 0,
                                                    cli=i == 0 and not args.no_small_cli,
-                                                   plans=(args.small_plans.split(",")
-                                                          if args.small_plans else None),
                                                    cli_repeats=args.cli_repeats)]
     if "warp" in args.variants.split(","):  # the warp-marching fused step, 2-D 4096²
         warp = []

@@ -1,10 +1,11 @@
-"""The fused RK2 step (``simengine/field/cuda/fused.py``) against the unfused stages and the NumPy
-reference.
+"""The fused RK2 step through the solver (``fused: auto | true | false``, field/plans.py): what
+runs, what is refused, the stage API beside it, mass, a scenario with checkpoint and resume, and
+CUDA Graphs of fused steps. The forms themselves are tested in test_field_cuda_fused_frame.py and
+test_field_cuda_fused_warp.py.
 
-Runs under whatever ``numba.cuda`` is: the CUDA simulator in CI (small grids, 8×8 blocks, a few
-steps; the fused step must be bit-identical to the unfused stages there, the arithmetic order
-being the same and no FMA contraction) or a real GPU (larger, non-tile-multiple grids, the
-default blocks, 1000 steps against the unfused path: ≤ 1e-12 relative in fp64, ≤ 1e-5 in fp32).
+Runs under whatever ``numba.cuda`` is: the CUDA simulator in CI (small grids, the frame form with
+one 15×17 block = tile 9×7 = the grid, a few steps, bit-identical to the unfused stages) or a real GPU
+(non-tile-multiple grids, the default plans, ≤ 1e-12 relative in fp64 against the unfused path).
 """
 from __future__ import annotations
 
@@ -15,144 +16,58 @@ cuda = pytest.importorskip("numba.cuda")
 if not cuda.is_available():  # pragma: no cover
     pytest.skip("no CUDA device and not the simulator", allow_module_level=True)
 
+from field_cuda_common import DT, MODEL, SIM, close, field as _field, run  # noqa: E402
+
 from simengine import api  # noqa: E402
-from simengine.field import cuda as ck  # noqa: E402
+from simengine.errors import UserError  # noqa: E402
 from simengine.field import reference as ref  # noqa: E402
-from simengine.field.cuda import fused as fz  # noqa: E402
+from simengine.field.cuda import fused_launch  # noqa: E402
 from simengine.field.cuda_solver import CudaFieldSolver  # noqa: E402
 from simengine.field.decomposition import make_slabs  # noqa: E402
-from simengine.field.model import Boundary, CahnHilliard, Grid  # noqa: E402
+from simengine.field.model import Boundary, Grid  # noqa: E402
 
-SIM = ck.SIMULATOR
-MODEL = CahnHilliard(0.7, 1.3, (0.1, -1.0, 0.2, 1.0))
-DT = 1e-3
-BOUNDARIES = ("periodic", "mirror", "fixed")
-
-if SIM:
-    SHAPES = {1: (37,), 2: (27, 30), 3: (6, 5, 7)}
-    SMALL2 = (13, 11)
-    BLOCK = {1: (8,), 2: (8, 8), 3: (8, 8, 1)}
-    ROWS = {1: 2, 2: 1, 3: None}
-    MARCH3 = 4  # two chunks of planes, the last one ragged
-    STEPS, LONG = 1, 2
-    # 3-D with interior in-plane tiles (4-cell halo inside the grid): smaller blocks
-    INTERIOR3 = dict(shape=(3, 12, 12), block=(4, 4, 1))
-else:
-    SHAPES = {1: (1001,), 2: (257, 300), 3: (50, 37, 41)}
-    SMALL2 = (96, 130)
-    BLOCK = {1: None, 2: None, 3: None}
-    ROWS = {1: None, 2: None, 3: None}
-    MARCH3 = 16
-    STEPS, LONG = 5, 1000
-    INTERIOR3 = dict(shape=(40, 70, 90), block=None)
-
-
-def _field(shape, seed=0):
-    return np.random.default_rng(seed).uniform(-1, 1, shape)
+SMALL2 = (9, 7) if SIM else (96, 130)
+FRAME = (15, 17) if SIM else None  # the frame form's block under the simulator: tile 9×7
+STEPS = 2 if SIM else 1000
 
 
 def _solver(shape, bnd, dtype, fused, kernel="texture", **kw):
-    nd = len(shape)
     if fused:
-        kw.setdefault("block", BLOCK[nd])
-        kw.setdefault("cells_per_thread", ROWS[nd])
-        if nd == 3:
-            kw.setdefault("march", MARCH3)
+        kw.setdefault("block", FRAME)
+    elif SIM:
+        kw.setdefault("block", (8, 8))
     return CudaFieldSolver(MODEL, Grid(shape, 0.9), Boundary(bnd, 0.3), kernel=kernel,
                            precision=dtype, dt=DT, fused=fused, **kw)
 
 
+def _close(got, expect, dtype, exact=SIM):
+    close(got, expect, dtype, exact)
+
+
 def _advance(s, phi, steps):
-    s.load(phi)
-    s.advance(steps)
-    return s.state()
+    return run(s, phi, steps)
 
 
-def _close(got, expect, dtype, exact):
-    """Bit-identical where claimed (the simulator), else the issue's bar."""
-    if exact:
-        np.testing.assert_array_equal(got, expect)
-        return
-    tol = 1e-12 if np.dtype(dtype) == np.float64 else 1e-5
-    assert np.max(np.abs(got - expect)) <= tol * np.max(np.abs(expect))
+def test_fused_matches_unfused_and_reference():
+    phi = _field(SMALL2)
+    f = _solver(SMALL2, "mirror", np.float64, True)
+    assert f.plan_choice.form.name == "fused-frame" and "fused RK2" in f.name
+    got = _advance(f, phi, STEPS)
+    _close(got, _advance(_solver(SMALL2, "mirror", np.float64, False), phi, STEPS), np.float64)
+    want = ref.run(phi, STEPS, DT, MODEL, f.grid, f.boundary)
+    assert np.max(np.abs(got - want)) <= 1e-12 * max(1.0, np.max(np.abs(want)))
 
 
-def _unfused_kw(nd):
-    # 3-D: the non-marching direct kernel adds the stencil pairs in the fused kernel's order
-    if nd == 3:
-        return dict(cells_per_thread=1, march=0, block=(8, 8, 1) if SIM else None)
-    return dict(block=BLOCK[nd]) if SIM else {}
-
-
-# ---------------------------------------------------------------------------------------------
-# fused vs unfused, fused vs reference
-# ---------------------------------------------------------------------------------------------
-CASES = ([(2, b, "float64") for b in BOUNDARIES] + [(2, b, "float32") for b in BOUNDARIES]
-         + [(1, "mirror", "float64"), (1, "fixed", "float32")]
-         + [(3, b, "float64") for b in BOUNDARIES] + [(3, "fixed", "float32")])
-
-
-@pytest.mark.parametrize("nd,bnd,prec", CASES, ids=lambda v: str(v))
-def test_fused_matches_unfused(nd, bnd, prec):
-    dtype = np.dtype(prec)
-    shape = SHAPES[nd]
-    if SIM and nd == 2 and dtype == np.float32:
-        shape = SMALL2
-    phi = _field(shape).astype(dtype)
-    f = _solver(shape, bnd, dtype, True)
-    assert f.fused_plan is not None and "fused RK2" in f.name
-    u = _solver(shape, bnd, dtype, False, **_unfused_kw(nd))
-    assert u.fused_plan is None
-    steps = LONG if not SIM or (nd == 2 and dtype == np.float32) or nd == 1 else STEPS
-    got = _advance(f, phi, steps)
-    expect = _advance(u, phi, steps)
-    _close(got, expect, dtype, exact=SIM)
-    # and against the NumPy reference (a few steps on a GPU: the reference is slow)
-    rsteps = steps if SIM else STEPS
-    if not SIM:
-        got = _advance(f, phi, rsteps)
-    want = ref.run(phi.astype(np.float64), rsteps, DT, MODEL, f.grid, f.boundary)
-    tol = 1e-12 if dtype == np.float64 else 1e-5 * np.max(np.abs(want))
-    assert np.max(np.abs(got - want)) <= tol
-
-
-def test_fused_3d_interior_tiles():
-    shape, block = INTERIOR3["shape"], INTERIOR3["block"]
-    phi = _field(shape, 5)
-    f = _solver(shape, "periodic", np.float64, True, block=block, march=8 if SIM else None)
-    u = _solver(shape, "periodic", np.float64, False, cells_per_thread=1, march=0,
-                block=(8, 8, 1) if SIM else None)
-    _close(_advance(f, phi, STEPS), _advance(u, phi, STEPS), np.float64, exact=SIM)
-
-
-@pytest.mark.parametrize("bnd", ["mirror"])
-def test_fused_3d_vs_marching_default(bnd):
-    """The default 3-D unfused kernel (marching) adds the in-plane pairs in another order:
-    equal to round-off."""
-    shape = SHAPES[3] if not SIM else (6, 5, 7)
-    phi = _field(shape, 3)
-    f = _solver(shape, bnd, np.float64, True)
-    u = _solver(shape, bnd, np.float64, False, **({"block": (8, 8, 1), "march": 4} if SIM else {}))
-    assert u.plan.march
-    got, expect = _advance(f, phi, STEPS), _advance(u, phi, STEPS)
-    assert np.max(np.abs(got - expect)) <= 1e-12 * np.max(np.abs(expect))
-
-
-def test_fused_kernels_and_tiles():
-    """All four kernel names run the fused step (plain or ld.global.nc loads); several rows per
-    thread; a grid smaller than the 4-cell halo (wrap / reflection deeper than the grid)."""
-    for kernel, shape, bnd, rows in [("global", SMALL2, "periodic", 2),
-                                     ("shared", SMALL2, "fixed", 1),
-                                     ("combined", SMALL2, "mirror", 2),
-                                     ("texture", (3, 2), "mirror", 1),
-                                     ("texture", (2, 3), "periodic", 1)]:
+def test_fused_kernels_and_small_grids():
+    """All four kernel names run the fused step (plain or ld.global.nc loads); grids smaller
+    than the 4-cell halo (wrap / reflection deeper than the grid)."""
+    for kernel, shape, bnd in [("global", SMALL2, "periodic"), ("shared", SMALL2, "fixed"),
+                               ("combined", SMALL2, "mirror"), ("texture", (3, 2), "mirror"),
+                               ("texture", (2, 3), "periodic")]:
         phi = _field(shape, 1)
-        f = _solver(shape, bnd, np.float64, True, kernel=kernel, block=(8, 4) if SIM else None,
-                    cells_per_thread=rows, layout="modern")
-        u = _solver(shape, bnd, np.float64, False, kernel=kernel, block=(8, 8) if SIM else None,
-                    layout="modern")
-        got, expect = _advance(f, phi, STEPS), _advance(u, phi, STEPS)
-        _close(got, expect, np.float64, exact=SIM)
+        f = _solver(shape, bnd, np.float64, True, kernel=kernel, layout="modern")
+        u = _solver(shape, bnd, np.float64, False, kernel=kernel, layout="modern")
+        _close(_advance(f, phi, STEPS), _advance(u, phi, STEPS), np.float64)
 
 
 @pytest.mark.parametrize("bnd", ["periodic", "mirror"])
@@ -170,7 +85,7 @@ def test_stage_api_and_fused_advance_mix():
     fused steps, a staged step and fused steps again equal the all-unfused run."""
     phi = _field(SMALL2, 4)
     f = _solver(SMALL2, "fixed", np.float64, True)
-    u = _solver(SMALL2, "fixed", np.float64, False, **_unfused_kw(2))
+    u = _solver(SMALL2, "fixed", np.float64, False)
     f.load(phi)
     f.advance(1)
     f.run_stage(0)
@@ -178,57 +93,28 @@ def test_stage_api_and_fused_advance_mix():
     f.end_step()
     f.advance(1)
     assert f.steps == 3
-    _close(f.state(), _advance(u, phi, 3), np.float64, exact=SIM)
-
-
-# ---------------------------------------------------------------------------------------------
-# the choice (auto / true / false)
-# ---------------------------------------------------------------------------------------------
-def test_choose():
-    kw = dict(kernel="texture", ndim=2, integrator="rk2", whole=True, hints=False)
-    assert fz.choose(None, simulator=False, **kw)[0] is fz.FUSED_AUTO[2]
-    assert fz.choose(None, simulator=True, **kw)[0] is False
-    assert fz.choose(True, simulator=True, **kw)[0] is True
-    assert fz.choose(False, simulator=False, **kw)[0] is False
-    assert fz.choose(None, simulator=False, **{**kw, "hints": True})[0] is False
-    assert fz.choose(None, simulator=False, **{**kw, "kernel": "shared"})[0] is False
-    assert fz.choose(None, simulator=False, **{**kw, "ndim": 1})[0] is fz.FUSED_AUTO[1]
-    assert fz.choose(None, simulator=False, **{**kw, "ndim": 3})[0] is fz.FUSED_AUTO[3]
-    assert fz.choose(True, simulator=False, **{**kw, "whole": False})[0] is False
-    # auto: small (launch-bound) grids; above the cap only 2-D with the warp-marching form
-    # (cuda/fused_warp.py) where it measured faster; an explicit true holds at any size
-    big = fz.FUSED_AUTO_MAX_CELLS + 1
-    from simengine.field.cuda.fused_warp import WARP_AUTO
-
-    for prec in ("float32", "float64"):
-        assert fz.choose(None, simulator=False, cells=big, dtype=prec, **kw)[0] is WARP_AUTO[prec]
-    assert fz.choose(None, simulator=False, cells=big, **{**kw, "ndim": 3})[0] is False
-    assert fz.choose(None, simulator=False, cells=200 * 200, **kw)[0] is fz.FUSED_AUTO[2]
-    assert fz.choose(True, simulator=False, cells=big, **kw)[0] is True
-    assert fz.choose(None, simulator=False, **{**kw, "integrator": "euler"})[0] is False
-    with pytest.raises(ValueError, match="rk2"):
-        fz.choose(True, **{**kw, "integrator": "euler"})
-    with pytest.raises(ValueError, match="true, false or auto"):
-        fz.choose("yes", **kw)
+    _close(f.state(), _advance(u, phi, 3), np.float64)
 
 
 def test_solver_option():
     g, b = Grid(SMALL2, 0.9), Boundary("mirror")
     auto = CudaFieldSolver(MODEL, g, b, dt=DT)
-    assert (auto.fused_plan is not None) == (not SIM and fz.FUSED_AUTO[2])
-    assert "fused" not in CudaFieldSolver(MODEL, g, b, dt=DT, fused=False).name
+    assert (auto.fused_plan is not None) == (not SIM)
+    assert auto.plan_summary  # the start-up log says which form runs and why
+    off = CudaFieldSolver(MODEL, g, b, dt=DT, fused=False)
+    assert "fused" not in off.name and off.plan_summary.startswith("stages/")
     with pytest.raises(ValueError, match="rk2"):
         CudaFieldSolver(MODEL, g, b, dt=DT, fused=True, integrator="euler")
-    # a slab of a decomposed grid runs the unfused stages (its halo is 2 rows deep)
+    # no fused form runs 1-D or 3-D fields, a slab of a decomposed grid, cells_per_thread
+    for grid, kw, why in ((Grid((40,), 0.9), {}, "1-D"), (Grid((6, 5, 7), 0.9), {}, "3-D"),
+                          (g, dict(slab=make_slabs(SMALL2[0], 2, "mirror")[0]), "slab"),
+                          (g, dict(cells_per_thread=2), "cells_per_thread")):
+        with pytest.raises(UserError, match=why):
+            CudaFieldSolver(MODEL, grid, b, dt=DT, fused=True, **kw)
+    # a slab: auto runs the unfused stages (halo 2)
     slab = make_slabs(SMALL2[0], 2, "mirror")[0]
-    s = CudaFieldSolver(MODEL, g, b, dt=DT, fused=True, slab=slab)
-    assert s.fused_plan is None and "fused" not in s.name
-    with pytest.raises(ValueError, match="shared memory"):
-        fz.FusedPlan("texture", 2, (1, 64, 64), 0, np.float64, block=(64, 16), rows=2)
-    p = fz.FusedPlan("texture", 3, (8, 8, 8), 0, np.float64, block=(32, 8, 1))
-    assert p.block == (32, 8) and p.shared_bytes == fz.shared_bytes(3, (32, 8), 1, "float64")
-    assert p.shared_bytes <= fz.SHARED_LIMIT
-    assert fz.shared_bytes(2, (32, 8), 2, "float64") == 8 * (24 * 40 + 22 * 38 + 20 * 36)
+    s = CudaFieldSolver(MODEL, g, b, dt=DT, slab=slab)
+    assert s.fused_plan is None and "slab" in s.plan_choice.reason
 
 
 def test_occupancy_report():
@@ -272,16 +158,16 @@ def _final(out):
 
 def test_scenario_fused_and_resume(tmp_path):
     steps, every = (4, 2) if SIM else (2000, 1000)
-    text = (SCENARIO.replace("SHAPE", "[13, 11]" if SIM else "[200, 200]")
+    text = (SCENARIO.replace("SHAPE", "[9, 7]" if SIM else "[200, 200]")
             .replace("STEPS", str(steps)).replace("EVERY", str(every))
-            .replace("BLOCK", "block: [8, 4], fused: true" if SIM else "fused: true"))
+            .replace("BLOCK", "block: [15, 17], fused: true" if SIM else "fused: true"))
     msgs = []
     fused = api.run(text, tmp_path / "fused.h5", log=msgs.append)
     assert any("fused RK2" in m for m in msgs), msgs
     plain = api.run(text, tmp_path / "plain.h5", overrides=["solver.fused=false"])
     a, b = _final(fused), _final(plain)
     assert a[1] == b[1] == steps
-    _close(a[0], b[0], np.float64, exact=SIM)
+    _close(a[0], b[0], np.float64)
     # interrupted at `every` (a checkpoint there), resumed: the same bits as uninterrupted
     part = tmp_path / "part.h5"
     api.run(text, part, overrides=[f"time.steps={every}"])
@@ -303,7 +189,7 @@ def test_fused_graph_recording_order():
 
     recorded = []
     plan = SimpleNamespace(record=lambda t, s, o, c1, c2, scal: recorded.append((s, o, c1, c2)))
-    sch, coefs, rec = fz.graph_recording(plan, (0.5, 1.0), "scal")
+    sch, coefs, rec = fused_launch.graph_recording(plan, (0.5, 1.0), "scal")
     b = [object(), object(), object()]
     cgraph.record_steps("builder", b, sch, coefs, rec, 4)
     assert recorded == [(b[0], b[2], 0.5, 1.0), (b[2], b[0], 0.5, 1.0)] * 2

@@ -15,23 +15,21 @@ cuda = pytest.importorskip("numba.cuda")
 if not cuda.is_available():  # pragma: no cover
     pytest.skip("no CUDA device and not the simulator", allow_module_level=True)
 
-from simengine.field import cuda as ck  # noqa: E402
-from simengine.field.cuda import fused as fz  # noqa: E402
-from simengine.field.cuda import fused_warp as fw  # noqa: E402
-from simengine.field.cuda_solver import CudaFieldSolver  # noqa: E402
-from simengine.field.model import Boundary, CahnHilliard, Grid  # noqa: E402
+from field_cuda_common import BOUNDARIES, close as _close, DT, MODEL, SIM  # noqa: E402
 
-SIM = ck.SIMULATOR
-MODEL = CahnHilliard(0.7, 1.3, (0.1, -1.0, 0.2, 1.0))
-DT = 1e-3
-BOUNDARIES = ("periodic", "mirror", "fixed")
+from simengine.field import cuda as ck  # noqa: E402
+from simengine.field.cuda import fused_warp as fw  # noqa: E402
+from simengine.field import plans  # noqa: E402
+from simengine.field.cuda_solver import CudaFieldSolver  # noqa: E402
+from simengine.field.model import Boundary, Grid  # noqa: E402
+
 
 if SIM:
-    # C=1: 24 output columns per warp, C=2: 56; L=8 rows per chunk (the last chunk ragged)
-    SHAPES = {1: (20, 30), 2: (11, 62)}
+    # 56 output columns per warp; L=8 rows per chunk (the last chunk ragged)
+    SHAPES = {2: (11, 62)}
     LENGTH, WARPS, STEPS = 8, 2, 2
 else:
-    SHAPES = {1: (301, 1001), 2: (300, 1003)}
+    SHAPES = {2: (300, 1003)}
     LENGTH, WARPS, STEPS = None, None, 1000
 
 
@@ -63,15 +61,7 @@ def _unfused_steps(shape, boundary, dtype, host, scal, steps, kernel="texture"):
     return u[0].copy_to_host()
 
 
-def _close(got, expect, dtype):
-    if SIM:
-        np.testing.assert_array_equal(got, expect)
-        return
-    tol = 1e-12 if np.dtype(dtype) == np.float64 else 1e-5
-    assert np.max(np.abs(got - expect)) <= tol * np.max(np.abs(expect))
-
-
-CASES = [(c, b, p) for c in (1, 2) for b in BOUNDARIES for p in ("float64", "float32")]
+CASES = [(2, b, p) for b in BOUNDARIES for p in ("float64", "float32")]
 
 
 @pytest.mark.parametrize("cols,bnd,prec", CASES, ids=lambda v: str(v))
@@ -89,31 +79,26 @@ def test_warp_matches_unfused(cols, bnd, prec):
 
 
 @pytest.mark.parametrize("bnd", BOUNDARIES)
-def test_warp_matches_tile_fused(bnd):
-    """Against the shared-memory fused step; plain loads (``global``); several warps of one
-    block writing (W=2 covers both warps' columns), chunk length 4, an odd width (no pair
-    stores) with C=2."""
+def test_warp_plain_loads_and_shapes(bnd):
+    """Against two unfused stages: plain loads (``global``); several warps of one block writing
+    (W=2 covers both warps' columns), chunk length 4, an odd width (no pair stores) with C=2."""
     shape = (13, 31) if SIM else (257, 999)
     dtype = np.dtype(np.float64)
     grid, boundary, scal, host = _setup(shape, bnd, dtype, seed=3)
     s3 = ck.view3(shape)
-    for cols, ahead in ((1, 0), (2, 1), (2, 0)):
+    want = _unfused_steps(shape, boundary, dtype, host, scal, 1, kernel="global")
+    for cols, ahead in ((2, 1), (2, 0)):
         plan = fw.WarpFusedPlan("global", 2, s3, boundary.code, dtype, cols=cols,
                                 length=4 if SIM else 16, warps=2, ahead=ahead)
-        tile = fz.FusedPlan("global", 2, s3, boundary.code, dtype,
-                            block=(8, 4) if SIM else None, rows=1 if SIM else None)
-        f = [cuda.to_device(host), cuda.device_array(host.size, dtype)]
-        tile(f[0], f[1], 0.5 * DT, DT, scal)
-        got = _warp_steps(plan, host, scal, 1)
-        _close(got, f[1].copy_to_host(), dtype)
+        _close(_warp_steps(plan, host, scal, 1), want, dtype)
 
 
 def test_warp_small_grids():
     """Grids narrower than the halo and shorter than a chunk: the folded loads wrap / reflect
     deeper than the grid."""
     dtype = np.dtype(np.float64)
-    for shape, bnd, cols in [((3, 5), "periodic", 1), ((5, 3), "mirror", 2),
-                             ((2, 6), "fixed", 2), ((6, 2), "mirror", 1)]:
+    for shape, bnd, cols in [((3, 5), "periodic", 2), ((5, 3), "mirror", 2),
+                             ((2, 6), "fixed", 2), ((6, 2), "mirror", 2)]:
         grid, boundary, scal, host = _setup(shape, bnd, dtype, seed=4)
         plan = fw.WarpFusedPlan("texture", 2, ck.view3(shape), boundary.code, dtype, cols=cols,
                                 length=2, warps=1)
@@ -128,8 +113,8 @@ def test_chunk_length_changes_nothing():
     dtype = np.dtype(np.float64)
     grid, boundary, scal, host = _setup(shape, "periodic", dtype, seed=9)
     s3 = ck.view3(shape)
-    auto = fw.WarpFusedPlan("texture", 2, s3, boundary.code, dtype, cols=1, warps=1)
-    fixed = fw.WarpFusedPlan("texture", 2, s3, boundary.code, dtype, cols=1, warps=1, length=3)
+    auto = fw.WarpFusedPlan("texture", 2, s3, boundary.code, dtype, cols=2, warps=1)
+    fixed = fw.WarpFusedPlan("texture", 2, s3, boundary.code, dtype, cols=2, warps=1, length=3)
     a = _warp_steps(auto, host, scal, 2)
     assert auto.auto_length and not fixed.auto_length
     if not SIM:
@@ -143,12 +128,10 @@ def test_fit_length(monkeypatch):
     WARP_FILL of the block slots; explicit lengths are kept; at least WARP_MIN_LENGTH rows."""
     from types import SimpleNamespace
 
-    from simengine.field import cuda_tuning
-
     dev = SimpleNamespace(MAX_REGISTERS_PER_MULTIPROCESSOR=65536,
                           MAX_THREADS_PER_MULTI_PROCESSOR=2048, MAX_BLOCKS_PER_MULTIPROCESSOR=32)
     monkeypatch.setattr(fw.cuda, "get_current_device", lambda: dev)
-    monkeypatch.setattr(cuda_tuning, "occupancy_report",
+    monkeypatch.setattr(fw, "occupancy_report",
                         lambda plan: {"registers_per_thread": 46, "sm_count": 132})
     p = fw.WarpFusedPlan("texture", 2, (1, 4096, 4096), 0, np.float32, cols=2, warps=2)
     p._fit_length()
@@ -164,24 +147,25 @@ def test_plan_checks():
         fw.WarpFusedPlan("texture", 3, (4, 4, 4), 0, np.float64)
     with pytest.raises(ValueError, match="0 or 1"):
         fw.WarpFusedPlan("texture", 2, (1, 4, 4), 0, np.float64, ahead=2)
-    with pytest.raises(ValueError, match="1 or 2"):
-        fw.WarpFusedPlan("texture", 2, (1, 4, 4), 0, np.float64, cols=3)
-    p = fw.WarpFusedPlan("texture", 2, (1, 100, 1000), 0, np.float32, cols=1, length=32,
+    for cols in (1, 3):  # one column per lane was measured slower and removed
+        with pytest.raises(ValueError, match="must be 2"):
+            fw.WarpFusedPlan("texture", 2, (1, 4, 4), 0, np.float64, cols=cols)
+    p = fw.WarpFusedPlan("texture", 2, (1, 100, 1000), 0, np.float32, cols=2, length=32,
                          warps=4)
-    assert p.griddim == (11, 4, 1) and p.blockdim == (128, 1, 1) and p.tile == (32, 96)
+    assert p.griddim == (5, 4, 1) and p.blockdim == (128, 1, 1) and p.tile == (32, 224)
     assert p.shared_bytes == 0 and "warp-marching" in p.description
     assert fw.out_width(1) == 24 and fw.out_width(2) == 56
 
 
 def test_solver_picks_warp_above_the_cap(monkeypatch):
-    """The large-grid branch of ``fused_plan_for``: a 2-D grid above FUSED_AUTO_MAX_CELLS runs
+    """The registry's large-grid rule (field/plans.py): a 2-D grid above FUSED_SMALL_CELLS runs
     the warp-marching step (``fused: true`` here; ``auto`` only on a GPU), named in the solver's
-    name, and matches the unfused solver; explicit fused hints keep the tile kernel."""
+    name, and matches the unfused solver; an explicit block runs the frame form."""
     shape = (20, 30) if SIM else (300, 1001)
-    monkeypatch.setattr(fz, "FUSED_AUTO_MAX_CELLS", 16)
-    if not any(fw.WARP_AUTO.values()):
+    monkeypatch.setattr(plans, "FUSED_SMALL_CELLS", 16)
+    if not any(plans.WARP_AUTO.values()):
         pytest.skip("the warp-marching step is not chosen for any precision")
-    prec = next(p for p, on in fw.WARP_AUTO.items() if on)
+    prec = next(p for p, on in plans.WARP_AUTO.items() if on)
     g, b = Grid(shape, 0.9), Boundary("mirror")
     kw = dict(march=LENGTH) if SIM else {}
     s = CudaFieldSolver(MODEL, g, b, dt=DT, precision=prec, fused=True, **kw)
@@ -201,10 +185,9 @@ def test_solver_picks_warp_above_the_cap(monkeypatch):
         assert occ["shared_mem_per_block"] == 0 and occ["local_mem_per_thread"] == 0
         if s.kernel in ("texture", "combined"):
             assert occ["ptx_ld_global_nc"] > 0
-    t = CudaFieldSolver(MODEL, g, b, dt=DT, precision=prec, fused=True,
-                        block=(8, 4), cells_per_thread=1)
-    assert isinstance(t.fused_plan, fz.FusedPlan)
-    assert fz.choose(None, kernel="texture", ndim=2, integrator="rk2", whole=True, hints=False,
-                     simulator=False, cells=17, dtype=prec)[0] is True
-    assert fz.choose(None, kernel="texture", ndim=3, integrator="rk2", whole=True, hints=False,
-                     simulator=False, cells=17, dtype=prec)[0] is False
+    t = CudaFieldSolver(MODEL, g, b, dt=DT, precision=prec, fused=True, block=(16, 16))
+    assert t.plan_choice.form.name == "fused-frame"
+    case = plans.Case(ndim=2, shape3=(1, 1, 17), dtype=prec, boundary=0)
+    assert plans.choose(case, None).form.name == "fused-warp"
+    case3 = plans.Case(ndim=3, shape3=(1, 1, 17), dtype=prec, boundary=0)
+    assert plans.choose(case3, None).form is plans.STAGES

@@ -15,16 +15,15 @@ cuda = pytest.importorskip("numba.cuda")
 if not cuda.is_available():  # pragma: no cover
     pytest.skip("no CUDA device and not the simulator", allow_module_level=True)
 
+from field_cuda_common import DT, MODEL, SIM  # noqa: E402
+
 from simengine.field import cuda as ck  # noqa: E402
 from simengine.field import reference as ref  # noqa: E402
 from simengine.field.cuda.smarch import smarch_counts, smarch_fits  # noqa: E402
 from simengine.field.cuda_solver import CudaFieldSolver  # noqa: E402
 from simengine.field.decomposition import SlabGroup  # noqa: E402
-from simengine.field.model import Boundary, CahnHilliard, Grid  # noqa: E402
+from simengine.field.model import Boundary, Grid  # noqa: E402
 
-SIM = ck.SIMULATOR
-MODEL = CahnHilliard(0.7, 1.3, (0.1, -1.0, 0.2, 1.0))
-DT = 1e-3
 
 if SIM:
     # (shape, boundary, dtype, kernel, block, planes, lo, hi)

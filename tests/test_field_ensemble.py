@@ -17,7 +17,7 @@ import pytest
 from simengine.cli import main
 from simengine.field.ensemble import EnsembleSolver
 from simengine.field.model import Boundary, CahnHilliard, Grid
-from simengine.field.solver import make_solver
+from simengine.field.backends import make_solver
 
 MODEL = CahnHilliard(0.7, 1.3, (0.1, -1.0, 0.2, 1.0))
 DT = 1e-3

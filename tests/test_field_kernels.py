@@ -6,7 +6,7 @@ from simengine.field import cpu as ck
 from simengine.field import reference as ref
 from simengine.field.initial import noise
 from simengine.field.model import Boundary, CahnHilliard, Grid
-from simengine.field.solver import make_solver
+from simengine.field.backends import make_solver
 
 # shapes that are not multiples of the test tiles (5, 7, 6) nor of the default tiles
 SHAPES = {1: (37,), 2: (13, 29), 3: (9, 11, 13)}

@@ -226,7 +226,7 @@ def test_observe_async_equals_reductions_and_state(shape, bc):
     if not cuda.is_available():  # pragma: no cover
         pytest.skip("no CUDA device and not the simulator")
     from simengine.field.model import Boundary, CahnHilliard, Grid
-    from simengine.field.solver import make_solver
+    from simengine.field.backends import make_solver
 
     grid = Grid(shape, spacing=0.7)
     s = make_solver(CahnHilliard(), grid, Boundary(bc, 0.2), backend="cuda", dt=1e-3,

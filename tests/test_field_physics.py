@@ -9,7 +9,7 @@ from simengine.field import observables as obs
 from simengine.field import reference as ref
 from simengine.field.initial import mode_wavenumbers, noise, single_mode
 from simengine.field.model import Boundary, CahnHilliard, Grid
-from simengine.field.solver import make_solver
+from simengine.field.backends import make_solver
 from simengine.field.stability import laplacian_symbol, linear_rate, max_stable_dt
 
 CLASSIC = CahnHilliard.classic()

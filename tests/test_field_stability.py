@@ -8,7 +8,8 @@ from simengine.field import observables as obs
 from simengine.field import reference as ref
 from simengine.field.initial import noise, single_mode
 from simengine.field.model import Boundary, CahnHilliard, Grid
-from simengine.field.solver import CpuFieldSolver, make_solver
+from simengine.field.backends import make_solver
+from simengine.field.solver import CpuFieldSolver
 from simengine.field.stability import check_dt, max_stable_dt
 
 CLASSIC = CahnHilliard.classic()
@@ -107,7 +108,7 @@ def test_solver_interface_and_errors():
     b = Boundary("mirror")
     s = make_solver(CLASSIC, grid, b, backend="auto", kernel="shared", precision="float32", dt=0.01)
     # auto = CUDA exactly when a real GPU is usable (never the simulator)
-    from simengine.field.solver import cuda_usable
+    from simengine.field.backends import cuda_usable
     assert (s.backend == "cuda") == cuda_usable()
     s = make_solver(CLASSIC, grid, b, backend="cpu", kernel="shared", precision="float32", dt=0.01)
     assert isinstance(s, CpuFieldSolver) and s.name == "cpu/shared/float32"

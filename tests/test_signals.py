@@ -89,7 +89,7 @@ def test_signal_during_start_up_work_in_process(tmp_path, capsys, monkeypatch, w
         scen = tmp_path / "s.yaml"
         scen.write_text(SLOW_NETWORK.format(n=200))
     else:
-        from simengine.field import solver
+        from simengine.field import backends as solver
 
         real = solver.make_solver
 

@@ -12,8 +12,9 @@ import numpy as np
 from numba import cuda
 
 from . import cuda as ck
+from . import plans
+from .cuda.fused_launch import graph_recording
 from .decomposition import HALO
-from .cuda.fused import fused_plan_for
 from .solver import FieldSolver
 
 
@@ -32,8 +33,8 @@ class CudaFieldSolver(FieldSolver):
     2 = the pair kernel (:func:`simengine.field.cuda.vec_kernel`), 0 = off; default
     ``DEFAULT_VEC[precision]`` unless ``cells_per_thread`` or ``march`` is given; ``device``: the
     CUDA device id (default: the current device); ``fused``: ``True`` / ``False`` / ``None``
-    (auto) — the fused RK2 step (:mod:`simengine.field.cuda.fused`, one launch per step; ``block``
-    is then its thread block), see :func:`simengine.field.cuda.fused.choose`."""
+    (auto) — a fused RK2 form (one launch per step; ``block`` is then its thread block), chosen
+    by the plan registry :mod:`simengine.field.plans` (``plan_choice``: the form and why)."""
 
     backend = "cuda"
 
@@ -62,8 +63,10 @@ class CudaFieldSolver(FieldSolver):
                                    vec=vec)
         self.plan = self._make_plan(block, self.lo, self.hi)
         self.block = self.plan.block
-        # the fused RK2 step (cuda/fused.py): None when this solver runs the unfused stages
-        self.fused_plan = fused_plan_for(self, fused, block)
+        # the plan registry (field/plans.py): a fused RK2 form, or None for the unfused stages
+        case = plans.case_of(self, block)
+        self.plan_choice = plans.choose(case, fused)
+        self.fused_plan = self.plan_choice.build(case) if self.plan_choice.fused else None
         self._plans = {}
         self.cells = int(np.prod(self.shape))
         self.row_cells = self.cells // self.shape[0]
@@ -88,6 +91,15 @@ class CudaFieldSolver(FieldSolver):
     @property
     def _buf(self):
         return self.buffers
+
+    @property
+    def plan_summary(self) -> str:
+        """Which form of the plan registry runs and why, e.g. ``stages/smarch: auto: unfused
+        for texture 3-D`` (the field job logs it at start-up)."""
+        form = self.plan_choice.form.name
+        if not self.plan_choice.fused:
+            form += "/" + plans.stage_kernel(self.plan)
+        return f"{form}: {self.plan_choice.reason}"
 
     @property
     def name(self) -> str:
@@ -151,7 +163,7 @@ class CudaFieldSolver(FieldSolver):
 
     def _launch_steps(self, n: int) -> None:
         """``n`` steps launched one by one."""
-        if self.fused_plan is not None:  # fused RK2 (cuda/fused.py): one launch per step
+        if self.fused_plan is not None:  # a fused RK2 form: one launch per step
             self.fused_plan.advance(self.buffers, n, self.coefs, self.scal)
             self.steps += int(n)
             return
@@ -159,8 +171,7 @@ class CudaFieldSolver(FieldSolver):
 
     def _graphs_usable(self) -> bool:
         return (self.use_graphs and not ck.SIMULATOR and self.slab.whole
-                and self._graph_error is None
-                and not getattr(self.fused_plan, "persistent", False))  # one launch per advance
+                and self._graph_error is None)
 
     def _step_graph(self, steps=None):
         steps = ck.graph.GRAPH_STEPS if steps is None else int(steps)
@@ -172,15 +183,11 @@ class CudaFieldSolver(FieldSolver):
 
             scheme, coefs = self.scheme, self.coefs
             if self.fused_plan is not None:  # fused RK2: one recorded kernel per step
-                scheme, coefs, record_stage = ck.fused.graph_recording(
+                scheme, coefs, record_stage = graph_recording(
                     self.fused_plan, self.coefs, self.scal)
             try:
-                if hasattr(self.fused_plan, "graph"):  # K steps per launch (fused_blocked.py)
-                    g = self.fused_plan.graph(self.device, self.buffers, self.coefs, self.scal,
-                                              steps)
-                else:
-                    g = ck.graph.StepGraph(self.device, self.buffers, scheme, coefs,
-                                           record_stage, steps=steps)
+                g = ck.graph.StepGraph(self.device, self.buffers, scheme, coefs, record_stage,
+                                       steps=steps)
             except Exception as exc:  # recording unsupported here: launch step by step
                 self._graph_error = f"{type(exc).__name__}: {exc}"
                 return None
@@ -273,7 +280,7 @@ class CudaFieldSolver(FieldSolver):
                                 owned, pending)
 
     def occupancy(self) -> dict:
-        from .cuda_tuning import occupancy_report
+        from .cuda.occupancy import occupancy_report
 
         return occupancy_report(self.fused_plan or self.plan)
 

@@ -2,8 +2,8 @@
 
 ``block: auto`` times candidate block shapes once per (GPU model, kernel, layout, ndim, grid
 shape, precision, boundary) and stores the winner in ``$SIMENGINE_CACHE_DIR/cuda_blocks.json``
-(default ``~/.cache/simengine/``). The occupancy report reads the compiled kernel's registers,
-shared and local memory from the numba-cuda dispatcher and the device's per-SM limits.
+(default ``~/.cache/simengine/``). The occupancy report (``occupancy_report``) lives in
+:mod:`simengine.field.cuda.occupancy`.
 """
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ import numpy as np
 from numba import cuda
 
 from . import cuda as ck
+from .cuda.occupancy import occupancy_report  # noqa: F401  (re-exported)
 
 CACHE_FILE = "cuda_blocks.json"
 
@@ -85,27 +86,34 @@ def tune_key(kernel, layout, shape, dtype, boundary, cpt=None, march=None, vec=N
     return key
 
 
-def time_plan(plan, bufs, scal, steps=10, reps=3) -> float:
-    """Median seconds per RK2 step of ``plan`` on buffers (φ, φ*, φⁿ⁺¹), after a warm-up."""
-    b = list(bufs)
-
-    def run(n):
-        for _ in range(n):
-            plan(b[0], b[0], b[1], 0.0, scal)  # coef 0: the field does not drift while timing
-            plan(b[1], b[0], b[2], 0.0, scal)
-            b[0], b[2] = b[2], b[0]
-
-    run(2)
+def time_steps(step, steps=10, reps=3) -> float:
+    """Median seconds per call of ``step()`` (one time step, enqueued), ``steps`` calls between
+    two CUDA events, ``reps`` times, after 2 calls of warm-up."""
+    for _ in range(2):
+        step()
     cuda.synchronize()
     times = []
     for _ in range(reps):
         start, stop = cuda.event(), cuda.event()
         start.record()
-        run(steps)
+        for _ in range(steps):
+            step()
         stop.record()
         stop.synchronize()
         times.append(cuda.event_elapsed_time(start, stop) / 1e3 / steps)
     return float(np.median(times))
+
+
+def time_plan(plan, bufs, scal, steps=10, reps=3) -> float:
+    """Median seconds per RK2 step of ``plan`` on buffers (φ, φ*, φⁿ⁺¹), after a warm-up."""
+    b = list(bufs)
+
+    def step():
+        plan(b[0], b[0], b[1], 0.0, scal)  # coef 0: the field does not drift while timing
+        plan(b[1], b[0], b[2], 0.0, scal)
+        b[0], b[2] = b[2], b[0]
+
+    return time_steps(step, steps, reps)
 
 
 def _march(kernel, nd, cpt, march):
@@ -152,61 +160,3 @@ def autotune_block(kernel, layout, shape, dtype, model, grid, boundary, *, candi
                                       for b, t in results.items()},
                        "date": time.strftime("%Y-%m-%d")})
     return best
-
-
-def _attr(dev, name, default=None):
-    try:
-        return getattr(dev, name)
-    except Exception:
-        return default
-
-
-def occupancy_report(plan) -> dict:
-    """Registers, shared/local memory and theoretical occupancy of a compiled :class:`StagePlan`.
-
-    The kernel must have been launched (compiled) once. Under the simulator the resource figures
-    are None."""
-    threads = int(np.prod(plan.blockdim))
-    rep = {"kernel": plan.kernel_name, "layout": plan.layout, "block": list(plan.blockdim),
-           "threads_per_block": threads, "grid": list(plan.griddim)}
-    if ck.SIMULATOR:
-        rep.update(registers_per_thread=None, shared_mem_per_block=None,
-                   local_mem_per_thread=None, occupancy=None)
-        return rep
-    fn = plan.fn
-
-    def one(getter):
-        v = getter()
-        if isinstance(v, dict):
-            v = next(iter(v.values())) if v else None
-        return v
-
-    regs = one(fn.get_regs_per_thread)
-    smem = one(fn.get_shared_mem_per_block)
-    lmem = one(fn.get_local_mem_per_thread)
-    maxthr = one(fn.get_max_threads_per_block)
-    dev = cuda.get_current_device()
-    thr_sm = _attr(dev, "MAX_THREADS_PER_MULTI_PROCESSOR", 2048)
-    regs_sm = _attr(dev, "MAX_REGISTERS_PER_MULTIPROCESSOR", 65536)
-    smem_sm = _attr(dev, "MAX_SHARED_MEMORY_PER_MULTIPROCESSOR", 228 * 1024)
-    blocks_sm = _attr(dev, "MAX_BLOCKS_PER_MULTIPROCESSOR", 32)
-    warps = math.ceil(threads / 32)
-    by_threads = thr_sm // (warps * 32)
-    # registers are allocated per warp in units of 256
-    regs_warp = math.ceil((regs or 1) * 32 / 256) * 256
-    by_regs = regs_sm // (regs_warp * warps) if regs else blocks_sm
-    by_smem = (smem_sm // (smem + 1024)) if smem else blocks_sm  # 1 KB reserved per block
-    active = max(0, min(blocks_sm, by_threads, by_regs, by_smem))
-    limiter = min((("threads", by_threads), ("registers", by_regs), ("shared", by_smem),
-                   ("blocks", blocks_sm)), key=lambda kv: kv[1])[0]
-    try:  # how many read-only (texture path) loads the PTX has
-        ptx = one(fn.inspect_asm)
-        nc_loads = ptx.count("ld.global.nc")
-    except Exception:  # pragma: no cover
-        nc_loads = None
-    rep.update(ptx_ld_global_nc=nc_loads)
-    rep.update(registers_per_thread=regs, shared_mem_per_block=smem, local_mem_per_thread=lmem,
-               max_threads_per_block=maxthr, blocks_per_sm=active,
-               occupancy=active * warps * 32 / thr_sm, limited_by=limiter,
-               sm_count=_attr(dev, "MULTIPROCESSOR_COUNT"))
-    return rep

@@ -33,9 +33,9 @@ import numpy as np
 from . import integrator as integ
 from . import observables
 from .backends import resolve
-from .model import BOUNDARY_KINDS, Boundary, CahnHilliard, Grid
+from .model import Boundary, CahnHilliard, Grid
 from .params import pack, precision_dtype
-from .solver import KERNELS
+from .solver import check_problem
 
 
 class EnsembleSolver:
@@ -45,17 +45,7 @@ class EnsembleSolver:
                  backend="auto", kernel="texture", precision="float64", integrator="rk2", dt,
                  tile=None, block=None, layout=None, cells_per_thread=None, march=None, vec=None,
                  device=None):
-        if kernel not in KERNELS:
-            raise ValueError(f"unknown field kernel {kernel!r}; choose one of "
-                             f"{', '.join(KERNELS)}")
-        if boundary.kind not in BOUNDARY_KINDS:
-            raise ValueError(f"unknown boundary {boundary.kind!r}")
-        if grid.ndim not in (1, 2, 3):
-            raise ValueError(f"field solver supports 1, 2 or 3 dimensions, not {grid.ndim}")
-        if min(grid.shape) < 2:
-            raise ValueError(f"every grid axis needs at least 2 cells, got {grid.shape}")
-        if dt is None or not (dt > 0):
-            raise ValueError(f"dt must be positive, got {dt!r}")
+        check_problem(grid, boundary, kernel=kernel, dt=dt)
         if int(members) < 1:
             raise ValueError(f"an ensemble needs at least one member, got {members}")
         del layout  # the tiled kernels' hint; tiled kernels have no CUDA ensemble form
@@ -91,7 +81,7 @@ class EnsembleSolver:
 
     @property
     def single_options(self) -> dict:
-        """Solver options of the one-member run (:func:`~simengine.field.solver.make_solver`)
+        """Solver options of the one-member run (:func:`~simengine.field.backends.make_solver`)
         whose results every member reproduces bit for bit."""
         return dict(self._impl.single_options)
 

@@ -57,7 +57,7 @@ class FieldJob:
         """``solver``: a prebuilt whole-grid solver to use instead of building one (a member of
         an ensemble, :class:`simengine.field.ensemble.MemberSolver`); one process only."""
         from ..config.checks import field_problem
-        from .solver import make_solver
+        from .backends import make_solver
 
         from ..parallel import SerialComm
 
@@ -137,7 +137,9 @@ class FieldJob:
             sizes = [s.owned for s in self.slabs]
             ranks = (f", {self.comm.size} slabs of axis 0 ({min(sizes)}–{max(sizes)} rows each,"
                      f" halo 2)")
-        return (f"{self.sc.name}: {self.total} steps of {self.solver.name} on grid "
+        summary = getattr(self.solver, "plan_summary", None)  # CUDA: field/plans.py
+        plan = f" [plan {summary}]" if summary else ""
+        return (f"{self.sc.name}: {self.total} steps of {self.solver.name}{plan} on grid "
                 f"{list(self.grid.shape)}{ranks}; {self.spectrum_note} -> {output}")
 
     def make_output(self, path, fresh, truncate_to):

@@ -31,20 +31,20 @@ INTEGRATORS = integ.INTEGRATORS
 KERNELS = ("global", "shared", "texture", "combined")
 
 
-def make_solver(model: CahnHilliard, grid: Grid, boundary: Boundary, *, backend="auto",
-                **kwargs):
-    """Build a field solver on ``backend`` (``auto``, ``cpu``, ``cuda``); see
-    :func:`simengine.field.backends.make_solver`."""
-    from .backends import make_solver as _make
-
-    return _make(model, grid, boundary, backend=backend, **kwargs)
-
-
-def cuda_usable() -> bool:
-    """True only with a real CUDA device (not the CUDA simulator)."""
-    from .backends import cuda_usable as _usable
-
-    return _usable()
+def check_problem(grid: Grid, boundary: Boundary, *, kernel: str, dt) -> None:
+    """``ValueError`` for what no field solver runs: an unknown kernel or boundary, a grid of
+    other than 1–3 axes or an axis under 2 cells, a dt that is not positive."""
+    if kernel not in KERNELS:
+        raise ValueError(f"unknown field kernel {kernel!r}; choose one of "
+                         f"{', '.join(KERNELS)}")
+    if boundary.kind not in BOUNDARY_KINDS:
+        raise ValueError(f"unknown boundary {boundary.kind!r}")
+    if grid.ndim not in (1, 2, 3):
+        raise ValueError(f"field solver supports 1, 2 or 3 dimensions, not {grid.ndim}")
+    if min(grid.shape) < 2:
+        raise ValueError(f"every grid axis needs at least 2 cells, got {grid.shape}")
+    if dt is None or not (dt > 0):
+        raise ValueError(f"dt must be positive, got {dt!r}")
 
 
 class FieldSolver:
@@ -58,17 +58,7 @@ class FieldSolver:
                  precision="float64", integrator="rk2", dt, tile=None, block=None, layout=None,
                  cells_per_thread=None, march=None, vec=None, device=None, slab: Slab = None,
                  exchange=None, fused=None):
-        if kernel not in KERNELS:
-            raise ValueError(f"unknown field kernel {kernel!r}; choose one of "
-                             f"{', '.join(KERNELS)}")
-        if boundary.kind not in BOUNDARY_KINDS:
-            raise ValueError(f"unknown boundary {boundary.kind!r}")
-        if grid.ndim not in (1, 2, 3):
-            raise ValueError(f"field solver supports 1, 2 or 3 dimensions, not {grid.ndim}")
-        if min(grid.shape) < 2:
-            raise ValueError(f"every grid axis needs at least 2 cells, got {grid.shape}")
-        if dt is None or not (dt > 0):
-            raise ValueError(f"dt must be positive, got {dt!r}")
+        check_problem(grid, boundary, kernel=kernel, dt=dt)
         self.scheme = integ.scheme(integrator)
         self.model, self.grid, self.boundary = model, grid, boundary
         self.kernel, self.integrator = kernel, integrator

@@ -2,7 +2,9 @@
 
 Modules: ``config`` (codes, default launch shapes), ``access`` (flat loads/stores), ``stencil``
 (address modes, μ and R device functions), ``direct``, ``vec``, ``march`` (kernels A/C),
-``tiled`` (B/D), ``fused`` (the fused RK2 step, ``FusedPlan``), ``plan`` (``StagePlan``),
+``tiled`` (B/D), ``smarch`` (3-D shared-memory march), ``physics`` (μ and the boundary index
+rules of the fused forms), ``fused_launch`` (their launch side), ``fused_frame`` and
+``fused_warp`` (the fused RK2 forms), ``occupancy``, ``plan`` (``StagePlan``),
 ``launch`` (the fast launch path, the only module
 using numba-cuda private API), ``reduce`` (partials), ``twins`` (CPU-signature stages).
 
@@ -47,7 +49,6 @@ from .config import *  # noqa: F401,F403
 from .config import KERNELS, LAYOUTS, SIMULATOR  # noqa: F401
 from . import graph  # noqa: F401
 from .direct import direct_kernel  # noqa: F401
-from .fused import FusedPlan, fused_kernel_2d, fused_kernel_3d  # noqa: F401
 from .march import march_kernel  # noqa: F401
 from .smarch import smarch_kernel  # noqa: F401
 from .plan import StagePlan, stage, view3  # noqa: F401

@@ -40,6 +40,7 @@ from .reduce import RED_THREADS, reduction_blocks, reduction_kernel
 from .stencil import _make_rhs_fast, _make_rhs_slow
 from .tiled import _block3
 from .vec import VEC_ROWS, _vec_fast_source
+from .physics import mu
 
 #: kernels with an ensemble form (the direct kernels A and C)
 ENSEMBLE_KERNELS = ("global", "texture")
@@ -107,9 +108,6 @@ def pair_ensemble_kernel(bc: int, nc: bool, dtype: str = "float32", rows: int = 
     rhs_fast = _make_rhs_fast(2, nc)
     del dtype
 
-    @cuda.jit(device=True)
-    def mu(p, s, kh2, nd2, c0, c1, c2, c3):
-        return c0 + p * (c1 + p * (c2 + p * c3)) - kh2 * (s - nd2 * p)
 
     ns = {"LOAD2": LDNC2 if nc else LD2, "LOAD": LDNC if nc else LD, "LD2": LD2, "ST2": ST2,
           "MU": mu}
@@ -249,18 +247,10 @@ class EnsemblePlan:
             _launch_api.launch(*kargs)
             return
         if self._fast:
-            try:
-                kargs = _launch_api.prepare(self._fast, self.configured.stream, self.griddim,
-                                            self.blockdim, args)
-            except Exception:  # pragma: no cover - numba-cuda internals changed
-                self._fast = False
-            else:
-                if len(self._kargs) > 16:
-                    self._kargs.clear()
-                self._kargs[key] = kargs
-                self._keep[key] = (src, base, out, scal)
-                _launch_api.launch(*kargs)
+            if _launch_api.launch_cached(self, key, args, (src, base, out, scal),
+                                         self.configured.stream):
                 return
+            self._fast = False  # pragma: no cover - numba-cuda internals changed
         self.configured = self.fn[self.griddim, self.blockdim]
         self.configured(*args)
         if self._fast is None and not SIMULATOR:

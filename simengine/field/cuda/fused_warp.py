@@ -1,29 +1,27 @@
 """The warp-marching fused RK2 step for large 2-D grids: no shared memory, no block barriers.
 
-Both RK2 stages in one launch, like :mod:`.fused`, but organised for bandwidth instead of
-latency. A warp's 32 lanes own ``32·C`` consecutive x columns (``C`` = 1 or 2 columns per lane;
-``C=2`` loads and stores pairs) and march a chunk of ``L`` rows along y (axis 0 of the 2-D field)
-with register queues. Iteration ``t`` loads φ(t) of the lane's columns and computes
+Both RK2 stages in one launch (:mod:`.fused_launch`), organised for bandwidth: no halo tile in
+shared memory. A warp's 32 lanes own 64 consecutive x columns (2 per lane, loaded and stored as
+pairs) and march a chunk of ``L`` rows along y (axis 0 of the 2-D field) with register queues. Iteration ``t`` loads φ(t) of the lane's columns and computes
 
 * μ(φ) at row t−1 (from φ(t−2), φ(t−1), φ(t); x-neighbours by warp shuffles),
 * φ* = φ + c₁·M lap μ(φ) at row t−2,
 * μ(φ*) at row t−3,
 * φⁿ⁺¹ = φ + c₂·M lap μ(φ*) at row t−4, which it stores.
 
-Each phase loses one valid column at either warp edge, so a warp writes ``32·C − 8`` columns
-(24 for C=1, 56 for C=2) and neighbouring warps overlap by 8 columns; a chunk primes 4 rows above
-and below (``(L + 8)/L`` row loads). Warps of a block are neighbours along x and share the
+Each phase loses one valid column at either warp edge, so a warp writes 56 columns and
+neighbouring warps overlap by 8 columns; a chunk primes 4 rows above and below (``(L + 8)/L`` row loads). Warps of a block are neighbours along x and share the
 chunk (several warps per block only for occupancy: they never synchronise).
 
-Boundaries as in :mod:`.fused`: the x load index of each lane is folded once (wrap / the
-edge-duplicating reflection / clamp), the row index once per row; fixed writes v over φ and φ*
+Boundaries as in :mod:`.fused_frame` (:mod:`.physics`: fold at any depth): the x load index of
+each lane is folded once (wrap / the edge-duplicating reflection / clamp), the row index once per row; fixed writes v over φ and φ*
 and f'(v) over μ(φ) and μ(φ*) at every outside position. Per point the arithmetic is that of
-:mod:`.fused` in the same order (μ = c0 + φ(c1 + φ(c2 + φc3)) − κ/h²·((x₋ + x₊) + (y₋ + y₊) −
+:mod:`.stencil` in the same order (μ = c0 + φ(c1 + φ(c2 + φc3)) − κ/h²·((x₋ + x₊) + (y₋ + y₊) −
 4φ), R = M/h²·(Σ pairs − 4μ), base + coef·R), so under the simulator the step is bit-identical
 to two unfused stages.
 
 The chunk length ``L`` and the warps per block are launch arguments (one compiled kernel per
-boundary, load kind, dtype and ``C``). Under the CUDA simulator (which has no warp shuffles) a
+boundary, load kind and dtype). Under the CUDA simulator (which has no warp shuffles) a
 shuffle is emulated through a shared scratch array and two block barriers; every thread of a
 block then runs the same number of iterations.
 """
@@ -36,10 +34,11 @@ import numba
 import numpy as np
 from numba import cuda
 
-from . import launch as _launch_api
 from .access import LD, LD2, LDNC, LDNC2, ST, ST2
 from .config import FIXED, SIMULATOR
-from .fused import _fold_fn, _ftype
+from .fused_launch import FusedStep
+from .occupancy import device_attr, occupancy_report
+from .physics import fold_fn, ftype, mu, rate
 
 WARP = 32
 #: the fused step's halo: 4 cells (two stages of a 2-cell-deep stencil)
@@ -60,10 +59,6 @@ WARP_MIN_LENGTH = 32
 WARP_FILL = 0.95
 #: rows loaded ahead of the row being computed (0 or 1)
 DEFAULT_WARP_AHEAD = 1
-#: ``fused: auto`` (and ``fused: true`` without fused launch hints) runs this form on 2-D grids
-#: above :data:`simengine.field.cuda.fused.FUSED_AUTO_MAX_CELLS` cells, per precision, where it
-#: measured faster than the unfused default
-WARP_AUTO = {"float32": True, "float64": True}
 #: simulator only: the shuffle scratch (one value per thread of a block)
 _SIM_SCRATCH = 1024
 
@@ -115,8 +110,9 @@ def _exchange(ftype):
 
 
 @functools.lru_cache(maxsize=None)
-def warp_kernel(bc: int, nc: bool, dtype: str, cols: int, ahead: int = 1):
-    """Warp-marching fused RK2 step of a 2-D field (``cols`` = 1 or 2 columns per lane).
+def warp_kernel(bc: int, nc: bool, dtype: str, cols: int = 2, ahead: int = 1):
+    """Warp-marching fused RK2 step of a 2-D field, ``cols`` = 2 columns per lane (pair loads
+    and stores; one column per lane was measured slower and removed).
 
     Launch with ``(32·W,)`` threads per block over ``(ceil(ceil(n2 / (32·cols − 8)) / W),
     ceil(n1 / L))`` blocks. Arguments: ``(src, out, n0, n1, n2, L, coef1, coef2, mh2, kh2, nd2,
@@ -127,27 +123,15 @@ def warp_kernel(bc: int, nc: bool, dtype: str, cols: int, ahead: int = 1):
     A = int(ahead)
     if A not in (0, 1):
         raise ValueError("ahead must be 0 or 1")
-    if C not in (1, 2):
-        raise ValueError("columns per lane must be 1 or 2")
+    if C != 2:
+        raise ValueError("columns per lane must be 2")
     load = LDNC if nc else LD
     load2 = LDNC2 if nc else LD2
-    fold = _fold_fn(bc)
+    fold = fold_fn(bc)
     fixed = bc == FIXED
     sim = SIMULATOR
     OW = out_width(C)
-    ftype = _ftype(dtype)
-    scratch, nbrs = _exchange(ftype)
-
-    @cuda.jit(device=True)
-    def mu(p, s, kh2, nd2, c0, c1, c2, c3):
-        return c0 + p * (c1 + p * (c2 + p * c3)) - kh2 * (s - nd2 * p)
-
-    @cuda.jit(device=True)
-    def row1(src, t, n1, n2, gi, xo, vphi):
-        """φ of row t at the lane's (folded) column gi."""
-        if fixed and (xo or t < 0 or t >= n1):
-            return vphi
-        return load(src, fold(t, n1) * n2 + gi)
+    scratch, nbrs = _exchange(ftype(dtype))
 
     @cuda.jit(device=True)
     def row2(src, t, n1, n2, ia, ib, pair, xa, xb, vphi):
@@ -166,84 +150,8 @@ def warp_kernel(bc: int, nc: bool, dtype: str, cols: int, ahead: int = 1):
                 vb = vphi
         return va, vb
 
-    if C == 1:
-
-        @cuda.jit
-        def kernel(src, out, n0, n1, n2, L, coef1, coef2, mh2, kh2, nd2, c0, c1, c2, c3,
-                   vphi, vmu):
-            scr = scratch()
-            tid = cuda.threadIdx.x
-            lane = tid % WARP
-            w = numba.int64(cuda.blockIdx.x) * (cuda.blockDim.x // WARP) + tid // WARP
-            x0 = w * OW
-            if not sim and x0 >= n2:  # a whole warp right of the grid (uniform: no barriers)
-                return
-            kb = numba.int64(cuda.blockIdx.y) * L
-            ke = min(kb + L, n1)
-            gx = x0 - HALO + lane
-            gi = fold(gx, n2)
-            xo = fixed and (gx < 0 or gx >= n2)
-            own = lane >= HALO and lane < WARP - HALO and gx < n2
-            z = c0 - c0
-            p1 = z  # φ(t−1) … φ(t−4)
-            p2 = z
-            p3 = z
-            p4 = z
-            ma = z  # μ(φ)(t−2), (t−3)
-            mb = z
-            sa = z  # φ*(t−3), (t−4)
-            sb = z
-            na = z  # μ(φ*)(t−4), (t−5)
-            nb = z
-            nx = z
-            if A:
-                nx = row1(src, kb - HALO, n1, n2, gi, xo, vphi)
-            for t in range(kb - HALO, ke + HALO):
-                # φ(t)
-                if A:
-                    p0 = nx
-                    nx = row1(src, t + 1, n1, n2, gi, xo, vphi)
-                else:
-                    p0 = row1(src, t, n1, n2, gi, xo, vphi)
-                # x-neighbours of φ(t−1), μ(φ)(t−2), φ*(t−3), μ(φ*)(t−4)
-                pl, ml, sl, nl, pr, mr, sr, nr = nbrs(scr, t, p1, ma, sa, na, p1, ma, sa, na)
-                # μ(φ)(t−1)
-                s = (pl + pr) + (p2 + p0)
-                m0 = mu(p1, s, kh2, nd2, c0, c1, c2, c3)
-                if fixed and (xo or t - 1 < 0 or t - 1 >= n1):
-                    m0 = vmu
-                # φ*(t−2)
-                s = (ml + mr) + (mb + m0)
-                r = mh2 * (s - nd2 * ma)
-                s0 = p2 + coef1 * r
-                if fixed and (xo or t - 2 < 0 or t - 2 >= n1):
-                    s0 = vphi
-                # μ(φ*)(t−3)
-                s = (sl + sr) + (sb + s0)
-                q0 = mu(sa, s, kh2, nd2, c0, c1, c2, c3)
-                if fixed and (xo or t - 3 < 0 or t - 3 >= n1):
-                    q0 = vmu
-                # φⁿ⁺¹(t−4)
-                s = (nl + nr) + (nb + q0)
-                r = mh2 * (s - nd2 * na)
-                u = t - HALO
-                if own and u >= kb:
-                    ST(out, u * n2 + gx, p4 + coef2 * r)
-                p4 = p3
-                p3 = p2
-                p2 = p1
-                p1 = p0
-                mb = ma
-                ma = m0
-                sb = sa
-                sa = s0
-                nb = na
-                na = q0
-
-        return kernel
-
     @cuda.jit
-    def kernel2(src, out, n0, n1, n2, L, coef1, coef2, mh2, kh2, nd2, c0, c1, c2, c3,
+    def kernel(src, out, n0, n1, n2, L, coef1, coef2, mh2, kh2, nd2, c0, c1, c2, c3,
                 vphi, vmu):
         scr = scratch()
         tid = cuda.threadIdx.x
@@ -368,26 +276,21 @@ def warp_kernel(bc: int, nc: bool, dtype: str, cols: int, ahead: int = 1):
             naa = q0a
             nab = q0b
 
-    return kernel2
+    return kernel
 
 
-class WarpFusedPlan:
+class WarpFusedPlan(FusedStep):
     """The warp-marching fused RK2 step of a 2-D field: the interface of
-    :class:`simengine.field.cuda.fused.FusedPlan` (``plan(src, out, coef1, coef2, scal)``,
+    :class:`simengine.field.cuda.fused_launch.FusedStep` (``plan(src, out, coef1, coef2, scal)``,
     :meth:`record`, :meth:`advance`, ``description``, ``shared_bytes``, ``_fast``).
 
     ``kernel`` picks the loads (``texture``/``combined``: ``ld.global.nc``), ``cols`` the columns
-    per lane (1, or 2 with pair loads/stores), ``length`` the rows of one chunk (default: fitted
+    per lane (2, with pair loads/stores), ``length`` the rows of one chunk (default: fitted
     to the GPU after the first launch, see :meth:`_fit_length`), ``warps`` the
     warps per block, ``ahead`` the rows loaded ahead (default :data:`DEFAULT_WARP_COLS`,
     :data:`DEFAULT_WARP_LENGTH`, :data:`DEFAULT_WARP_WARPS`, :data:`DEFAULT_WARP_AHEAD`)."""
 
-    layout = "fused"
     form = "warp"
-    cpt = 1
-    vec = 0
-    rows = 1
-    march = 0
 
     def __init__(self, kernel: str, ndim: int, shape3, bc: int, dtype, *, cols=None,
                  length=None, warps=None, ahead=None):
@@ -412,8 +315,7 @@ class WarpFusedPlan:
         self.blockdim = (WARP * self.warps, 1, 1)
         self._geometry()
         self.shared_bytes = 0
-        self._kargs, self._keep = {}, {}
-        self._fast = None
+        self._init_launch()
 
     def _geometry(self):
         _, n1, n2 = self.shape3
@@ -429,16 +331,14 @@ class WarpFusedPlan:
         registers, allocated per warp in units of 256 within each of the SM's 4 sub-partitions
         (a quarter of the register file each). The chunk length changes nothing in the numbers,
         only the launch geometry."""
-        from ..cuda_tuning import _attr, occupancy_report
-
         occ = occupancy_report(self)
         regs, sms = occ.get("registers_per_thread"), occ.get("sm_count")
         if not regs or not sms:
             return
         dev = cuda.get_current_device()
-        regs_sm = _attr(dev, "MAX_REGISTERS_PER_MULTIPROCESSOR", 65536)
-        thr_sm = _attr(dev, "MAX_THREADS_PER_MULTI_PROCESSOR", 2048)
-        blocks_sm = _attr(dev, "MAX_BLOCKS_PER_MULTIPROCESSOR", 32)
+        regs_sm = device_attr(dev, "MAX_REGISTERS_PER_MULTIPROCESSOR", 65536)
+        thr_sm = device_attr(dev, "MAX_THREADS_PER_MULTI_PROCESSOR", 2048)
+        blocks_sm = device_attr(dev, "MAX_BLOCKS_PER_MULTIPROCESSOR", 32)
         regs_warp = math.ceil(int(regs) * WARP / 256) * 256
         warps_sm = min(thr_sm // WARP, 4 * ((regs_sm // 4) // regs_warp))
         per_sm = min(blocks_sm, warps_sm // self.warps)
@@ -460,54 +360,7 @@ class WarpFusedPlan:
         n0, n1, n2 = self.shape3
         return (src, out, n0, n1, n2, self.length, t(coef1), t(coef2), *scal)
 
-    def __call__(self, src, out, coef1, coef2, scal):
-        """``out = src + coef2·R(src + coef1·R(src))`` on flat device buffers; ``scal`` =
-        (mh2, kh2, nd2, c0, c1, c2, c3, vphi, vmu) in the array dtype."""
-        key = (id(src), id(out), coef1, coef2, id(scal))
-        if self._fast is not None:
-            kargs = self._kargs.get(key)
-            if kargs is not None:
-                _launch_api.launch(*kargs)
-                return
-        args = self._args(src, out, coef1, coef2, scal)
-        if self._fast is not None:
-            try:
-                kargs = _launch_api.prepare(self._fast, self._configured.stream, self.griddim,
-                                            self.blockdim, args)
-            except Exception:  # pragma: no cover - numba-cuda internals changed
-                self._fast = None
-            else:
-                if len(self._kargs) > 16:
-                    self._kargs.clear()
-                self._kargs[key] = kargs
-                self._keep[key] = (src, out, scal)
-                _launch_api.launch(*kargs)
-                return
-        if SIMULATOR:
-            self.fn[self.griddim, self.blockdim](*args)
-            return
-        self._configured = self.fn[self.griddim, self.blockdim]
-        self._configured(*args)
-        self._fast = _launch_api.compiled(self.fn)
+    def _compiled(self):
         if self.auto_length:
             self._fit_length()
             self._configured = self.fn[self.griddim, self.blockdim]
-
-    def record(self, target, src, out, coef1, coef2, scal):
-        """Record this step into ``target`` (a ``cuda.core`` graph builder); the plan must have
-        launched once (compiled)."""
-        if self._fast is None:
-            raise RuntimeError("the fused kernel has not been launched (compiled) yet")
-        args = self._args(src, out, coef1, coef2, scal)
-        _stream, config, kernel, kargs = _launch_api.prepare(
-            self._fast, self._configured.stream, self.griddim, self.blockdim, args)
-        self._keep[("graph", id(src), id(out), coef1, coef2)] = (src, out, scal, kargs)
-        _launch_api.record(target, config, kernel, kargs)
-
-    def advance(self, buffers, nsteps: int, coefs, scal) -> None:
-        """``nsteps`` fused steps on a solver's buffer list (φ in ``buffers[0]``, written to
-        ``buffers[2]``, then swapped)."""
-        c1, c2 = coefs
-        for _ in range(int(nsteps)):
-            self(buffers[0], buffers[2], c1, c2, scal)
-            buffers[0], buffers[2] = buffers[2], buffers[0]

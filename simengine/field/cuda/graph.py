@@ -30,8 +30,8 @@ GRAPH_REST_STEPS = (16, 4, 2)
 
 
 #: an advance of EXACT_MIN … EXACT_MAX steps replays one graph of exactly its (even) length:
-#: replays of small graphs block the host — on an H100, 200² fp64 (benchmarks/
-#: diag_graph_enqueue.py, 2026-11-24 night) enqueueing a 64-step graph took 1.76 µs per step
+#: replays of small graphs block the host — on an H100, 200² fp64 (2026-11-24 night,
+#: docs/measurements/field-gpu-2026-11-25.md) enqueueing a 64-step graph took 1.76 µs per step
 #: (a 16-step one 2.39) against 2.44 µs per step on the GPU, a 256- or 1024-step graph 0.004–0.016
 #: — so the CLI's advances of 1000 steps (15 replays of 64 and four small graphs) kept the
 #: host busy for the whole GPU time and the observations could not overlap the steps

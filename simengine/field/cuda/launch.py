@@ -31,6 +31,23 @@ def prepare(kern, stream, griddim, blockdim, args, cooperative=False):
     return stream, config, kern._codelibrary.get_cufunc().kernel, kernelargs
 
 
+def launch_cached(plan, key, args, keep, stream) -> bool:
+    """Prepare ``args`` for ``plan._fast`` (the compiled kernel), remember the launch tuple in
+    ``plan._kargs[key]`` (and ``keep``, the buffers it points to, in ``plan._keep[key]``) and
+    launch it; False (nothing launched) if the private API failed: the plan falls back to the
+    ordinary launch."""
+    try:
+        kargs = prepare(plan._fast, stream, plan.griddim, plan.blockdim, args)
+    except Exception:  # pragma: no cover - numba-cuda internals changed
+        return False
+    if len(plan._kargs) > 16:
+        plan._kargs.clear()
+    plan._kargs[key] = kargs
+    plan._keep[key] = keep  # the buffers live as long as their prepared arguments
+    launch(*kargs)
+    return True
+
+
 def launch(stream, config, kernel, kernelargs):
     from cuda.core import launch as _launch
 

@@ -10,7 +10,7 @@ from numba import cuda
 
 from .access import LD, LDNC, ST
 from .config import FIXED, SIMULATOR
-from .stencil import _make_map
+from .physics import ghost_map, mu
 
 
 # --------------------------------------------------------------------------------------------
@@ -41,14 +41,11 @@ def march_kernel(nd: int, bc: int, nc: bool, dtype: str = "float64", length: int
     if U not in (1, 2, 4):
         raise ValueError("march unroll must be 1, 2 or 4")
     load = LDNC if nc else LD
-    amap = _make_map(bc)
+    amap = ghost_map(bc)
     a0 = nd >= 3
     fixed = bc == FIXED
     del dtype
 
-    @cuda.jit(device=True)
-    def mu(p, s, kh2, nd2, c0, c1, c2, c3):
-        return c0 + p * (c1 + p * (c2 + p * c3)) - kh2 * (s - nd2 * p)
 
     @cuda.jit(device=True)
     def val(src, g, outside, vphi):

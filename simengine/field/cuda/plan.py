@@ -199,18 +199,10 @@ class StagePlan:
             self._fallback()(src, base, out, coef, scal)
             return
         if self._fast is not None:
-            try:
-                kargs = self._prepare(args)
-            except Exception:  # pragma: no cover - numba-cuda internals changed
-                self._fast = None
-            else:
-                if len(self._kargs) > 16:
-                    self._kargs.clear()
-                # keep the buffers alive as long as their prepared arguments
-                self._kargs[key] = kargs
-                self._keep[key] = (src, base, out, scal)
-                self._launch(*kargs)
+            if _launch_api.launch_cached(self, key, args, (src, base, out, scal),
+                                         self.configured.stream):
                 return
+            self._fast = None  # pragma: no cover - numba-cuda internals changed
         if SIMULATOR:
             # the simulator's kernel[grid, block] configures the shared kernel object in place,
             # so a plan built later for another geometry would change this plan's launch

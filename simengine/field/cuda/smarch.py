@@ -35,7 +35,7 @@ from numba import cuda
 
 from .access import LD, LDNC, ST, index_load, index_store
 from .config import FIXED, SIMULATOR
-from .stencil import _make_map
+from .physics import ghost_map, mu, rate
 
 #: the largest φ loads / μ points per thread and plane the kernel is written for
 MAX_LOADS = 4
@@ -151,16 +151,13 @@ def smarch_kernel(bc: int, nc: bool, dtype: str = "float64", block=(32, 8), leng
     # the shared rings through flat loads/stores (no negative-index wraparound), or numba's
     # indexing (the form before 2026-11-24 night; the benchmark's comparison)
     SLD, SST = (LD, ST) if flat else (index_load, index_store)
-    amap = _make_map(bc)
+    amap = ghost_map(bc)
     fixed = bc == FIXED
     ftype = numba.float32 if dtype == "float32" else numba.float64
     opts = {}
     if maxreg and not SIMULATOR:
         opts["max_registers"] = int(maxreg)
 
-    @cuda.jit(device=True)
-    def mu(p, s, kh2, nd2, c0, c1, c2, c3):
-        return c0 + p * (c1 + p * (c2 + p * c3)) - kh2 * (s - nd2 * p)
 
     @cuda.jit(device=True)
     def slot_off(t, i0, j0, n1, n2):
@@ -496,7 +493,7 @@ def smarch_kernel(bc: int, nc: bool, dtype: str = "float64", block=(32, 8), leng
             if mine:
                 s = ((SLD(smu, mu0 + mc - 1) + SLD(smu, mu0 + mc + 1)) + (
                     SLD(smu, mu0 + mc - MX) + SLD(smu, mu0 + mc + MX))) + (mu_m1 + mu_p1)
-                r = mh2 * (s - nd2 * mu_0)
+                r = rate(s, mu_0, mh2, nd2)
                 ST(out, g, bv + coef * r)
             mu_m1 = mu_0
             mu_0 = mu_p1
@@ -505,7 +502,7 @@ def smarch_kernel(bc: int, nc: bool, dtype: str = "float64", block=(32, 8), leng
                 if mineb:
                     s = ((SLD(smu, mu0 + mcb - 1) + SLD(smu, mu0 + mcb + 1)) + (
                         SLD(smu, mu0 + mcb - MX) + SLD(smu, mu0 + mcb + MX))) + (mu_m1b + mu_p1b)
-                    r = mh2 * (s - nd2 * mu_0b)
+                    r = rate(s, mu_0b, mh2, nd2)
                     ST(out, g + BY * n2, bvb + coef * r)
                 mu_m1b = mu_0b
                 mu_0b = mu_p1b

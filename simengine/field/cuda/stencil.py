@@ -10,49 +10,15 @@ import numpy as np
 from numba import cuda
 
 from .access import LD, LDNC
-from .config import FIXED, MIRROR, PERIODIC
-
-
-#: HAVE_NC_LOADS: whether kernels C/D really emit ld.global.nc (False under the simulator)
-
-
-def _make_map(bc: int):
-    """Address mode for an index within 2 cells of the domain: wrap / mirror / clamp.
-
-    The final clamp keeps tile cells that lie beyond a non-multiple domain end in range (their
-    values are never used)."""
-    if bc == PERIODIC:
-
-        @cuda.jit(device=True)
-        def amap(i, n):
-            if i < 0:
-                i += n
-            elif i >= n:
-                i -= n
-            return min(max(i, 0), n - 1)
-    elif bc == MIRROR:
-
-        @cuda.jit(device=True)
-        def amap(i, n):
-            if i < 0:
-                i = -1 - i
-            elif i >= n:
-                i = 2 * n - 1 - i
-            return min(max(i, 0), n - 1)
-    else:
-
-        @cuda.jit(device=True)
-        def amap(i, n):
-            return min(max(i, 0), n - 1)
-
-    return amap
+from .config import FIXED
+from .physics import ghost_map, mu, rate
 
 
 def _make_phi_at(nd: int, bc: int, nc: bool):
     """φ at (k, j, i) of a flat field, each active index within 2 cells of the domain, by
     address mode (wrap / mirror / border value for fixed)."""
     load = LDNC if nc else LD
-    amap = _make_map(bc)
+    amap = ghost_map(bc)
     a0, a1 = nd >= 3, nd >= 2
     fixed = bc == FIXED
 
@@ -100,7 +66,7 @@ def _make_mu_at(nd: int, bc: int, nc: bool):
             s += phi_at(src, k, j - 1, i, n0, n1, n2, vphi) + phi_at(src, k, j + 1, i, n0, n1, n2, vphi)
         if a0:
             s += phi_at(src, k - 1, j, i, n0, n1, n2, vphi) + phi_at(src, k + 1, j, i, n0, n1, n2, vphi)
-        return c0 + c * (c1 + c * (c2 + c * c3)) - kh2 * (s - nd2 * c)
+        return mu(c, s, kh2, nd2, c0, c1, c2, c3)
 
     return mu_at
 
@@ -120,7 +86,7 @@ def _make_rhs_slow(nd: int, bc: int, nc: bool):
         if a0:
             s += mu_at(src, k - 1, j, i, n0, n1, n2, kh2, nd2, c0, c1, c2, c3, vphi, vmu) + mu_at(
                 src, k + 1, j, i, n0, n1, n2, kh2, nd2, c0, c1, c2, c3, vphi, vmu)
-        return mh2 * (s - nd2 * m)
+        return rate(s, m, mh2, nd2)
 
     return rhs_slow
 
@@ -135,9 +101,6 @@ def _make_rhs_fast(nd: int, nc: bool):
     load = LDNC if nc else LD
     a0, a1 = nd >= 3, nd >= 2
 
-    @cuda.jit(device=True)
-    def mu(p, s, kh2, nd2, c0, c1, c2, c3):
-        return c0 + p * (c1 + p * (c2 + p * c3)) - kh2 * (s - nd2 * p)
 
     @cuda.jit(device=True)
     def rhs_fast(src, c, sy, sz, mh2, kh2, nd2, c0, c1, c2, c3):
@@ -197,6 +160,6 @@ def _make_rhs_fast(nd: int, nc: bool):
             s += mu(ym, sym, kh2, nd2, c0, c1, c2, c3) + mu(yp, syp, kh2, nd2, c0, c1, c2, c3)
         if a0:
             s += mu(zm, szm, kh2, nd2, c0, c1, c2, c3) + mu(zp, szp, kh2, nd2, c0, c1, c2, c3)
-        return mh2 * (s - nd2 * mc)
+        return rate(s, mc, mh2, nd2)
 
     return rhs_fast

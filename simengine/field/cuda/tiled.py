@@ -11,6 +11,7 @@ from numba import cuda
 from .access import LD, LDNC, ST
 from .config import FIXED
 from .stencil import _make_phi_at
+from .physics import mu, rate
 
 
 # --------------------------------------------------------------------------------------------
@@ -109,7 +110,7 @@ def modern_kernel(nd: int, bc: int, nc: bool, block: tuple, dtype: str):
                         s += sphi[q - TX] + sphi[q + TX]
                     if a0:
                         s += sphi[q - TXY] + sphi[q + TXY]
-                    m = c0 + c * (c1 + c * (c2 + c * c3)) - kh2 * (s - nd2 * c)
+                    m = mu(c, s, kh2, nd2, c0, c1, c2, c3)
                     if fixed and not inner:
                         gi = i0 - 1 + x
                         outside = gi < 0 or gi >= n2
@@ -144,7 +145,7 @@ def modern_kernel(nd: int, bc: int, nc: bool, block: tuple, dtype: str):
         if a0:
             s += smu[q - MXY] + smu[q + MXY]
         g = k * sz + j * sy + i
-        ST(out, g, LD(base, g) + coef * (mh2 * (s - nd2 * m)))
+        ST(out, g, LD(base, g) + coef * rate(s, m, mh2, nd2))
 
     return kernel
 
@@ -184,7 +185,7 @@ def seed_kernel(nd: int, bc: int, nc: bool, block: tuple, dtype: str):
             s += sphi[q - TX] + sphi[q + TX]
         if a0:
             s += sphi[q - TXY] + sphi[q + TXY]
-        return c0 + c * (c1 + c * (c2 + c * c3)) - kh2 * (s - nd2 * c)
+        return mu(c, s, kh2, nd2, c0, c1, c2, c3)
 
     @cuda.jit
     def kernel(src, base, out, n0, n1, n2, lo, hi, coef, mh2, kh2, nd2, c0, c1, c2, c3, vphi,
@@ -241,6 +242,6 @@ def seed_kernel(nd: int, bc: int, nc: bool, block: tuple, dtype: str):
             s += smu_at(sphi, q - TXY, k - 1, j, i, n0, n1, n2, kh2, nd2, c0, c1, c2, c3, vmu) + smu_at(
                 sphi, q + TXY, k + 1, j, i, n0, n1, n2, kh2, nd2, c0, c1, c2, c3, vmu)
         g = k * sz + j * sy + i
-        ST(out, g, LD(base, g) + coef * (mh2 * (s - nd2 * m)))
+        ST(out, g, LD(base, g) + coef * rate(s, m, mh2, nd2))
 
     return kernel

@@ -10,6 +10,7 @@ from numba import cuda
 
 from .access import LD, LD2, LDNC, LDNC2, ST, ST2
 from .stencil import _make_rhs_fast, _make_rhs_slow
+from .physics import mu
 
 
 # --------------------------------------------------------------------------------------------
@@ -77,9 +78,6 @@ def vec_kernel(bc: int, nc: bool, dtype: str = "float32", rows: int = 4):
     rhs_fast = _make_rhs_fast(2, nc)
     del dtype
 
-    @cuda.jit(device=True)
-    def mu(p, s, kh2, nd2, c0, c1, c2, c3):
-        return c0 + p * (c1 + p * (c2 + p * c3)) - kh2 * (s - nd2 * p)
 
     ns = {"LOAD2": LDNC2 if nc else LD2, "LOAD": LDNC if nc else LD, "LD2": LD2, "ST2": ST2,
           "MU": mu}
