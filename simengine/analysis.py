@@ -13,30 +13,17 @@ from dataclasses import dataclass
 import numpy as np
 
 
-def radial_structure_factor(phi, spacing: float = 1.0):
-    """``(k, S)``: S(k) = ⟨|FFT(φ − φ̄)|²⟩ / N averaged over shells of |k|.
-
-    Angular wavenumbers k = 2π·fftfreq(N, h) per axis; shells of width Δk = the largest of the
-    axes' fundamentals 2π/(N h), up to the smallest Nyquist wavenumber π/h, so every shell holds
-    modes. ``k`` are the shell centres (mean |k| of the modes in the shell); k = 0 is left out.
+def radial_structure_factor(phi, spacing: float = 1.0, boundary: str = "periodic"):
+    """``(k, S)``: S(k) averaged over shells of |k| (:func:`simengine.field.spectrum.
+    radial_structure_factor`): S = |FFT(φ − φ̄)|² / N (periodic and fixed walls) or the squared
+    orthonormal cosine transform (mirror walls), shells of width Δk = the largest of the axes'
+    fundamentals up to the Nyquist wavenumber π/h (a mode at an exact half shell goes up).
+    ``k`` are the shell centres (mean |k| of the modes in the shell); k = 0 is left out.
     With this normalisation Σ_{k≠0} S = N · variance(φ).
     """
-    p = np.asarray(phi, dtype=np.float64)
-    h = float(spacing)
-    s = np.abs(np.fft.fftn(p - p.mean())) ** 2 / p.size
-    ks = np.meshgrid(*[2 * np.pi * np.fft.fftfreq(n, d=h) for n in p.shape], indexing="ij")
-    kmag = np.sqrt(sum(k * k for k in ks)).ravel()
-    s = s.ravel()
-    dk = max(2 * np.pi / (n * h) for n in p.shape)
-    kmax = np.pi / h
-    shell = np.rint(kmag / dk).astype(np.int64)
-    keep = (shell > 0) & (kmag <= kmax * (1 + 1e-12))
-    nb = int(shell[keep].max()) + 1 if keep.any() else 1
-    count = np.bincount(shell[keep], minlength=nb)
-    ssum = np.bincount(shell[keep], weights=s[keep], minlength=nb)
-    ksum = np.bincount(shell[keep], weights=kmag[keep], minlength=nb)
-    ok = count > 0
-    return ksum[ok] / count[ok], ssum[ok] / count[ok]
+    from .field.spectrum import radial_structure_factor as radial
+
+    return radial(phi, spacing, boundary)
 
 
 @dataclass

@@ -28,6 +28,8 @@ class Progress:
         self.physics = ""
         self.printed = (self.n, "")
         self.mass0 = None
+        self.obs_step = None  # the step of the observables in ``physics``
+        self._due = False     # a log line waits for the observation of the step it names
         if enabled and hasattr(self.stream, "isatty") and self.stream.isatty():
             from tqdm import tqdm
 
@@ -50,16 +52,26 @@ class Progress:
             return  # close() prints the last line, with the observables of the last step
         now = time.perf_counter()
         if now - self.last_log >= self.log_every or self.n >= self.total:
+            stale = self.physics and self.n != self.obs_step
+            if stale and now - self.last_log < 3 * self.log_every:
+                # the observables are of an earlier step: print the line at the next
+                # observation, so that t, F and L are those of the step it names (a line that
+                # waited 3 periods is printed anyway, its observables marked "at step S")
+                self._due = True
+                return
             self.last_log = now
             self._line()
 
     def _line(self):
         self.printed = (self.n, self.physics)
+        physics = self.physics
+        if physics and self.obs_step is not None and self.obs_step != self.n:
+            physics = f"at step {self.obs_step}: {physics}"
         r = self.rate()
         eta = (self.total - self.n) / r if r > 0 else float("nan")
         pct = 100.0 * self.n / self.total if self.total else 100.0
         print(f"{self.unit} {self.n}/{self.total} ({pct:.0f}%), {r:.3g} {self.unit}s/s, "
-              f"ETA {eta:.0f} s" + (f" | {self.physics}" if self.physics else ""),
+              f"ETA {eta:.0f} s" + (f" | {physics}" if physics else ""),
               file=self.stream, flush=True)
 
     def observe(self, row):
@@ -69,6 +81,7 @@ class Progress:
         if self.mass0 is None and "mass" in row:
             self.mass0 = float(row["mass"])
         parts = []
+        self.obs_step = row.get("step")
         if "time" in row:
             parts.append(f"t = {row['time']:.6g}")
         if "free_energy" in row:
@@ -78,6 +91,10 @@ class Progress:
         if "mass" in row:
             parts.append(f"Δmass = {float(row['mass']) - self.mass0:.2g}")
         self.physics = ", ".join(parts)
+        if self.bar is None and self.enabled and self._due and self.obs_step == self.n:
+            self._due = False  # the line held back for this observation (see update)
+            self.last_log = time.perf_counter()
+            self._line()
         if self.bar is not None:
             self.bar.set_postfix_str(self.physics, refresh=False)
 

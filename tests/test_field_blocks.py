@@ -162,14 +162,14 @@ class FakeComm:
         return exchange
 
 
-def _slab_length(phi, bounds, spacing):
+def _slab_length(phi, bounds, spacing, boundary="periodic"):
     comm = FakeComm(len(bounds))
     mean = float(np.mean(phi))
 
     def rank(r):
         a, b = bounds[r]
         return obs.structure_factor_partials(phi[a:b], bounds, r, phi.shape, spacing, mean,
-                                             comm.alltoall(r))
+                                             comm.alltoall(r), boundary=boundary)
 
     with ThreadPoolExecutor(len(bounds)) as ex:
         parts = list(ex.map(rank, range(len(bounds))))
@@ -184,6 +184,11 @@ def test_structure_factor_on_slabs(shape):
         bounds = split_rows(shape[0], k)
         assert _slab_length(phi, bounds, 0.7) == pytest.approx(expect, rel=1e-12)
     assert _slab_length(phi, [(0, 1), (1, shape[0])], 0.7) == pytest.approx(expect, rel=1e-12)
+    # mirror walls: the cosine transform, on slabs as in one process
+    expect = obs.characteristic_length(phi, 0.7, boundary="mirror")
+    for k in (1, 2, 3):
+        bounds = split_rows(shape[0], k)
+        assert _slab_length(phi, bounds, 0.7, "mirror") == pytest.approx(expect, rel=1e-12)
     flat = np.full(shape, 0.25)
     assert _slab_length(flat, split_rows(shape[0], 2), 1.0) == float("inf")
     # a flat field whose mean is inexact: inf with the global bounds, as in one process

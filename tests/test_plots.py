@@ -135,7 +135,7 @@ def test_radial_structure_factor_against_brute_force():
             km = np.hypot(kx, ky)
             if km == 0 or km > np.pi / h + 1e-12:
                 continue
-            shells.setdefault(int(round(km / dk)), []).append((km, full[i, j]))
+            shells.setdefault(int(np.floor(km / dk + 0.5 + 1e-9)), []).append((km, full[i, j]))
     ref = [(np.mean([a for a, _ in v]), np.mean([b for _, b in v])) for _, v in sorted(shells.items())]
     np.testing.assert_allclose(k, [a for a, _ in ref], rtol=1e-12)
     np.testing.assert_allclose(s, [b for _, b in ref], rtol=1e-12)

@@ -157,6 +157,8 @@ class FieldOutputSpec(Strict):
     checkpoint_every: NonNegInt = 0
     observables_every: NonNegInt = 0
     compression: Optional[Literal["none", "gzip", "lzf"]] = "none"
+    #: store the radial S(k) at every observation (observables/structure_factor)
+    structure_factor: Bool = False
 
 
 class FieldScenario(Strict):

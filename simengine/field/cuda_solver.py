@@ -237,14 +237,23 @@ class CudaFieldSolver(FieldSolver):
         return ck.field_partials(self.buffers[0], self.shape, self.model, self.boundary,
                                  self.lo, self.hi, partial=self._partial_buffer())
 
-    def observe_async(self, slots: int = 2) -> "AsyncObservation":
+    def owned_device(self):
+        """The owned rows of the current state (a flat device view, no copy)."""
+        rc = self.row_cells
+        return self.buffers[0][self.lo * rc:self.hi * rc]
+
+    def observe_async(self, slots: int = 2, spectrum=None, copy_field=True
+                      ) -> "AsyncObservation":
         """Enqueue an observation of the current state behind the launched steps: the reduction
         kernel, then the partial sums and the owned rows copied into pinned host memory, all
         asynchronous on the default stream; the host goes on (e.g. to launch the next steps)
         and :meth:`AsyncObservation.result` waits for the copies only. ``slots`` sets of host
         buffers are used in turn (at least 2; the set grows to the largest ``slots`` asked):
         a result stays valid until ``slots - 1`` more observations are enqueued. Gives what
-        :meth:`reductions` and :meth:`state` give, bit for bit."""
+        :meth:`reductions` and :meth:`state` give, bit for bit. ``spectrum``: a
+        :class:`~simengine.field.spectrum_cuda.DeviceSpectrum` whose transform and sums are
+        enqueued too (:meth:`AsyncObservation.spectrum_result`); ``copy_field=False`` copies no
+        field to the host (the result's rows are then None)."""
         stream = cuda.default_stream()
         device_partial = self._partial_buffer()
         if self._observing is None:
@@ -262,10 +271,13 @@ class CudaFieldSolver(FieldSolver):
                                                 self.boundary, self.lo, self.hi,
                                                 partial=device_partial, stream=stream)
         partial.copy_to_host(host_partial, stream=stream)
-        self.buffers[0][self.lo * rc:self.hi * rc].copy_to_host(host_phi, stream=stream)
+        pending = spectrum.enqueue(self.owned_device()) if spectrum is not None else None
+        if copy_field:
+            self.buffers[0][self.lo * rc:self.hi * rc].copy_to_host(host_phi, stream=stream)
         done = cuda.event() if ck.SIMULATOR else cuda.event(timing=False)
         done.record(stream)
-        return AsyncObservation(self, done, host_partial, host_phi, nb, owned)
+        return AsyncObservation(self, done, host_partial, host_phi if copy_field else None, nb,
+                                owned, pending)
 
     def occupancy(self) -> dict:
         from .cuda.occupancy import occupancy_report
@@ -276,9 +288,10 @@ class CudaFieldSolver(FieldSolver):
 class AsyncObservation:
     """An observation enqueued by :meth:`CudaFieldSolver.observe_async`."""
 
-    def __init__(self, solver, event, host_partial, host_phi, nb, owned):
+    def __init__(self, solver, event, host_partial, host_phi, nb, owned, spectrum=None):
         self._solver, self._event = solver, event
         self._partial, self._phi, self._nb, self._owned = host_partial, host_phi, nb, owned
+        self._spectrum = spectrum
 
     def result(self):
         """``(reductions dict, owned rows)`` once the copies are done (waits for them only);
@@ -289,7 +302,11 @@ class AsyncObservation:
         s = self._solver
         part = ck.partials_of(self._partial, self._nb, self._owned)
         return (observables.merge_partials([part], s.model, s.grid),
-                self._phi.reshape(s.owned_shape))
+                None if self._phi is None else self._phi.reshape(s.owned_shape))
+
+    def spectrum_result(self, bounds):
+        """``(length, radial)`` of the enqueued spectrum (None when none was enqueued)."""
+        return None if self._spectrum is None else self._spectrum.result(bounds)
 
 
 def _device_id() -> int:

@@ -270,21 +270,37 @@ def _simulator() -> bool:
     return bool(numba.config.ENABLE_CUDASIM)
 
 
-def rank_observables(comm, solver, slabs, model, grid, length=True) -> dict:
+def rank_observables(comm, solver, slabs, model, grid, length=True, spectrum=None,
+                     radial=False) -> dict:
     """Mass, free energy, min, max (and the S(k) length scale) of the whole field from the slabs
-    of all ranks, on every rank (collective). Returns also ``phi``: this rank's owned rows."""
+    of all ranks, on every rank (collective). Returns also ``phi``: this rank's owned rows —
+    None when ``spectrum`` (a :class:`~simengine.field.spectrum_cuda.DeviceSlabSpectrum`)
+    computes S(k) on the GPUs, where no field comes to the host. With ``radial`` (and
+    ``length``) also ``structure_factor_k`` and ``structure_factor``: the radial S(k) of the whole
+    field per shell (NaN where a shell holds no mode)."""
     from .observables import (FieldPartials, length_from_partials, merge_partials,
                               structure_factor_partials)
 
     part = solver.partials().to_array()
     parts = comm.allgather(part)
     red = merge_partials([FieldPartials.from_array(p) for p in parts], model, grid)
-    phi = solver.state()
+    phi = None if (length and spectrum is not None) else solver.state()
     if length:
-        rows = [(s.start, s.stop) for s in slabs]
-        sk = structure_factor_partials(phi, rows, comm.rank, grid.shape, float(grid.spacing),
-                                       red["mass"], comm.alltoall)
+        if spectrum is not None:
+            got = spectrum.partials(solver.owned_device(), red["mass"], comm.alltoall,
+                                    radial=radial)
+        else:
+            rows = [(s.start, s.stop) for s in slabs]
+            got = structure_factor_partials(phi, rows, comm.rank, grid.shape,
+                                            float(grid.spacing), red["mass"], comm.alltoall,
+                                            boundary=solver.boundary.kind, radial=radial)
+        sk, shells = got if radial else (got, None)
         red["length"] = length_from_partials(comm.allgather(sk), int(np.prod(grid.shape)),
                                              bounds=(red["min"], red["max"]))
+        if radial:
+            from .spectrum import shell_profile
+
+            total = np.sum(np.asarray(comm.allgather(shells), dtype=np.float64), axis=0)
+            red["structure_factor_k"], red["structure_factor"] = shell_profile(*total)
     red["phi"] = phi
     return red

@@ -90,6 +90,17 @@ class FieldJob:
                 self.slab = whole_slab(self.grid.shape[0])
         except (ValueError, RuntimeError) as exc:
             raise UserError(f"{sc.path}: solver: {exc}") from None
+        from .spectrum_cuda import device_spectrum_for
+
+        # where S(k) is computed (the GPU with cuFFT for large one-process CUDA fields)
+        #: the radial S(k) at every observation (output.structure_factor): row
+        #: "structure_factor" (S per shell, NaN where empty); the shells' mean |k| in
+        #: ``structure_factor_k`` (the same at every observation)
+        self.radial = bool(spec.output.structure_factor)
+        self.structure_factor_k = None
+        self._spectrum, self.spectrum_note = device_spectrum_for(
+            self.solver, self.grid, self.boundary, self.comm.size, comm=self.comm,
+            slabs=self.slabs, radial=self.radial)
         self.total = int(spec.time.steps)
         self.dtype = np.dtype(s.precision)
         o = spec.output
@@ -129,7 +140,7 @@ class FieldJob:
         summary = getattr(self.solver, "plan_summary", None)  # CUDA: field/plans.py
         plan = f" [plan {summary}]" if summary else ""
         return (f"{self.sc.name}: {self.total} steps of {self.solver.name}{plan} on grid "
-                f"{list(self.grid.shape)}{ranks} -> {output}")
+                f"{list(self.grid.shape)}{ranks}; {self.spectrum_note} -> {output}")
 
     def make_output(self, path, fresh, truncate_to):
         from ..io.field_output import FieldOutput
@@ -195,9 +206,11 @@ class FieldJob:
             n = min(self._chunk, stop - done)
             t = time.perf_counter()
             self.solver.advance(int(n))
-            if self._pipeline and done + n == stop and self.due(stop) == {"obs"} \
-                    and self.solver.cells * self.dtype.itemsize <= ASYNC_OBSERVE_MAX_BYTES:
-                self._enqueued = (stop, self.solver.observe_async())
+            if self._pipeline and done + n == stop and self.due(stop) == {"obs"}:
+                small = self.solver.cells * self.dtype.itemsize <= ASYNC_OBSERVE_MAX_BYTES
+                if small or self._spectrum is not None:  # S(k) on the GPU: no field copy
+                    self._enqueued = (stop, self.solver.observe_async(
+                        spectrum=self._spectrum, copy_field=small))
             self.finish_observation()  # host work of the last observation, overlapping the steps
             self.solver.synchronize()  # time the work itself, not its (asynchronous) launch
             done += n
@@ -222,15 +235,22 @@ class FieldJob:
             self._enqueued = self._ahead.pop(0)  # taken by observe
         if due == {"obs"} and self._pipeline:
             row, phi = self.observe(done, elapsed, defer_length=True)
-            self._pending = (row, phi, out)
+            if row["length"] is None:
+                self._pending = (row, phi, out)
+            else:  # S(k) came from the GPU with the reductions
+                self.last_observation = row
+                out.obs.append(row)
             self._taken = (done, phi)
-            self._run_ahead(done)  # keep the GPU busy while this thread catches up
+            if phi is not None:
+                self._run_ahead(done)  # keep the GPU busy while this thread catches up
             return
         if due:
             row, phi = self.observe(done, elapsed)
             self.last_observation = row         # shown by the controller's progress lines
             if "obs" in due:
                 out.obs.append(row)
+        if ("snap" in due or "ckpt" in due) and phi is None:
+            phi = self.solver.state()  # S(k) came from the GPU: the field is needed here only
         if "snap" in due:
             self.check_state(phi, done)
             out.snaps.append((done, phi.copy()))
@@ -277,7 +297,8 @@ class FieldJob:
             if nxt >= self.total or self.due(nxt) != {"obs"} or cost > budget:
                 break
             self.solver.advance(int(nxt - at))
-            self._ahead.append((nxt, self.solver.observe_async(slots=most + 2)))
+            self._ahead.append((nxt, self.solver.observe_async(slots=most + 2,
+                                                               spectrum=self._spectrum)))
             at, budget = nxt, budget - cost
         return len(self._ahead)
 
@@ -362,7 +383,10 @@ class FieldJob:
 
         row, phi, out = self._pending
         self._pending = None
-        row["length"] = float(characteristic_length(phi, self.grid.spacing))
+        row["length"] = float(characteristic_length(phi, self.grid.spacing,
+                                                    self.boundary.kind))
+        if self.radial:
+            self._host_radial(row, phi)
         self.last_observation = row
         out.obs.append(row)
 
@@ -373,32 +397,58 @@ class FieldJob:
         from .observables import characteristic_length
 
         enqueued, self._enqueued = self._enqueued, None
+        sk = None  # (length, radial) from the GPU
         if self.comm.size > 1:
             from .distributed import rank_observables
 
-            red = rank_observables(self.comm, self.solver, self.slabs, self.model, self.grid)
+            red = rank_observables(self.comm, self.solver, self.slabs, self.model, self.grid,
+                                   spectrum=self._spectrum, radial=self.radial)
             phi = red["phi"]
         elif enqueued is not None and enqueued[0] == step:
             red, phi = enqueued[1].result()  # enqueued by advance behind the steps
+            sk = enqueued[1].spectrum_result((red["min"], red["max"]))
         else:
             red = self.solver.reductions()
             phi = None
+            if self._spectrum is not None:
+                sk = self._spectrum.enqueue(self.solver.owned_device()).result(
+                    (red["min"], red["max"]))
         lo, hi = float(red["min"]), float(red["max"])
         if not (np.isfinite(lo) and np.isfinite(hi) and np.isfinite(red["free_energy"])) \
                 or max(abs(lo), abs(hi)) > BLOWUP:
             exc = SimulationError(f"the field blew up (min {lo:.3g}, max {hi:.3g}) by step {step}")
             exc.collective = True
             raise exc
+        radial = None
         if self.comm.size > 1:
             length = float(red["length"])
+            if self.radial:
+                radial = (red["structure_factor_k"], red["structure_factor"])
+        elif sk is not None:
+            length = float(sk[0])
+            radial = sk[1]
         else:
             if phi is None:
                 phi = self.solver.state()
-            length = None if defer_length else float(characteristic_length(phi,
-                                                                           self.grid.spacing))
-        return {"step": step, "time": self.time_of(step), "mass": float(red["mass"]),
-                "free_energy": float(red["free_energy"]), "phi_min": lo, "phi_max": hi,
-                "length": length, "wall_time": wall}, phi
+            length = None if defer_length else float(characteristic_length(
+                phi, self.grid.spacing, self.boundary.kind))
+        row = {"step": step, "time": self.time_of(step), "mass": float(red["mass"]),
+               "free_energy": float(red["free_energy"]), "phi_min": lo, "phi_max": hi,
+               "length": length, "wall_time": wall}
+        if radial is not None:
+            self.structure_factor_k = radial[0]
+            row["structure_factor"] = radial[1]
+        elif self.radial and length is not None:
+            self._host_radial(row, phi)
+        return row, phi
+
+    def _host_radial(self, row, phi):
+        """The radial S(k) of a host field into ``row`` (``output.structure_factor``)."""
+        from .spectrum import radial_sums, shell_profile
+
+        k, s = shell_profile(*radial_sums(phi, self.grid.spacing, self.boundary.kind))
+        self.structure_factor_k = k
+        row["structure_factor"] = s
 
     def check_state(self, phi, step):
         bad = not np.all(np.isfinite(phi)) or (phi.size and np.abs(phi).max() > BLOWUP)

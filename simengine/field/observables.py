@@ -21,6 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .model import Boundary, CahnHilliard, Grid
+from .spectrum import (FOURIER, axis_wavenumbers, mode_table, radial_profile, spectrum,
+                       transform_axis, transform_of)
 
 
 def mass(phi) -> float:
@@ -52,23 +54,15 @@ def free_energy(phi, model: CahnHilliard, grid: Grid, boundary: Boundary) -> flo
 
 
 @functools.lru_cache(maxsize=8)
-def _wavenumbers(shape: tuple, spacing: float):
-    """``(w, w·|k|)`` of :func:`characteristic_length` for one grid: weights over the half
-    spectrum of ``rfftn`` (last axis 0 … N/2), each entry repeated for the real and the imaginary
-    part — 2 for the last-axis wavenumbers that stand for ±k, 1 for 0 and (N even) the Nyquist
-    one, 0 at k = 0. Computed once per grid (a run observes the same shape every time);
-    read-only arrays."""
-    freqs = [2 * np.pi * np.fft.fftfreq(n, d=spacing) for n in shape[:-1]]
-    freqs.append(2 * np.pi * np.fft.rfftfreq(shape[-1], d=spacing))
-    ks = np.meshgrid(*freqs, indexing="ij")
-    kmag = np.sqrt(sum(k * k for k in ks))
-    w = np.full(shape[-1] // 2 + 1, 2.0)
-    w[0] = 1.0
-    if shape[-1] % 2 == 0:
-        w[-1] = 1.0
-    weight = np.where(kmag > 0, np.broadcast_to(w, kmag.shape), 0.0)
-    w2 = np.repeat(weight.ravel(), 2)            # (re, im) pairs of the complex spectrum
-    wk2 = np.repeat((weight * kmag).ravel(), 2)
+def _wavenumbers(shape: tuple, spacing: float, kind: str = FOURIER):
+    """``(w, w·|k|)`` of :func:`characteristic_length` for one grid and transform
+    (:func:`spectrum.mode_table`), flattened in the order of the stored spectrum; for the Fourier
+    transform each entry is repeated for the real and the imaginary part of the complex
+    spectrum. Computed once per grid (a run observes the same shape every time); read-only."""
+    kmag, weight = mode_table(shape, spacing, kind)
+    reps = 2 if kind == FOURIER else 1
+    w2 = np.repeat(weight.ravel(), reps)
+    wk2 = np.repeat((weight * kmag).ravel(), reps)
     for a in (w2, wk2):
         a.flags.writeable = False
     return w2, wk2
@@ -82,13 +76,16 @@ def is_flat(lo: float, hi: float) -> bool:
     return bool(hi - lo <= 16 * np.finfo(np.float64).eps * max(abs(lo), abs(hi)))
 
 
-def characteristic_length(phi, spacing: float = 1.0) -> float:
+def characteristic_length(phi, spacing: float = 1.0, boundary: str = "periodic") -> float:
+    """L = 2π / k₁ of a host field; the transform is the boundary's (:mod:`.spectrum`): the
+    real FFT's half spectrum for periodic and fixed walls, the cosine transform for mirror."""
     p = np.asarray(phi, dtype=np.float64)
     if p.size and is_flat(float(p.min()), float(p.max())):
         return float("inf")
-    f = np.fft.rfftn(p - p.mean())
-    w2, wk2 = _wavenumbers(tuple(int(n) for n in p.shape), float(spacing))
-    a = f.reshape(-1).view(np.float64)
+    kind = transform_of(boundary)
+    f = spectrum(p - p.mean(), kind)
+    w2, wk2 = _wavenumbers(tuple(int(n) for n in p.shape), float(spacing), kind)
+    a = f.reshape(-1).view(np.float64) if kind == FOURIER else f.reshape(-1)
     a = a * a                                   # re², im² of every half-spectrum entry
     st = float(a @ w2)
     if not np.isfinite(st):
@@ -215,38 +212,49 @@ def transpose_slab(a, rows, cols, alltoall):
 
 
 def structure_factor_partials(slab_phi, rows, rank: int, shape, spacing: float, mean: float,
-                              alltoall) -> np.ndarray:
-    """``[Σ_{k≠0} |k|·S(k), Σ_{k≠0} S(k)]`` over this rank's share of k-space (float64[2]).
+                              alltoall, boundary: str = "periodic", radial: bool = False):
+    """``[Σ_{k≠0} |k|·S(k), Σ_{k≠0} S(k)]`` over this rank's share of k-space (float64[2]),
+    with the boundary's transform (:func:`.spectrum.transform_of`; the full spectrum, unnormalised).
 
     ``slab_phi``: this rank's owned rows (``rows[rank]`` = (start, stop) of axis 0; ``rows``
     lists every rank's range in rank order); ``shape``: the global grid shape; ``mean``: the
     global mean of φ (from :func:`merge_partials`). Collective: every rank calls it with its slab
-    and the same ``alltoall``."""
+    and the same ``alltoall``. With ``radial``: ``(sums, shell sums)``, the second the
+    :func:`.spectrum.radial_profile` sums ``(Σ w, Σ w·|k|, Σ w·S)`` over this rank's share (sum
+    them over the ranks)."""
     shape = tuple(int(n) for n in shape)
     nd = len(shape)
+    kind = transform_of(boundary)
     a = np.asarray(slab_phi, dtype=np.float64) - float(mean)
     if nd == 1:
         a = a[:, None]
         n1 = 1
     else:
-        a = np.fft.fftn(a, axes=tuple(range(1, nd)))
+        for ax in range(1, nd):
+            a = transform_axis(a, ax, kind)
         n1 = shape[1]
     parts = len(rows)
     cols = (split_cols(n1, parts))
     b = transpose_slab(a, rows, cols, alltoall)
-    b = np.fft.fft(b, axis=0)
+    b = transform_axis(b, 0, kind)
     s = np.abs(b) ** 2
     c0, c1 = cols[rank]
-    freqs = [2 * np.pi * np.fft.fftfreq(shape[0], d=spacing)]
+    freqs = [axis_wavenumbers(shape[0], spacing, kind)]
     if nd == 1:
         freqs.append(np.zeros(c1 - c0))
     else:
-        freqs.append(2 * np.pi * np.fft.fftfreq(n1, d=spacing)[c0:c1])
-        freqs += [2 * np.pi * np.fft.fftfreq(n, d=spacing) for n in shape[2:]]
+        freqs.append(axis_wavenumbers(n1, spacing, kind)[c0:c1])
+        freqs += [axis_wavenumbers(n, spacing, kind) for n in shape[2:]]
     ks = np.meshgrid(*freqs, indexing="ij")
     kmag = np.sqrt(sum(k * k for k in ks))
     mask = kmag > 0
-    return np.array([float((kmag[mask] * s[mask]).sum()), float(s[mask].sum())])
+    sums = np.array([float((kmag[mask] * s[mask]).sum()), float(s[mask].sum())])
+    if not radial:
+        return sums
+    norm = float(np.prod(shape)) if kind == FOURIER else 1.0
+    kmag = kmag.reshape(s.shape)
+    return sums, np.stack(radial_profile(s / norm, kmag, mask.reshape(s.shape).astype(float),
+                                         shape, spacing, kind))
 
 
 def split_cols(n: int, parts: int) -> list:
