@@ -117,7 +117,7 @@ def cpu_table(a):
 
 def gpu_rows(a):
     from simengine.network import generators as gen
-    from simengine.network.betweenness import betweenness
+    from simengine.network.centrality import betweenness
 
     ours(ba(60, 3), backend="cuda")                      # compile the kernels
     fams = {"watts_ring_k10": lambda n: gen.watts_alpha(n, 10, ring=True, seed=1),

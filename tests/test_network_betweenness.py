@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from simengine.network.apsp import apsp_statistics, run_sources
-from simengine.network.betweenness import betweenness
+from simengine.network.centrality import betweenness
 from simengine.network.graph import CSRGraph
 from simengine.network.statistics import PathStatistics
 
