@@ -26,7 +26,7 @@ from pathlib import Path
 from ..errors import UserError
 from .durable import TMP_SUFFIX, describe_oserror, remove, remove_tree
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 
 
 def parts_dir(output) -> Path:
@@ -72,6 +72,15 @@ def relative_parts(output, refs):
     """Part names (relative to the parts directory) of virtual-dataset file names ``refs``."""
     prefix = parts_ref(output) + "/"
     return {r[len(prefix):] for r in refs if r.startswith(prefix)}
+
+
+def foreign_parts(output, file) -> str:
+    """Why an index may not map ``file``: only ``<its own name>.parts/`` belongs to it."""
+    other = str(file).split("/", 1)[0]
+    if other.endswith(".parts") and other != parts_ref(output):
+        return (f"maps parts of {other!r}, not of {parts_ref(output)!r}: an index renamed or "
+                f"copied without its parts (rename it back to {other[:-len('.parts')]!r})")
+    return f"maps an unexpected part {str(file)[:80]!r}"
 
 
 def list_parts(output):
