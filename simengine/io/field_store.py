@@ -237,7 +237,7 @@ class FieldIndex:
             names |= {block_name("phi", step, lo, hi) for lo, hi in blocks}
         return names
 
-    def record(self, steps, snap_blocks, obs, ckpt_step, ckpt_blocks, complete, digests):
+    def record(self, steps, snap_blocks, obs, ckpt_step, ckpt_blocks, complete, digests=None):
         """What the checkpoint digest covers: everything that steers a resume or the series,
         the run id and the parts' digests."""
         flat = np.array([(i, lo, hi) for i, b in enumerate(snap_blocks) for lo, hi in b],
@@ -250,7 +250,8 @@ class FieldIndex:
                 "snapshots": checksum.array_digest(np.asarray(steps, dtype=np.int64)),
                 "snapshot_blocks": checksum.array_digest(flat),
                 "observables": {k: checksum.array_digest(self._column(obs, k)) for k in SERIES},
-                "run_id": self.run_id, "parts": part_digests.record(digests)}
+                "run_id": self.run_id,
+                "parts": part_digests.record(self.digests if digests is None else digests)}
 
     @staticmethod
     def _column(obs, k):

@@ -180,13 +180,14 @@ class NetworkIndex:
         names = {SOURCES_NAME} | self.checkpoint_names() | self.previous_ckpt
         return names | {rows_name(a, b) for a, b in self.rows}
 
-    def record(self, rows, done, elapsed, layout, small, complete, digests):
+    def record(self, rows, done, elapsed, layout, small, complete, digests=None):
         return {"kind": "network", "format": FORMAT_VERSION, "n": self.n, "total": self.total,
                 "done": done, "elapsed": elapsed, "complete": bool(complete),
                 "rows": [list(r) for r in rows],
                 "layout": {k: [list(s), d] for k, (s, d) in layout.items()},
                 "small": {k: checksum.array_digest(np.asarray(v)) for k, v in small.items()},
-                "run_id": self.run_id, "parts": part_digests.record(digests)}
+                "run_id": self.run_id,
+                "parts": part_digests.record(self.digests if digests is None else digests)}
 
     def _build(self, f, rows, done, elapsed, layout, small, results, complete, digests):
         ref = parts_ref(self.output)

@@ -33,7 +33,7 @@ def open_output(path, mode="r"):
     if not stat.S_ISREG(st_mode):
         raise UserError(f"{path}: is {special_kind(st_mode)}, not a simengine output file")
     try:
-        f = h5py.File(path, mode, locking=False)
+        f = h5py.File(path, mode)
     except DAMAGE as exc:
         reason = str(exc).split("(")[0].strip() or "unreadable"
         raise UserError(f"{path}: not a readable HDF5 file (truncated or corrupted?): {reason}") from None

@@ -72,9 +72,15 @@ def verify_file(path):
     kind = version = None
     try:
         names = _datasets(f)
+        foreign = [file for name in names if f[name].is_virtual
+                   for _, _, file, _ in virtual_mappings(f[name])
+                   if not file.startswith(parts_ref(path) + "/")]
     except Exception as exc:  # noqa: BLE001 - a damaged index: one line, never a traceback
         f.close()
         return [f"{path}: {integrity.reason(exc)}"], 0, 0
+    if foreign:  # one line for the whole file: none of its parts are its own
+        f.close()
+        return [f"{path}: {foreign_parts(path, foreign[0])}"], 0, 0
     try:
         for name in names:
             try:
