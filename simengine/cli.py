@@ -182,6 +182,9 @@ def _fail(exc, code, text):
     """Report a failure. On MPI ranks an error that every rank raised together (``collective``)
     is printed by rank 0 only; an error of one rank is printed with its rank and aborts all ranks
     so none of them waits forever for it."""
+    from .signals import absorb
+
+    absorb()  # reporting: a second signal must not interrupt the one line
     rank, size = _rank()
     collective = getattr(exc, "collective", False)
     if size > 1 and not collective:
@@ -199,7 +202,10 @@ def _fail(exc, code, text):
 
 
 def main(argv=None):
-    with stop_on_signals():  # before any start-up work: files, graph generation, compilation
+    """The command line (``argv=None``: ``sys.argv``, the process ends after it, so signals stay
+    absorbed after the command; tests pass a list and get their handlers back)."""
+    # before any start-up work: files, graph generation, compilation
+    with stop_on_signals(keep_absorbing=argv is None):
         try:
             return _dispatch(argv)
         except Stopped as exc:  # SIGINT/SIGTERM outside a checkpointing loop
