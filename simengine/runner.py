@@ -31,9 +31,11 @@ from pathlib import Path
 
 import yaml
 
+from . import resume_rules
 from .config import Scenario
 from .errors import SimulationError, UserError
 from .io import output_files
+from .io.integrity import DAMAGE, reason
 from .io.reader import open_output
 from .progress import Progress
 from .signals import checkpointable
@@ -141,15 +143,22 @@ class Runner:
             raise UserError(f"{out}: output file exists; pass --resume to continue it or "
                             f"--overwrite to replace it")
         f = open_output(out)
-        kind = f.attrs["kind"]
-        kind = kind.decode() if isinstance(kind, bytes) else str(kind)
+        try:
+            kind = f.attrs["kind"]
+            kind = kind.decode() if isinstance(kind, bytes) else str(kind)
+            stored = yaml.safe_load(f.attrs.get("scenario", "{}"))
+            if not isinstance(stored, dict):
+                raise ValueError("the stored scenario is not a mapping")
+        except (*DAMAGE, yaml.YAMLError) as exc:
+            f.close()
+            raise UserError(f"{out}: damaged output ({reason(exc)}); cannot resume") from None
         if kind != self.sc.kind:
             f.close()
             raise UserError(f"{out}: holds a {kind} run, not a {self.sc.kind} run")
-        stored = yaml.safe_load(f.attrs.get("scenario", "{}"))
         try:
             _check_compatible(stored, self.sc.data, out)
             output_files.check_resumable(out, kind)
+            resume_rules.check(stored, self.sc.data, out, f)
         except UserError:
             f.close()
             raise

@@ -221,3 +221,31 @@ def test_seeded_corruption_fuzzer(tmp_path, bases, kind):
     print(f"\n[fuzz] {kind} output corruption: {FUZZ_CASES} cases over {len(targets)} files: "
           + ", ".join(f"{v} {k}" for k, v in counts.items()))
     assert counts["refused"] > FUZZ_CASES // 3
+
+
+# ------------------------------------------------------------------------------ resume rules
+@pytest.mark.parametrize("change,words", [
+    ({"output": {"snapshot_every": 10}}, "output.snapshot_every is 20 in the file but 10"),
+    ({"output": {"observables_every": 5}}, "output.observables_every is 10 in the file but 5"),
+    ({"time": {"steps": 20}}, "time.steps = 20 is before the checkpoint at step 30"),
+])
+def test_resume_refuses_what_would_mix_meanings(tmp_path, bases, change, words):
+    from simengine.config import load_scenario
+
+    sc, base, ref = bases["field"]
+    out = copy_of(base, tmp_path)
+    with pytest.raises(UserError, match=words):
+        run(load_scenario(sc.path, [f"{k}.{kk}={v}" for k, d in change.items()
+                                    for kk, v in d.items()]), out, resume=True)
+
+
+def test_resume_may_change_checkpoint_cadence_and_compression(tmp_path, bases):
+    from simengine.config import load_scenario
+
+    sc, base, ref = bases["field"]
+    out = copy_of(base, tmp_path)
+    other = load_scenario(sc.path, ["output.checkpoint_every=20", "output.compression=gzip"])
+    assert run(other, out, resume=True) == 0
+    assert_same(contents(out), ref)
+    with pytest.raises(UserError, match="complete at step 60; time.steps = 50 would shorten"):
+        run(load_scenario(sc.path, ["time.steps=50"]), out, resume=True)
