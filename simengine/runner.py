@@ -119,6 +119,8 @@ class Runner:
         self.force = force
         self.comm = comm or world()
         self.output = Path(output) if output else default_output(sc)
+        if self.output.is_symlink():  # locked, written and replaced as the file it names
+            self.output = self.output.resolve()
         self.resume = resume
         self.overwrite = overwrite
         self.progress = progress and self.comm.rank == 0

@@ -111,9 +111,25 @@ def remove_output(output):
     remove_tree(parts_dir(output))
 
 
+def check_utf8(path):
+    """UserError for a path that is not valid UTF-8 (an undecodable byte reaches Python as a lone
+    surrogate): HDF5 virtual datasets name their parts by UTF-8 file names."""
+    text = str(path)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        shown = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        raise UserError(f"{shown[:200]}: the path is not valid UTF-8; rename it (simengine names "
+                        f"its part files by UTF-8 paths)") from None
+
+
 def check_output_path(output):
     """One-line errors (exit 2) for an output path that cannot work, before anything is written."""
+    check_utf8(output)
     output = Path(output)
+    if not str(output).strip() or str(output) == ".":
+        raise UserError(f"{str(output)!r}: an empty output path; give a file name such as "
+                        f"outputs/run.h5")
     if output.is_dir():
         raise UserError(f"{output}: the output is a directory; give a file name such as "
                         f"{output / 'run.h5'}")

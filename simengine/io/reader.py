@@ -17,21 +17,32 @@ from .layout import FORMAT_VERSION  # noqa: F401 (the layout this simengine writ
 from .metadata import is_dimension_only
 
 
-def open_output(path, mode="r"):
-    """Open ``path`` as a simengine HDF5 output, or raise a one-line UserError."""
+def check_input_file(path, what="a simengine output file"):
+    """One-line UserError unless ``path`` is an existing regular file with a UTF-8 name (checked
+    with ``stat``, never opened: a FIFO would block)."""
     import stat
 
-    from .integrity import DAMAGE, special_kind
+    from .integrity import special_kind
+    from .layout import check_utf8
 
+    check_utf8(path)
     path = Path(path)
     try:
-        st_mode = path.stat().st_mode   # stat, never open: a FIFO would block
+        st_mode = path.stat().st_mode
     except FileNotFoundError:
         raise UserError(f"{path}: no such file") from None
     except OSError as exc:
         raise UserError(f"{path}: cannot read: {exc.strerror}") from None
     if not stat.S_ISREG(st_mode):
-        raise UserError(f"{path}: is {special_kind(st_mode)}, not a simengine output file")
+        raise UserError(f"{path}: is {special_kind(st_mode)}, not {what}")
+
+
+def open_output(path, mode="r"):
+    """Open ``path`` as a simengine HDF5 output, or raise a one-line UserError."""
+    from .integrity import DAMAGE
+
+    path = Path(path)
+    check_input_file(path)
     try:
         f = h5py.File(path, mode)
     except DAMAGE as exc:
