@@ -194,7 +194,7 @@ class Runner:
         comm = self.comm
         device = bind_gpu(comm) if self.sc.spec.solver.backend in ("auto", "cuda") else None
         # memory estimates against the machine, before any large allocation or output file
-        on_root(comm, check, self.sc, comm.size, self.force)
+        on_root(comm, check, self.sc, comm.size, self.force, self.output)
         job = make_job(self.sc, self.log, comm)
         fresh, ck = on_root(comm, self._open, job)
         done, elapsed0 = job.start(fresh, ck)
