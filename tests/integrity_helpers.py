@@ -3,14 +3,9 @@ an output must equal an uninterrupted run's."""
 import h5py
 import numpy as np
 
-FIELD = """\
-kind: field
-name: kill
-grid: {shape: [24, 20], spacing: 1.0}
-time: {dt: 0.01, steps: 60}
-solver: {backend: cpu}
-output: {snapshot_every: 20, checkpoint_every: 30, observables_every: 10}
-"""
+FIELD = ("kind: field\nname: kill\ngrid: {shape: [24, 20], spacing: 1.0}\n"
+         "time: {dt: 0.01, steps: 60}\nsolver: {backend: cpu}\n"
+         "output: {snapshot_every: 20, checkpoint_every: 30, observables_every: 10}\n")
 
 NETWORK = """\
 kind: network

@@ -32,8 +32,8 @@ from . import checksum, integrity, part_digests
 from .durable import make_dirs, remove, write_atomic, write_index
 from .h5image import Image, put_array, put_virtual, virtual_mappings
 from .integrity import DAMAGE, Corrupt
-from .layout import (FORMAT_VERSION, block_name, foreign_parts, list_parts, parts_dir, parts_ref,
-                     retire_checkpoint_parts, xdmf_path)
+from .layout import (FORMAT_VERSION, block_name, foreign_parts, list_parts, parts_dir,
+                     parts_ref, retire_checkpoint_parts, xdmf_path)
 from .xdmf import write_xdmf
 
 #: observables columns, in file order
@@ -132,7 +132,7 @@ class FieldParts:
             f.close()
 
 
-class FieldIndex:
+class FieldIndex(part_digests.DigestedIndex):
     """The committed state of a field output and the writer of its index (one process)."""
 
     def __init__(self, output, grid_shape, spacing, dt, dtype, attrs, steps_total):
@@ -219,11 +219,6 @@ class FieldIndex:
     def mapped(self):
         """Part names the committed index maps (its virtual datasets)."""
         return self._mapped(self.steps, self.snap_blocks, self.ckpt_step, self.ckpt_blocks)
-
-    def check_parts(self, names=None) -> list:
-        """:class:`Corrupt` for each part (default: every mapped part) not matching its digest."""
-        names = self.mapped() if names is None else names
-        return part_digests.check(self.output, names, self.digests, self.run_id)
 
     def checkpoint_names(self):
         if self.ckpt_step is None:

@@ -23,9 +23,9 @@ from . import checksum, faults, integrity, part_digests
 from .durable import make_dirs, remove, write_atomic, write_index
 from .h5image import Image, put_array, put_scalar, put_virtual, virtual_mappings
 from .integrity import DAMAGE, Corrupt
-from .layout import (FORMAT_VERSION, SOURCES_NAME, foreign_parts, list_parts, network_checkpoint_name,
-                     retire_checkpoint_parts,
-                     parts_dir, parts_ref, rows_name)
+from .layout import (FORMAT_VERSION, SOURCES_NAME, foreign_parts, list_parts,
+                     network_checkpoint_name, parts_dir, parts_ref, retire_checkpoint_parts,
+                     rows_name)
 
 
 class NetworkParts:
@@ -99,7 +99,7 @@ class NetworkParts:
             f.close()
 
 
-class NetworkIndex:
+class NetworkIndex(part_digests.DigestedIndex):
     """The committed state of a network output and the writer of its index (one process)."""
 
     def __init__(self, output, attrs, n, total, store_dtype=None, unreachable=None,
@@ -170,11 +170,6 @@ class NetworkIndex:
     def mapped(self):
         """Part names the committed index maps."""
         return self._mapped(self.rows, self.done, self.layout, self.small)
-
-    def check_parts(self, names=None) -> list:
-        """:class:`Corrupt` for each part (default: every mapped part) not matching its digest."""
-        names = self.mapped() if names is None else names
-        return part_digests.check(self.output, names, self.digests, self.run_id)
 
     def referenced(self):
         names = {SOURCES_NAME} | self.checkpoint_names() | self.previous_ckpt

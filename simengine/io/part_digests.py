@@ -162,3 +162,13 @@ def check(output, names, digests, run_id, threads=4) -> list:
     with ThreadPoolExecutor(max_workers=max(1, min(threads, len(todo)))) as pool:
         problems += [p for p in pool.map(one, todo) if p is not None]
     return problems
+
+
+class DigestedIndex:
+    """What an index with part digests offers: ``output``, ``digests``, ``run_id`` and
+    ``mapped()`` (the part names its virtual datasets map) are the subclass's."""
+
+    def check_parts(self, names=None) -> list:
+        """:class:`Corrupt` for each part (default: every mapped part) not matching its digest."""
+        names = self.mapped() if names is None else names
+        return check(self.output, names, self.digests, self.run_id)
