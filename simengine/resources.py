@@ -589,10 +589,25 @@ def output_room(plan: Plan, output) -> tuple[int, str] | None:
     return st.f_bavail * st.f_frsize, str(d)
 
 
+def _written(output) -> int:
+    """Bytes the output's parts already hold (a --resume or --overwrite reuses or frees them)."""
+    from .io.layout import parts_dir
+
+    total = 0
+    if output:
+        for dirpath, _, files in os.walk(parts_dir(output)):
+            for name in files:
+                try:
+                    total += os.lstat(os.path.join(dirpath, name)).st_size
+                except OSError:
+                    pass
+    return total
+
+
 def disk_refusal(sc, plan: Plan, output) -> UserError | None:
     """The one-line refusal when the output would not fit the free space, else None."""
     room = output_room(plan, output)
-    if not plan.disk or room is None or plan.disk <= room[0]:
+    if not plan.disk or room is None or plan.disk - _written(output) <= room[0]:
         return None
     key = "metrics.store_distances" if plan.kind == "network" else "output.snapshot_every"
     return UserError(f"{sc.path}: {key}: the output needs up to about {fmt_bytes(plan.disk)} of "
