@@ -29,7 +29,7 @@ import numpy as np
 from ..errors import OutputError, UserError
 from . import faults
 from . import checksum, integrity, part_digests
-from .durable import make_dirs, remove, write_atomic, write_index
+from .durable import make_dirs, remove, write_index
 from .h5image import Image, put_array, put_virtual, virtual_mappings
 from .integrity import DAMAGE, Corrupt
 from .layout import (FORMAT_VERSION, block_name, foreign_parts, list_parts, parts_dir,
@@ -95,8 +95,7 @@ class FieldParts:
         if kind not in self._dirs:
             make_dirs(self.root / kind)
             self._dirs.add(kind)
-        digest = image.sha256()
-        write_atomic(self.path_of(kind, step, lo, hi), image, fault=kind)
+        digest = part_digests.write_hashed(self.path_of(kind, step, lo, hi), image, kind)
         self.digests[block_name(kind, step, lo, hi)] = digest
         return lo, hi
 

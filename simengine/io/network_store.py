@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import UserError
 from . import checksum, faults, integrity, part_digests
-from .durable import make_dirs, remove, write_atomic, write_index
+from .durable import make_dirs, remove, write_index
 from .h5image import Image, put_array, put_scalar, put_virtual, virtual_mappings
 from .integrity import DAMAGE, Corrupt
 from .layout import (FORMAT_VERSION, SOURCES_NAME, foreign_parts, list_parts,
@@ -43,9 +43,8 @@ class NetworkParts:
             if self.run_id is not None:
                 f.attrs["run_id"] = self.run_id
         make_dirs((self.root / name).parent)
-        digest = image.sha256()
         kind = "sources" if name == SOURCES_NAME else name.split("/")[0]
-        write_atomic(self.root / name, image, fault=kind)
+        digest = part_digests.write_hashed(self.root / name, image, kind)
         self.digests[name] = digest
 
     def take_digests(self) -> dict:

@@ -36,6 +36,26 @@ def new_run_id() -> str:
     return uuid.uuid4().hex
 
 
+#: parts at least this large are hashed in a second thread while they are written (hashlib and the
+#: writes release the GIL), so the digest adds little to the wall time of a write
+OVERLAP_BYTES = 1 << 22
+
+
+def write_hashed(path, image, fault) -> str:
+    """Write the part ``image`` durably and atomically (:func:`~simengine.io.durable.write_atomic`)
+    and return the SHA-256 of its bytes, computed from memory."""
+    from .durable import write_atomic
+
+    if image.nbytes < OVERLAP_BYTES:
+        digest = image.sha256()
+        write_atomic(path, image, fault=fault)
+        return digest
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        digest = pool.submit(image.sha256)
+        write_atomic(path, image, fault=fault)
+        return digest.result()
+
+
 def put(f, digests: dict):
     """``/integrity/part`` (names) and ``/integrity/sha256`` of the parts an index maps."""
     from .h5image import put_array
