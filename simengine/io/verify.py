@@ -129,7 +129,7 @@ def _check_steering(path, kind, known):
         else:
             from .network_store import NetworkIndex
 
-            index, _ = NetworkIndex.load(path, check_checkpoint=False)
+            index, _ = NetworkIndex.load(path, check_checkpoint=True)  # as --resume
     except UserError as exc:
         line = str(exc).removesuffix("; cannot resume")
         return [] if any(line in k or k in line for k in known) else [line]
