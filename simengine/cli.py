@@ -65,6 +65,9 @@ def _cmd_run(args):
     from .config import load_scenario
     from .runner import Interrupted, run_scenario
 
+    if args.output is not None and not args.output.strip():
+        raise UserError(f"--output: {args.output!r} is an empty path; give a file name such as "
+                        f"outputs/run.h5 (or leave the option out for outputs/<name>.h5)")
     sc = load_scenario(args.scenario, args.overrides)
     if "sweep" in sc.data:
         from .sweep import body_of
@@ -127,7 +130,28 @@ def _cmd_validate(args):
     return 0
 
 
+def _reading(path):
+    """Errors of h5py on a damaged output (a truncated part read by a figure, ...) as one line."""
+    from contextlib import contextmanager
+
+    from .io.integrity import DAMAGE, reason
+
+    @contextmanager
+    def guard():
+        try:
+            yield
+        except DAMAGE as exc:
+            raise UserError(f"{path}: damaged or unreadable output ({reason(exc)}); "
+                            f"'simengine info --verify {path}' lists what is damaged") from None
+    return guard()
+
+
 def _cmd_info(args):
+    with _reading(args.file):
+        return _info(args)
+
+
+def _info(args):
     from .io.reader import Result
 
     if args.verify:
@@ -146,8 +170,15 @@ def _cmd_info(args):
 
 
 def _cmd_plot(args):
+    from .io.reader import check_input_file
     from .plot import plot_file
 
+    check_input_file(args.file)
+    with _reading(args.file):
+        return _plot(args, plot_file)
+
+
+def _plot(args, plot_file):
     for path in plot_file(args.file, args.out, gif=not args.no_gif,
                           log=lambda msg: print(f"simengine: {msg}", file=sys.stderr)):
         print(path)
@@ -182,6 +213,9 @@ def _fail(exc, code, text):
     """Report a failure. On MPI ranks an error that every rank raised together (``collective``)
     is printed by rank 0 only; an error of one rank is printed with its rank and aborts all ranks
     so none of them waits forever for it."""
+    from .signals import absorb
+
+    absorb()  # reporting: a second signal must not interrupt the one line
     rank, size = _rank()
     collective = getattr(exc, "collective", False)
     if size > 1 and not collective:
@@ -199,7 +233,17 @@ def _fail(exc, code, text):
 
 
 def main(argv=None):
-    with stop_on_signals():  # before any start-up work: files, graph generation, compilation
+    """The command line (``argv=None``: ``sys.argv``, the process ends after it, so signals stay
+    absorbed after the command; tests pass a list and get their handlers back)."""
+    import warnings
+
+    import numpy as np
+
+    # before any start-up work: files, graph generation, compilation. numpy's floating-point
+    # warnings are never shown: a blow-up or a bad value is reported by its one line
+    with stop_on_signals(keep_absorbing=argv is None), np.errstate(all="ignore"), \
+            warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
         try:
             return _dispatch(argv)
         except Stopped as exc:  # SIGINT/SIGTERM outside a checkpointing loop

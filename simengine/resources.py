@@ -78,7 +78,8 @@ class Plan:
     items: list = field(default_factory=list)
     ranks: int = 1
     work: str | None = None          #: network: traversal work and rough time (one line)
-    disk: int = 0                    #: bytes the output file may grow to (stored distances)
+    disk_what: str = ""              #: what ``disk`` counts
+    disk: int = 0                    #: bytes the output may grow to (snapshots, stored distances)
 
     @property
     def host(self) -> int:
@@ -220,6 +221,12 @@ def _field_plan(spec, ranks: int) -> Plan:
     plan.items.append(Item("grid.shape",
                            "observables: FFT length-scale temporaries (float64/complex128)",
                            host=(57 + 8 * d) * cells))
+    every = int(spec.output.snapshot_every or 0)
+    steps = int(spec.time.steps)
+    snaps = (steps // every if every else 0) + 2   # and at step 0 and the last step
+    full = math.prod(shape) * isz
+    plan.disk = snaps * full + 2 * full            # the snapshots, two checkpoints
+    plan.disk_what = f"{snaps:,} snapshots and 2 checkpoints of {fmt_bytes(full)}"
     return plan
 
 
@@ -293,6 +300,7 @@ def _generator_shape(gen: dict, directed: bool, weights_setting) -> GraphShape:
 def _file_header(path, fmt):
     """(n, entries, symmetric) from a DIMACS/Matrix Market/METIS header, or None."""
     import gzip
+    import zlib
 
     opener = gzip.open if str(path).endswith(".gz") else open
     try:
@@ -317,8 +325,8 @@ def _file_header(path, fmt):
                     if not t or t[0].startswith("%"):
                         continue
                     return int(t[0]), int(t[1]), True
-    except (OSError, ValueError, IndexError):
-        return None
+    except (OSError, ValueError, IndexError, EOFError, zlib.error):
+        return None   # a damaged or truncated gzip: the reader reports it with its line
     return None
 
 
@@ -518,6 +526,7 @@ def _network_plan(sc, ranks: int) -> Plan:
                                f"stored distances: {rows:,} rows of {n:,} held until a "
                                f"checkpoint write", host=2 * rows * n * isz))
         plan.disk = total_k * n * isz
+        plan.disk_what = f"stored distances, {total_k:,} rows of {n:,}"
         if spec.metrics.store_predecessors:
             plan.items.append(Item("metrics.store_predecessors",
                                    f"stored predecessors: {rows:,} int32 rows of {n:,} held "
@@ -525,12 +534,13 @@ def _network_plan(sc, ranks: int) -> Plan:
                                    device=(min(k, 256) * n * (8 + isz)
                                            if backend == "cuda" else 0)))
             plan.disk += total_k * n * 4
+            plan.disk_what += " and as many int32 predecessor rows"
     if alg == "fw":
         work = float(n) ** 3
         unit = "min-plus operations"
-    else:
-        work = float(k) * max(a, 1)
-        unit = f"arc visits ({k:,} sources × {a:,} arcs)"
+    else:   # a traversal initialises and visits every vertex and scans every arc per source
+        work = float(k) * (n + max(a, 1))
+        unit = f"vertex and arc visits ({k:,} sources × ({n:,} vertices + {a:,} arcs))"
     tp = THROUGHPUT.get((backend, alg), 1e8)
     plan.work = (f"traversal work {work:.3g} {unit} with {alg} on {backend}: about "
                  f"{fmt_seconds(work / tp)} at an assumed {tp:.2g}/s")
@@ -576,7 +586,47 @@ def memory_refusal(where: str, key: str, need: float, limit: float, limit_src: s
                      f"{detail}, more than the {fmt_bytes(limit)} {limit_src}; {OVERRIDE_HINT}")
 
 
-def check(sc, ranks: int = 1, force: bool = False) -> Plan:
+def output_room(plan: Plan, output) -> tuple[int, str] | None:
+    """(free bytes, directory) where ``output`` goes (its nearest existing directory), or None."""
+    from pathlib import Path
+
+    d = Path(output).resolve().parent if output else Path("outputs").resolve()
+    while not d.exists() and d != d.parent:
+        d = d.parent
+    try:
+        st = os.statvfs(d)
+    except OSError:
+        return None
+    return st.f_bavail * st.f_frsize, str(d)
+
+
+def _written(output) -> int:
+    """Bytes the output's parts already hold (a --resume or --overwrite reuses or frees them)."""
+    from .io.layout import parts_dir
+
+    total = 0
+    if output:
+        for dirpath, _, files in os.walk(parts_dir(output)):
+            for name in files:
+                try:
+                    total += os.lstat(os.path.join(dirpath, name)).st_size
+                except OSError:
+                    pass
+    return total
+
+
+def disk_refusal(sc, plan: Plan, output) -> UserError | None:
+    """The one-line refusal when the output would not fit the free space, else None."""
+    room = output_room(plan, output)
+    if not plan.disk or room is None or plan.disk - _written(output) <= room[0]:
+        return None
+    key = "metrics.store_distances" if plan.kind == "network" else "output.snapshot_every"
+    return UserError(f"{sc.path}: {key}: the output needs up to about {fmt_bytes(plan.disk)} of "
+                     f"disk ({plan.disk_what}), more than the {fmt_bytes(room[0])} free in "
+                     f"{room[1]}; {OVERRIDE_HINT}")
+
+
+def check(sc, ranks: int = 1, force: bool = False, output=None) -> Plan:
     """Estimate, and refuse (UserError, one line) when the host or GPU memory would not do,
     unless ``force`` or ``resources.check: false``.  This is the only memory refusal of a
     scenario run: the scenario checks (config/checks.py) refuse only sizes that no machine can
@@ -598,6 +648,9 @@ def check(sc, ranks: int = 1, force: bool = False) -> Plan:
             big = plan.largest("device")
             raise memory_refusal(str(sc.path), big.key, plan.device, free, "free on the GPU",
                                  f"{big.what}: {fmt_bytes(big.device)}", memory="GPU memory")
+    refusal = disk_refusal(sc, plan, output)
+    if refusal is not None:
+        raise refusal
     return plan
 
 
@@ -621,8 +674,10 @@ def describe(plan: Plan) -> list[str]:
         lim = f"of {fmt_bytes(free)} free" if free is not None else "(no GPU here to compare)"
         out.append(f"  memory: GPU about {fmt_bytes(plan.device)} {lim}")
     if plan.disk:
-        out.append(f"  output: stored distances add up to {fmt_bytes(plan.disk)} before "
-                   f"compression")
+        room = output_room(plan, None)
+        free = f" of {fmt_bytes(room[0])} free in {room[1]}" if room else ""
+        out.append(f"  output: up to {fmt_bytes(plan.disk)} on disk before compression "
+                   f"({plan.disk_what}){free}")
     if plan.work:
         out.append(f"  {plan.work}")
     return out

@@ -31,9 +31,11 @@ from pathlib import Path
 
 import yaml
 
+from . import resume_rules
 from .config import Scenario
 from .errors import SimulationError, UserError
 from .io import output_files
+from .io.integrity import DAMAGE, reason
 from .io.reader import open_output
 from .progress import Progress
 from .signals import checkpointable
@@ -117,6 +119,8 @@ class Runner:
         self.force = force
         self.comm = comm or world()
         self.output = Path(output) if output else default_output(sc)
+        if self.output.is_symlink():  # locked, written and replaced as the file it names
+            self.output = self.output.resolve()
         self.resume = resume
         self.overwrite = overwrite
         self.progress = progress and self.comm.rank == 0
@@ -141,15 +145,22 @@ class Runner:
             raise UserError(f"{out}: output file exists; pass --resume to continue it or "
                             f"--overwrite to replace it")
         f = open_output(out)
-        kind = f.attrs["kind"]
-        kind = kind.decode() if isinstance(kind, bytes) else str(kind)
+        try:
+            kind = f.attrs["kind"]
+            kind = kind.decode() if isinstance(kind, bytes) else str(kind)
+            stored = yaml.safe_load(f.attrs.get("scenario", "{}"))
+            if not isinstance(stored, dict):
+                raise ValueError("the stored scenario is not a mapping")
+        except (*DAMAGE, yaml.YAMLError) as exc:
+            f.close()
+            raise UserError(f"{out}: damaged output ({reason(exc)}); cannot resume") from None
         if kind != self.sc.kind:
             f.close()
             raise UserError(f"{out}: holds a {kind} run, not a {self.sc.kind} run")
-        stored = yaml.safe_load(f.attrs.get("scenario", "{}"))
         try:
             _check_compatible(stored, self.sc.data, out)
             output_files.check_resumable(out, kind)
+            resume_rules.check(stored, self.sc.data, out, f)
         except UserError:
             f.close()
             raise
@@ -183,7 +194,7 @@ class Runner:
         comm = self.comm
         device = bind_gpu(comm) if self.sc.spec.solver.backend in ("auto", "cuda") else None
         # memory estimates against the machine, before any large allocation or output file
-        on_root(comm, check, self.sc, comm.size, self.force)
+        on_root(comm, check, self.sc, comm.size, self.force, self.output)
         job = make_job(self.sc, self.log, comm)
         fresh, ck = on_root(comm, self._open, job)
         done, elapsed0 = job.start(fresh, ck)

@@ -9,6 +9,12 @@ A run loop that can write a checkpoint wraps itself in :func:`checkpointable`. W
 first signal only sets ``state.caught``; the loop checks it between pieces of work, writes a
 checkpoint and stops (exit 130). A second Ctrl-C there gives up at once (:class:`Stopped`).
 
+Once the command is stopping — a :class:`Stopped` was raised, or the command is reporting its
+outcome (:func:`absorb`) — further signals are absorbed, so a second Ctrl-C 50 ms after the first
+never interrupts the clean-up or the one-line message with a traceback. The command line
+(``python -m simengine`` / the ``simengine`` script) leaves the handler absorbing until the
+process ends, so a signal during interpreter shutdown is absorbed too.
+
 Python runs signal handlers between bytecodes of the main thread, so a single long native call
 (one numba-compiled kernel invocation) delays the reaction until it returns.
 """
@@ -50,20 +56,31 @@ class SignalState:
         self.caught = None        # signal number caught inside checkpointable(), else None
         self.deferring = False    # inside checkpointable()
         self.phase = "start-up"   # "start-up" until a checkpointable loop began, then "run"
+        self.absorbing = False    # stopping or reporting: later signals are ignored
 
 
 state = SignalState()
 
 
 def _handler(signum, frame):
+    if state.absorbing:
+        return
     if state.deferring:
         if state.caught is None:
             state.caught = signum
             return
         if signum == signal.SIGINT:  # a second Ctrl-C: give up at once
+            state.absorbing = True
             raise Stopped(signum, state.phase)
         return
+    state.absorbing = True
     raise Stopped(signum, state.phase)
+
+
+def absorb():
+    """From now on (until the next :func:`stop_on_signals`) SIGINT/SIGTERM are ignored: the
+    command is reporting its outcome or shutting down."""
+    state.absorbing = True
 
 
 def _install():
@@ -79,15 +96,20 @@ def _restore(old):
 
 
 @contextmanager
-def stop_on_signals():
-    """For a whole command: SIGINT/SIGTERM raise :class:`Stopped` unless a loop defers them."""
+def stop_on_signals(keep_absorbing=False):
+    """For a whole command: SIGINT/SIGTERM raise :class:`Stopped` unless a loop defers them.
+    ``keep_absorbing``: on leaving, keep a handler that ignores them (the process is ending)."""
     state.caught, state.deferring, state.phase = None, False, "start-up"
+    state.absorbing = False
     old = _install()
     try:
         yield state
     finally:
-        _restore(old)
         state.deferring = False
+        if keep_absorbing and old:
+            state.absorbing = True   # the handler stays installed and ignores every signal
+        else:
+            _restore(old)
 
 
 @contextmanager
@@ -98,6 +120,8 @@ def checkpointable():
     installed = threading.current_thread() is threading.main_thread() and \
         all(signal.getsignal(sig) is _handler for sig in SIGNALS)
     old = {} if installed else _install()
+    if not installed:
+        state.absorbing = False
     state.caught, state.deferring, state.phase = None, True, "run"
     try:
         yield state

@@ -56,7 +56,13 @@ def test_inside_a_loop_the_first_signal_is_a_flag_and_a_second_ctrl_c_stops():
                 os.kill(os.getpid(), signal.SIGINT)
                 for _ in range(10**6):
                     pass
-        with pytest.raises(signals.Stopped) as ei:  # after the loop: stop at once again
+        os.kill(os.getpid(), signal.SIGINT)  # the command is stopping: absorbed
+        for _ in range(1000):
+            pass
+    with signals.stop_on_signals():
+        with signals.checkpointable():
+            pass
+        with pytest.raises(signals.Stopped) as ei:  # after a loop that ended: stop at once
             os.kill(os.getpid(), signal.SIGINT)
             for _ in range(10**6):
                 pass
@@ -138,6 +144,8 @@ def test_signal_during_start_up_exits_130_with_one_line(tmp_path, sig):
     _wait_for_handler(proc)
     assert proc.poll() is None, proc.communicate()
     proc.send_signal(sig)
+    time.sleep(0.05)
+    proc.send_signal(sig)  # a second one 50 ms later is absorbed (formerly two tracebacks)
     _, err = proc.communicate(timeout=120)
     name = signal.Signals(sig).name
     assert proc.returncode == 130, err
@@ -170,3 +178,20 @@ def test_sigterm_in_the_run_loop_still_checkpoints(tmp_path):
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130 and "checkpoint written" in err, err
     assert 200 <= checkpoint_step() < 400000
+
+
+def test_a_second_signal_while_stopping_or_reporting_is_absorbed():
+    from simengine import signals
+
+    with signals.stop_on_signals():
+        with pytest.raises(signals.Stopped):
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(1)
+        os.kill(os.getpid(), signal.SIGINT)   # while the first one is being handled
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.01)
+    with signals.stop_on_signals():
+        signals.absorb()                       # the CLI reporting its outcome
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.01)
+    assert signal.getsignal(signal.SIGINT) is not signals._handler  # handlers given back

@@ -66,14 +66,17 @@ def _write_all(fd, data):
         view = view[n:]
 
 
-def write_atomic(path, data, sync=True) -> None:
+def write_atomic(path, data, sync=True, fault=None) -> None:
     """Create or replace ``path`` with the bytes ``data`` (or an object with ``write_to(fd)``),
     durably and atomically.
 
     ``sync=False`` skips the fsyncs (still atomic, not durable across a power failure): for files
     that are derived from others and rewritten at the next commit. Raises :class:`OutputError`
-    (the temporary file removed, ``path`` untouched) on any failure.
+    (the temporary file removed, ``path`` untouched) on any failure. ``fault``: the kind of file
+    for the fault-injection points ``<fault>.torn|written|renamed`` (:mod:`simengine.io.faults`).
     """
+    from . import faults
+
     path = Path(path)
     tmp = tmp_name(path)
     try:
@@ -90,7 +93,12 @@ def write_atomic(path, data, sync=True) -> None:
                 os.fsync(fd)
         finally:
             os.close(fd)  # close can report a deferred error (NFS, quotas): it is checked too
+        if fault:
+            faults.reached(f"{fault}.torn", tmp)
+            faults.reached(f"{fault}.written")
         os.replace(tmp, path)
+        if fault:
+            faults.reached(f"{fault}.renamed")
     except OSError as exc:
         remove(tmp)
         raise write_failed(path, exc) from None
@@ -109,7 +117,7 @@ def write_index(path, data):
     and *returns* one after it (the new file is in place, only its directory entry may not be
     durable yet), so that the caller records the commit before reporting the error."""
     try:
-        write_atomic(path, data)
+        write_atomic(path, data, fault="index")
     except OutputError as exc:
         if getattr(exc, "renamed", False):
             return exc

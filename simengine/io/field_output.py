@@ -69,7 +69,9 @@ class FieldOutput:
                     clean_parts(self.index)  # parts of writes that never committed
                 except OutputError as exc:
                     error = self._failed(exc)
-        error = self.comm.bcast(error)  # no rank writes a part before the clean-up is done
+        run_id = self.index.run_id if self.index is not None else None
+        error, run_id = self.comm.bcast((error, run_id))  # no part before the clean-up is done
+        self.parts.run_id = run_id
         if error is not None:
             raise _collective(OutputError(error))
 
@@ -117,7 +119,7 @@ class FieldOutput:
 
     def _write(self, batch, complete):
         snaps, ckpt, obs = batch
-        written, mine, error, committed = [], {"snaps": [], "ckpt": None}, None, False
+        written, mine, error, committed = [], {"snaps": [], "ckpt": None, "sums": {}}, None, False
         try:
             for step, phi in snaps:
                 written.append(self.parts.path_of("phi", step, self.lo, self.lo + len(phi)))
@@ -130,6 +132,7 @@ class FieldOutput:
                 mine["ckpt"] = self.parts.write_checkpoint(step, phi, self.lo)
         except OutputError as exc:
             error = str(exc)
+        mine["sums"] = self.parts.take_digests()
         gathered = self.comm.gather((error, mine), root=0)
         if self.comm.rank == 0:
             error = next((e for e, _ in gathered if e), None)
@@ -138,8 +141,9 @@ class FieldOutput:
                              for i, (step, _) in enumerate(snaps)]
                 checkpoint = None if ckpt is None else \
                     (ckpt[0], [m["ckpt"] for _, m in gathered])
+                sums = {k: v for _, m in gathered for k, v in m["sums"].items()}
                 try:
-                    self.index.commit(snapshots, checkpoint, obs, complete)
+                    self.index.commit(snapshots, checkpoint, obs, complete, digests=sums)
                 except OutputError as exc:
                     error, committed = str(exc), getattr(exc, "committed", False)
             if error is not None:

@@ -27,12 +27,13 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import OutputError, UserError
-from . import checksum, integrity
-from .durable import make_dirs, remove, write_atomic, write_index
+from . import faults
+from . import checksum, integrity, part_digests
+from .durable import make_dirs, remove, write_index
 from .h5image import Image, put_array, put_virtual, virtual_mappings
-from .integrity import Corrupt
-from .layout import (FORMAT_VERSION, block_name, list_parts, parts_dir, parts_ref,
-                     retire_checkpoint_parts, xdmf_path)
+from .integrity import DAMAGE, Corrupt
+from .layout import (FORMAT_VERSION, block_name, foreign_parts, list_parts, parts_dir,
+                     parts_ref, retire_checkpoint_parts, xdmf_path)
 from .xdmf import write_xdmf
 
 #: observables columns, in file order
@@ -56,12 +57,14 @@ def _blocks(blocks, n0, where):
 class FieldParts:
     """Writes the blocks of one process into the parts directory of ``output``."""
 
-    def __init__(self, output, grid_shape, dtype, compression="none"):
+    def __init__(self, output, grid_shape, dtype, compression="none", run_id=None):
         self.output = Path(output)
         self.root = parts_dir(output)
         self.grid_shape = tuple(int(n) for n in grid_shape)
         self.dtype = np.dtype(dtype)
         self.compression = compression or "none"
+        self.run_id = run_id       # written into every part (the index's run id)
+        self.digests = {}          # part name -> SHA-256 of the parts written by this writer
         self._dirs = set()
 
     def append_snapshot(self, step, block, lo=0):
@@ -87,11 +90,19 @@ class FieldParts:
             put_array(f, "phi", block, self.compression, image=image)
             f.attrs.update({"kind": kind, "step": int(step), "lo": lo, "hi": hi,
                             "grid_shape": list(self.grid_shape)})
+            if self.run_id is not None:
+                f.attrs["run_id"] = self.run_id
         if kind not in self._dirs:
             make_dirs(self.root / kind)
             self._dirs.add(kind)
-        write_atomic(self.path_of(kind, step, lo, hi), image)
+        digest = part_digests.write_hashed(self.path_of(kind, step, lo, hi), image, kind)
+        self.digests[block_name(kind, step, lo, hi)] = digest
         return lo, hi
+
+    def take_digests(self) -> dict:
+        """The digests of the parts written since the last call (handed to the index)."""
+        out, self.digests = self.digests, {}
+        return out
 
     def read(self, kind, step, lo, hi, rows=None, check_all=False):
         """Rows ``rows`` (absolute, default all) of the committed block ``lo:hi``; Corrupt if bad."""
@@ -120,7 +131,7 @@ class FieldParts:
             f.close()
 
 
-class FieldIndex:
+class FieldIndex(part_digests.DigestedIndex):
     """The committed state of a field output and the writer of its index (one process)."""
 
     def __init__(self, output, grid_shape, spacing, dt, dtype, attrs, steps_total):
@@ -138,16 +149,21 @@ class FieldIndex:
         self.ckpt_step = None
         self.ckpt_blocks = ()
         self.previous_ckpt = set()           # part names kept one more commit for readers
+        self.run_id = self.attrs.setdefault("run_id", part_digests.new_run_id())
+        self.digests = {}                    # part name -> SHA-256, for every mapped part
         self.hook = None                     # optional callable(h5py.File) run before an index is sealed
 
     # ------------------------------------------------------------------ committing
     def time_of(self, step):
         return step * self.dt
 
-    def commit(self, snapshots=(), checkpoint=None, observations=(), complete=False):
+    def commit(self, snapshots=(), checkpoint=None, observations=(), complete=False,
+               digests=None):
         """Commit new parts and rows: ``snapshots`` = [(step, blocks)], ``checkpoint`` =
-        (step, blocks) or None, ``observations`` = [row dict]. The parts must be durable already
-        (written by every writer). Raises OutputError; then nothing changed."""
+        (step, blocks) or None, ``observations`` = [row dict], ``digests`` = {part name: SHA-256}
+        of the new parts (:meth:`FieldParts.take_digests`; a part without one is hashed from its
+        file). The parts must be durable already (written by every writer). Raises OutputError;
+        then nothing changed."""
         n0 = self.grid_shape[0]
         new_steps = list(self.steps)
         new_blocks = list(self.snap_blocks)
@@ -169,10 +185,14 @@ class FieldIndex:
         old_ckpt = self.checkpoint_names()
         state = dict(steps=new_steps, snap_blocks=new_blocks, obs=new_obs, ckpt_step=ckpt_step,
                      ckpt_blocks=ckpt_blocks, complete=bool(complete))
+        state["digests"] = part_digests.complete(
+            self.output, self._mapped(new_steps, new_blocks, ckpt_step, ckpt_blocks),
+            {**self.digests, **(digests or {})})
         image = Image()
         with image as f:
             self._build(f, **state)
         after = write_index(self.output, image)
+        faults.reached("commit.done")
         for k, v in state.items():
             setattr(self, k, v)
         try:
@@ -183,9 +203,21 @@ class FieldIndex:
         if checkpoint is not None:
             self.previous_ckpt = retire_checkpoint_parts(
                 self.output, self.previous_ckpt, old_ckpt, self.checkpoint_names(), complete)
+        faults.reached("commit.retired")
         if after is not None:
             after.committed = True  # the new index is in place: its parts must stay
             raise after
+
+    @staticmethod
+    def _mapped(steps, snap_blocks, ckpt_step, ckpt_blocks):
+        names = {block_name("checkpoint", ckpt_step, lo, hi) for lo, hi in ckpt_blocks}
+        for step, blocks in zip(steps, snap_blocks):
+            names |= {block_name("phi", step, lo, hi) for lo, hi in blocks}
+        return names
+
+    def mapped(self):
+        """Part names the committed index maps (its virtual datasets)."""
+        return self._mapped(self.steps, self.snap_blocks, self.ckpt_step, self.ckpt_blocks)
 
     def checkpoint_names(self):
         if self.ckpt_step is None:
@@ -199,8 +231,9 @@ class FieldIndex:
             names |= {block_name("phi", step, lo, hi) for lo, hi in blocks}
         return names
 
-    def record(self, steps, snap_blocks, obs, ckpt_step, ckpt_blocks, complete):
-        """What the checkpoint digest covers: everything that steers a resume or the series."""
+    def record(self, steps, snap_blocks, obs, ckpt_step, ckpt_blocks, complete, digests=None):
+        """What the checkpoint digest covers: everything that steers a resume or the series,
+        the run id and the parts' digests."""
         flat = np.array([(i, lo, hi) for i, b in enumerate(snap_blocks) for lo, hi in b],
                         dtype=np.int64).reshape(-1, 3)
         return {"kind": "field", "format": FORMAT_VERSION, "grid_shape": list(self.grid_shape),
@@ -210,13 +243,15 @@ class FieldIndex:
                                "blocks": [list(b) for b in ckpt_blocks]},
                 "snapshots": checksum.array_digest(np.asarray(steps, dtype=np.int64)),
                 "snapshot_blocks": checksum.array_digest(flat),
-                "observables": {k: checksum.array_digest(self._column(obs, k)) for k in SERIES}}
+                "observables": {k: checksum.array_digest(self._column(obs, k)) for k in SERIES},
+                "run_id": self.run_id,
+                "parts": part_digests.record(self.digests if digests is None else digests)}
 
     @staticmethod
     def _column(obs, k):
         return np.asarray(obs[k], dtype=np.int64 if k == "step" else np.float64)
 
-    def _build(self, f, steps, snap_blocks, obs, ckpt_step, ckpt_blocks, complete):
+    def _build(self, f, steps, snap_blocks, obs, ckpt_step, ckpt_blocks, complete, digests):
         ref = parts_ref(self.output)
         for k, v in self.attrs.items():
             f.attrs[k] = v
@@ -245,8 +280,9 @@ class FieldIndex:
                       f"{ref}/{block_name('checkpoint', ckpt_step, lo, hi)}", "phi")
                      for lo, hi in ckpt_blocks],
                     attrs={"step": int(ckpt_step), "time": self.time_of(ckpt_step)})
+        part_digests.put(f, digests)
         c.attrs["digest"] = checksum.digest(self.record(steps, snap_blocks, obs, ckpt_step,
-                                                        ckpt_blocks, complete))
+                                                        ckpt_blocks, complete, digests))
         if self.hook is not None:
             self.hook(f)
 
@@ -271,6 +307,9 @@ class FieldIndex:
             return cls._load(output, f, check_checkpoint)
         except Corrupt as exc:
             raise UserError(f"{exc}; cannot resume") from None
+        except DAMAGE as exc:  # h5py on a damaged index: one line, never a traceback
+            raise UserError(f"{output}: damaged index ({integrity.reason(exc)}); "
+                            f"cannot resume") from None
         finally:
             f.close()
 
@@ -311,9 +350,11 @@ class FieldIndex:
         ck_time = integrity.attr(ck, "time", at("checkpoint/phi"), float)
         ck_maps = self._mappings(ck, at("checkpoint/phi"), shape, 0)
         self.ckpt_blocks = tuple(sorted((lo, hi) for _, lo, hi, _ in ck_maps))
+        self.run_id = part_digests.run_id_of(f, str(output))
+        self.digests = part_digests.get(f, str(output))
         stored = integrity.attr(f["checkpoint"], "digest", at("checkpoint"))
         record = self.record(self.steps, self.snap_blocks, self.obs, self.ckpt_step,
-                             self.ckpt_blocks, self.complete)
+                             self.ckpt_blocks, self.complete, self.digests)
         if not checksum.matches(record, stored):
             raise Corrupt(at("checkpoint"), "the checkpoint's step, the series or the parts list "
                                             "do not match their digest (the file was modified)")
@@ -326,7 +367,10 @@ class FieldIndex:
             for i, lo, hi, file in maps:
                 step = self.steps[i] if kind == "phi" else self.ckpt_step
                 if file != ref + block_name(kind, step, lo, hi):
-                    raise Corrupt(at(name), f"maps an unexpected part {file!r}")
+                    raise Corrupt(at(name), foreign_parts(output, file))
+        missing = self.mapped() - set(self.digests)
+        if missing:
+            raise Corrupt(at("integrity"), f"no digest for part {sorted(missing)[0]!r}")
         if check_checkpoint:
             parts = FieldParts(output, self.grid_shape, self.dtype)
             for lo, hi in self.ckpt_blocks:

@@ -178,19 +178,41 @@ class Image:
             raise RuntimeError("HDF5 copied a direct chunk write; cannot place chunks directly")
         self._direct.append((data.reshape(-1).view(np.uint8), cbytes, nchunks))
 
-    def write_to(self, fd):
-        """Write the complete file to the open descriptor ``fd`` (at offset 0)."""
-        for pos, b in self._segments():
-            _pwrite_all(fd, b, pos)
+    def pieces(self):
+        """``(position, bytes)`` of everything the file holds (gaps read as zeros), in the order
+        :meth:`write_to` writes them; direct chunks are followed by their fletcher32 checksum."""
+        yield from self._segments()
         marked = iter(self._sink.marked)
         for flat, cbytes, nchunks in self._direct:
             for k in range(nchunks):
                 pos, _ = next(marked)
                 piece = flat[k * cbytes:(k + 1) * cbytes]
-                _pwrite_all(fd, piece, pos)
+                yield pos, piece
                 check = int(fletcher32(piece, cbytes - len(piece)))
-                _pwrite_all(fd, check.to_bytes(4, "little"), pos + cbytes)
+                yield pos + cbytes, check.to_bytes(4, "little")
+
+    def write_to(self, fd):
+        """Write the complete file to the open descriptor ``fd`` (at offset 0)."""
+        for pos, b in self.pieces():
+            _pwrite_all(fd, b, pos)
         os.ftruncate(fd, self._sink.end)
+
+    def sha256(self) -> str:
+        """SHA-256 (hex) of the bytes :meth:`write_to` puts on disk, computed from memory (the
+        same value :func:`file_sha256` gives for the written file)."""
+        import hashlib
+
+        h = hashlib.sha256()
+        at = 0
+        for pos, b in sorted(self.pieces(), key=lambda pb: pb[0]):
+            n = len(memoryview(b).cast("B"))
+            if pos < at:
+                raise RuntimeError("overlapping pieces in an HDF5 image; cannot hash it")
+            _zeros(h, pos - at)
+            h.update(memoryview(b).cast("B"))
+            at = pos + n
+        _zeros(h, self._sink.end - at)
+        return h.hexdigest()
 
     def _segments(self):
         """HDF5's writes merged into contiguous runs (later writes win), one buffer per run."""
@@ -212,6 +234,33 @@ class Image:
     @property
     def nbytes(self):
         return self._sink.end
+
+
+def _zeros(h, n):
+    block = bytes(min(n, 1 << 20))
+    while n > 0:
+        h.update(block[:n])
+        n -= len(block)
+
+
+def file_sha256(fd_or_path) -> str:
+    """SHA-256 (hex) of a whole file, read in 4 MiB blocks (a path or an open descriptor)."""
+    import hashlib
+
+    own = not isinstance(fd_or_path, int)
+    fd = os.open(fd_or_path, os.O_RDONLY | os.O_CLOEXEC) if own else fd_or_path
+    try:
+        h = hashlib.sha256()
+        pos = 0
+        while True:
+            b = os.pread(fd, 4 << 20, pos)
+            if not b:
+                return h.hexdigest()
+            h.update(b)
+            pos += len(b)
+    finally:
+        if own:
+            os.close(fd)
 
 
 @contextmanager
@@ -299,6 +348,7 @@ def put_virtual(group, name, shape, dtype, mappings, fill=None, attrs=None):
     if fill is None:
         fill = np.nan if dtype.kind == "f" else 0
     dcpl = h5p.create(h5p.DATASET_CREATE)
+    dcpl.set_layout(h5d.VIRTUAL)  # virtual even with no part yet (a valid layout from the start)
     dcpl.set_fill_value(np.array(fill, dtype=dtype))
     vspace = h5s.create_simple(shape, shape)
     sources = {}
@@ -320,7 +370,10 @@ def put_virtual(group, name, shape, dtype, mappings, fill=None, attrs=None):
 
 
 def virtual_mappings(ds):
-    """``[(start, stop, file, dataset)]`` of a virtual dataset (bounds of each mapped box)."""
+    """``[(start, stop, file, dataset)]`` of a virtual dataset (bounds of each mapped box); none
+    for a dataset that is not virtual (an empty one written by an earlier simengine)."""
+    if not ds.is_virtual:
+        return []
     dcpl = ds.id.get_create_plist()
     out = []
     for i in range(dcpl.get_virtual_count()):

@@ -5,12 +5,18 @@ Used on ``--resume`` (where a problem is a one-line error, exit 2) and by ``sime
 """
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 
 import h5py
 import numpy as np
 
 from .h5image import read_chunks
+
+
+#: what h5py raises on a damaged file (bad metadata, a failed filter, a missing object, a
+#: layout that is not what it claims); turned into one line naming the file
+DAMAGE = (OSError, RuntimeError, ValueError, KeyError, TypeError, AttributeError, IndexError)
 
 
 class Corrupt(Exception):
@@ -80,12 +86,28 @@ def check_dataset(ds, where):
 
 
 def open_part(path, where=None):
-    """An open part file (read-only), or :class:`Corrupt` when it is missing or unreadable."""
+    """An open part file (read-only), or :class:`Corrupt` when it is missing, not a regular file
+    (checked with ``stat``: a FIFO is never opened) or unreadable."""
     path = Path(path)
     where = where or str(path)
-    if not path.is_file():
-        raise Corrupt(where, "missing (the .parts directory must stay beside the output file)")
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        raise Corrupt(where, "missing (the .parts directory must stay beside the output "
+                             "file)") from None
+    if not stat.S_ISREG(mode):
+        raise Corrupt(where, f"is {special_kind(mode)}, not a regular file")
     try:
         return h5py.File(path, "r", locking=False)
     except OSError as exc:
         raise Corrupt(where, reason(exc)) from None
+
+
+def special_kind(mode) -> str:
+    """'a FIFO (named pipe)', 'a character device', … for a ``st_mode`` that is not a file."""
+    for test, name in ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISDIR, "a directory")):
+        if test(mode):
+            return name
+    return "not a regular file"

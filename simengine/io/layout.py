@@ -26,7 +26,7 @@ from pathlib import Path
 from ..errors import UserError
 from .durable import TMP_SUFFIX, describe_oserror, remove, remove_tree
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 
 
 def parts_dir(output) -> Path:
@@ -74,6 +74,15 @@ def relative_parts(output, refs):
     return {r[len(prefix):] for r in refs if r.startswith(prefix)}
 
 
+def foreign_parts(output, file) -> str:
+    """Why an index may not map ``file``: only ``<its own name>.parts/`` belongs to it."""
+    other = str(file).split("/", 1)[0]
+    if other.endswith(".parts") and other != parts_ref(output):
+        return (f"maps parts of {other!r}, not of {parts_ref(output)!r}: an index renamed or "
+                f"copied without its parts (rename it back to {other[:-len('.parts')]!r})")
+    return f"maps an unexpected part {str(file)[:80]!r}"
+
+
 def list_parts(output):
     """All part files under the parts directory, as names relative to it."""
     root = parts_dir(output)
@@ -102,9 +111,25 @@ def remove_output(output):
     remove_tree(parts_dir(output))
 
 
+def check_utf8(path):
+    """UserError for a path that is not valid UTF-8 (an undecodable byte reaches Python as a lone
+    surrogate): HDF5 virtual datasets name their parts by UTF-8 file names."""
+    text = str(path)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        shown = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        raise UserError(f"{shown[:200]}: the path is not valid UTF-8; rename it (simengine names "
+                        f"its part files by UTF-8 paths)") from None
+
+
 def check_output_path(output):
     """One-line errors (exit 2) for an output path that cannot work, before anything is written."""
+    check_utf8(output)
     output = Path(output)
+    if not str(output).strip() or str(output) == ".":
+        raise UserError(f"{str(output)!r}: an empty output path; give a file name such as "
+                        f"outputs/run.h5")
     if output.is_dir():
         raise UserError(f"{output}: the output is a directory; give a file name such as "
                         f"{output / 'run.h5'}")

@@ -45,6 +45,13 @@ SPACE_DIMS = {1: ("x",), 2: ("y", "x"), 3: ("z", "y", "x")}
 
 T, L, E = "model time unit", "model length unit", "model energy unit"
 
+#: both kinds: the part digests (simengine/io/part_digests.py)
+INTEGRITY = {
+    "integrity/part": ("1", "part file names (relative to the parts directory) the index maps"),
+    "integrity/sha256": ("1", "SHA-256 of each part file (row i: the part named in row i of "
+                              "/integrity/part), checked by --resume and info --verify"),
+}
+
 #: field datasets: path -> (units, description)
 FIELD = {
     "observables/step": ("1", "time step n of the row; t = n·dt"),
@@ -64,6 +71,7 @@ FIELD = {
     "fields/time": (T, "simulated time t = step·dt of each snapshot"),
     "checkpoint/phi": ("1", "order parameter φ at the checkpoint (attributes step, time); "
                             "the state --resume continues from"),
+    **INTEGRITY,
     "x": (L, "cell position x = i·h along the last grid axis"),
     "y": (L, "cell position y = j·h along the second-to-last grid axis"),
     "z": (L, "cell position z = k·h along the first grid axis (3D)"),
@@ -74,6 +82,7 @@ _DIST_STATS = {"mean_distance", "diameter", "radius", "mst_weight"}
 
 #: network datasets: path -> (units, description)
 NETWORK = {
+    **INTEGRITY,
     "sources": ("1", "source vertices in the order they were processed (row i of /distances)"),
     "distances": (D, "d(sources[i], t) for every target t; unreachable targets hold the value of "
                      "the attribute 'unreachable'"),
@@ -191,6 +200,12 @@ def annotate(f: h5py.File, kind: str | None = None) -> None:
         _network_dimensions(f)
     else:
         return
+    if "integrity/part" in f:
+        g = f["integrity"]
+        dim = _dimension_only(g, "part_index", g["part"].shape[0])
+        for name in ("part", "sha256"):
+            if name in g:
+                _attach(g[name], [dim])
 
     def visit(name, obj):
         if isinstance(obj, h5py.Dataset) and not is_dimension_only(obj):

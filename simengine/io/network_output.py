@@ -41,6 +41,7 @@ class NetworkOutput:
                                       job.store_dtype, unreachable, compression)
             self.index.hook = annotate_network
             self.index.predecessors = bool(getattr(job, "store_predecessors", False))
+            self.parts.run_id = self.index.run_id
             if job.graph.ids is not None:   # the input's name of vertex i
                 self.index.vertex_id = job.graph.output_ids()
             self.rows_done = 0
@@ -52,6 +53,7 @@ class NetworkOutput:
             self.index, _ = NetworkIndex.load(self.path, check_checkpoint=False)
             self.index.hook = annotate_network
             self.index.compression = compression
+            self.parts.run_id = self.index.run_id
             self.rows_done = self.index.rows[-1][1] if self.index.rows else 0
             clean_parts(self.index)
 
@@ -72,7 +74,7 @@ class NetworkOutput:
             small = {k: v for k, v in state.items() if np.ndim(v) == 0}
             self.index.commit(rows, (done, elapsed, layout, small),
                               self._results(results) if results is not None else None,
-                              complete=results is not None)
+                              complete=results is not None, digests=self.parts.take_digests())
         except OutputError as exc:
             if not getattr(exc, "committed", False):
                 for p in written:

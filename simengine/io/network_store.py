@@ -19,27 +19,37 @@ import h5py
 import numpy as np
 
 from ..errors import UserError
-from . import checksum, integrity
-from .durable import make_dirs, remove, write_atomic, write_index
+from . import checksum, faults, integrity, part_digests
+from .durable import make_dirs, remove, write_index
 from .h5image import Image, put_array, put_scalar, put_virtual, virtual_mappings
-from .integrity import Corrupt
-from .layout import (FORMAT_VERSION, SOURCES_NAME, list_parts, network_checkpoint_name,
-                     retire_checkpoint_parts,
-                     parts_dir, parts_ref, rows_name)
+from .integrity import DAMAGE, Corrupt
+from .layout import (FORMAT_VERSION, SOURCES_NAME, foreign_parts, list_parts,
+                     network_checkpoint_name, parts_dir, parts_ref, retire_checkpoint_parts,
+                     rows_name)
 
 
 class NetworkParts:
-    def __init__(self, output, compression="none"):
+    def __init__(self, output, compression="none", run_id=None):
         self.output = Path(output)
         self.root = parts_dir(output)
         self.compression = compression or "none"
+        self.run_id = run_id
+        self.digests = {}
 
     def _write(self, name, fill):
         image = Image()
         with image as f:
             fill(f, image)
+            if self.run_id is not None:
+                f.attrs["run_id"] = self.run_id
         make_dirs((self.root / name).parent)
-        write_atomic(self.root / name, image)
+        kind = "sources" if name == SOURCES_NAME else name.split("/")[0]
+        digest = part_digests.write_hashed(self.root / name, image, kind)
+        self.digests[name] = digest
+
+    def take_digests(self) -> dict:
+        out, self.digests = self.digests, {}
+        return out
 
     def write_sources(self, sources):
         sources = np.asarray(sources, dtype=np.int64)
@@ -92,7 +102,7 @@ class NetworkParts:
             f.close()
 
 
-class NetworkIndex:
+class NetworkIndex(part_digests.DigestedIndex):
     """The committed state of a network output and the writer of its index (one process)."""
 
     def __init__(self, output, attrs, n, total, store_dtype=None, unreachable=None,
@@ -114,12 +124,15 @@ class NetworkIndex:
         self.previous_ckpt = set()
         self.vertex_id = None     # the input's ids of the vertices (int64 or strings), if any
         self.predecessors = False  # /predecessors beside /distances (same row parts)
+        self.run_id = self.attrs.setdefault("run_id", part_digests.new_run_id())
+        self.digests = {}         # part name -> SHA-256, for every mapped part
         self.hook = None
 
     # ------------------------------------------------------------------ committing
-    def commit(self, rows=(), checkpoint=None, results=None, complete=False):
+    def commit(self, rows=(), checkpoint=None, results=None, complete=False, digests=None):
         """``rows`` = [(first, end)], ``checkpoint`` = (done, elapsed, layout, small arrays),
-        ``results`` = (scalars, vertex, histogram, bin_width). Parts must be durable already."""
+        ``results`` = (scalars, vertex, histogram, bin_width), ``digests`` = {part: SHA-256} of
+        the new parts. Parts must be durable already."""
         new_rows = list(self.rows) + [(int(a), int(b)) for a, b in rows]
         done, elapsed, layout, small = self.done, self.elapsed, self.layout, self.small
         if checkpoint is not None:
@@ -129,15 +142,20 @@ class NetworkIndex:
         state = dict(rows=new_rows, done=int(done), elapsed=float(elapsed), layout=dict(layout),
                      small=dict(small), results=results if results is not None else self.results,
                      complete=bool(complete))
+        state["digests"] = part_digests.complete(
+            self.output, self._mapped(new_rows, done, layout, small),
+            {**self.digests, **(digests or {})})
         old = self.checkpoint_names()
         image = Image()
         with image as f:
             self._build(f, **state)
         after = write_index(self.output, image)
+        faults.reached("commit.done")
         for k, v in state.items():
             setattr(self, k, v)
         self.previous_ckpt = retire_checkpoint_parts(self.output, self.previous_ckpt, old,
                                                      self.checkpoint_names(), complete)
+        faults.reached("commit.retired")
         if after is not None:
             after.committed = True  # the new index is in place: its parts must stay
             raise after
@@ -145,18 +163,32 @@ class NetworkIndex:
     def checkpoint_names(self):
         return set() if self.done is None else {network_checkpoint_name(self.done)}
 
+    def _mapped(self, rows, done, layout, small):
+        names = {rows_name(a, b) for a, b in rows} if self.store_dtype is not None else set()
+        if self.total:
+            names.add(SOURCES_NAME)
+        if any(k not in small for k in layout):
+            names.add(network_checkpoint_name(done))
+        return names
+
+    def mapped(self):
+        """Part names the committed index maps."""
+        return self._mapped(self.rows, self.done, self.layout, self.small)
+
     def referenced(self):
         names = {SOURCES_NAME} | self.checkpoint_names() | self.previous_ckpt
         return names | {rows_name(a, b) for a, b in self.rows}
 
-    def record(self, rows, done, elapsed, layout, small, complete):
+    def record(self, rows, done, elapsed, layout, small, complete, digests=None):
         return {"kind": "network", "format": FORMAT_VERSION, "n": self.n, "total": self.total,
                 "done": done, "elapsed": elapsed, "complete": bool(complete),
                 "rows": [list(r) for r in rows],
                 "layout": {k: [list(s), d] for k, (s, d) in layout.items()},
-                "small": {k: checksum.array_digest(np.asarray(v)) for k, v in small.items()}}
+                "small": {k: checksum.array_digest(np.asarray(v)) for k, v in small.items()},
+                "run_id": self.run_id,
+                "parts": part_digests.record(self.digests if digests is None else digests)}
 
-    def _build(self, f, rows, done, elapsed, layout, small, results, complete):
+    def _build(self, f, rows, done, elapsed, layout, small, results, complete, digests):
         ref = parts_ref(self.output)
         for k, v in self.attrs.items():
             f.attrs[k] = v
@@ -204,8 +236,9 @@ class NetworkIndex:
                 put_virtual(c, k, shape, dtype,
                             [((0,) * len(shape), shape, f"{ref}/{network_checkpoint_name(done)}",
                               f"checkpoint/{k}")])
+        part_digests.put(f, digests)
         c.attrs["digest"] = checksum.digest(self.record(rows, done, elapsed, layout, small,
-                                                        complete))
+                                                        complete, digests))
         if results is not None:
             scalars, vertex, hist, bin_width, scope = results
             s = f.create_group("statistics")
@@ -240,6 +273,9 @@ class NetworkIndex:
             state = self.read_state() if check_checkpoint else None
         except Corrupt as exc:
             raise UserError(f"{exc}; cannot resume") from None
+        except DAMAGE as exc:  # h5py on a damaged index: one line, never a traceback
+            raise UserError(f"{output}: damaged index ({integrity.reason(exc)}); "
+                            f"cannot resume") from None
         finally:
             f.close()
         if state is not None:
@@ -294,9 +330,11 @@ class NetworkIndex:
             else:
                 self.small[k] = integrity.read(f, f"checkpoint/{k}", at(f"checkpoint/{k}"))
             self.layout[k] = (list(ds.shape), ds.dtype.str)
+        self.run_id = part_digests.run_id_of(f, str(output))
+        self.digests = part_digests.get(f, str(output))
         stored = integrity.attr(c, "digest", at("checkpoint"))
         if not checksum.matches(self.record(self.rows, self.done, self.elapsed, self.layout,
-                                            self.small, self.complete), stored):
+                                            self.small, self.complete, self.digests), stored):
             raise Corrupt(at("checkpoint"), "done/total/elapsed or the parts list do not match "
                                             "their digest (the file was modified)")
         self._check(at)
@@ -305,8 +343,11 @@ class NetworkIndex:
             raise Corrupt(at("sources"), f"missing or not of length {total} (checkpoint 'total')")
         for name, file, expected, cols in files:
             if file != ref + expected or (cols is not None and cols != (0, n)):
-                raise Corrupt(at(name), f"maps an unexpected part {file!r}")
+                raise Corrupt(at(name), foreign_parts(output, file))
         self._check(at)
+        missing = self.mapped() - set(self.digests)
+        if missing:
+            raise Corrupt(at("integrity"), f"no digest for part {sorted(missing)[0]!r}")
         return self
 
     def _check(self, at):

@@ -6,6 +6,7 @@ the run's exclusive lock and removes temporary files of a write that was killed;
 """
 from __future__ import annotations
 
+from ..errors import UserError
 from .durable import ignore_file_size_signal, remove, tmp_name
 from .layout import check_output_path, probe_writable, remove_output  # noqa: F401 (re-export)
 from .lock import OutputLock
@@ -22,13 +23,21 @@ def lock_output(output) -> OutputLock:
 
 
 def check_resumable(output, kind):
-    """Verify the committed checkpoint of ``output`` (digest, contradictions, checksummed parts);
-    UserError (exit 2) for anything corrupted, tampered or missing."""
+    """Verify the committed checkpoint of ``output`` (digest, contradictions, checksummed parts)
+    and the SHA-256 of every part the resumed file keeps (snapshots up to the checkpoint, the
+    checkpoint, ``sources.h5``, every distance block); UserError (exit 2) for anything corrupted,
+    tampered, foreign or missing. Parts after the checkpoint are dropped and rewritten."""
     if kind == "field":
         from .field_store import FieldIndex
 
-        FieldIndex.load(output, check_checkpoint=True)
+        index = FieldIndex.load(output, check_checkpoint=True)
+        index.truncate(index.ckpt_step)
     else:
         from .network_store import NetworkIndex
 
-        NetworkIndex.load(output, check_checkpoint=True)
+        index, _ = NetworkIndex.load(output, check_checkpoint=True)
+    problems = index.check_parts()
+    if problems:
+        more = f" ({len(problems) - 1} more; 'simengine info --verify' lists them)" \
+            if len(problems) > 1 else ""
+        raise UserError(f"{problems[0]}; cannot resume{more}")

@@ -17,17 +17,42 @@ from .layout import FORMAT_VERSION  # noqa: F401 (the layout this simengine writ
 from .metadata import is_dimension_only
 
 
+def check_input_file(path, what="a simengine output file"):
+    """One-line UserError unless ``path`` is an existing regular file with a UTF-8 name (checked
+    with ``stat``, never opened: a FIFO would block)."""
+    import stat
+
+    from .integrity import special_kind
+    from .layout import check_utf8
+
+    check_utf8(path)
+    path = Path(path)
+    try:
+        st_mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read: {exc.strerror}") from None
+    if not stat.S_ISREG(st_mode):
+        raise UserError(f"{path}: is {special_kind(st_mode)}, not {what}")
+
+
 def open_output(path, mode="r"):
     """Open ``path`` as a simengine HDF5 output, or raise a one-line UserError."""
+    from .integrity import DAMAGE
+
     path = Path(path)
-    if not path.exists():
-        raise UserError(f"{path}: no such file")
+    check_input_file(path)
     try:
         f = h5py.File(path, mode)
-    except OSError as exc:
+    except DAMAGE as exc:
         reason = str(exc).split("(")[0].strip() or "unreadable"
         raise UserError(f"{path}: not a readable HDF5 file (truncated or corrupted?): {reason}") from None
-    if "simengine_version" not in f.attrs or "kind" not in f.attrs:
+    try:
+        ok = "simengine_version" in f.attrs and "kind" in f.attrs
+    except DAMAGE:
+        ok = False
+    if not ok:
         f.close()
         raise UserError(f"{path}: not a simengine output (no 'simengine_version'/'kind' attributes)")
     return f
@@ -41,13 +66,37 @@ class Result:
     """A read-only view of one output file (field or network run)."""
 
     def __init__(self, path):
+        from .integrity import DAMAGE, reason
+        from .layout import foreign_parts
+
         self.path = Path(path)
         self.file = open_output(self.path)
-        missing = self.missing_parts()
+        try:
+            missing, foreign = self.missing_parts(), self._foreign_parts()
+        except DAMAGE as exc:
+            self.file.close()
+            raise UserError(f"{self.path}: damaged output ({reason(exc)})") from None
+        if foreign:
+            self.file.close()
+            raise UserError(f"{self.path}: {foreign_parts(self.path, foreign[0])}")
         if missing:
             self.file.close()
             raise UserError(f"{self.path}: {len(missing)} part file(s) are missing, e.g. "
                             f"{missing[0]} (the .parts directory must stay beside the file)")
+
+    def _foreign_parts(self) -> list:
+        """Mapped files outside this index's own ``<name>.parts/`` (a renamed or copied index)."""
+        from .h5image import virtual_mappings
+        from .layout import parts_ref
+
+        own, out = parts_ref(self.path) + "/", []
+
+        def visit(name, obj):
+            if isinstance(obj, h5py.Dataset) and obj.is_virtual:
+                out.extend(f for _, _, f, _ in virtual_mappings(obj) if not f.startswith(own))
+        if int(self.file.attrs.get("format_version", 0)) >= 2:
+            self.file.visititems(visit)
+        return out
 
     def missing_parts(self) -> list:
         """Part files that the virtual datasets name but that do not exist (they would read as

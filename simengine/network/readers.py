@@ -29,6 +29,8 @@ import numpy as np
 
 from ..errors import UserError
 from .graph import CSRGraph
+from .reader_text import _bytes, _count, _excerpt, _looks_like_graph_data, _quoting
+from .weights import WEIGHT_MAX
 
 FORMATS = ("edgelist", "dimacs", "mtx", "metis")
 #: format of each suffix (also with ``.gz`` after it); any other suffix reads as an edge list
@@ -45,37 +47,12 @@ BYTES_PER_VERTEX = 128
 BYTES_PER_ENTRY = 64
 #: gzip never expands data more than about 1032 : 1
 GZIP_MAX_RATIO = 1100
-#: longest excerpt of a line quoted in an error message
-EXCERPT = 40
 #: words of an edge list's column header ("source,target,weight"), compared in lower case
 HEADER_WORDS = {"source", "target", "src", "dst", "dest", "destination", "from", "to", "u", "v",
                 "node", "node1", "node2", "node_1", "node_2", "nodea", "nodeb", "id", "id1", "id2",
                 "id_1", "id_2", "fromnodeid", "tonodeid", "from_node", "to_node", "from_id",
                 "to_id", "head", "tail", "start", "end", "vertex1", "vertex2", "user", "friend",
                 "w", "weight", "weights", "cost", "length", "distance", "value", "capacity"}
-
-
-def _excerpt(text) -> str:
-    s = str(text).strip()
-    if len(s) > EXCERPT:
-        s = s[:EXCERPT] + "…"
-    return repr(s)
-
-
-def _count(x: int) -> str:
-    """An integer for a message (a huge one as its number of digits)."""
-    t = str(x)
-    return t if len(t) <= 24 else f"a {len(t)}-digit number"
-
-
-def _bytes(b: int) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"):
-        if b < 1024 or unit == "EiB":
-            break
-        b /= 1024
-    if b >= 1024 ** 2:
-        return "more than 1 ZiB"
-    return f"{b:.1f} {unit}" if unit != "B" else f"{int(b)} B"
 
 
 def available_memory() -> int | None:
@@ -200,6 +177,8 @@ def _weight(tok, src, what="a numeric weight", ln=None) -> float:
         raise src.error(f"expected {what}, got {_excerpt(tok)}", ln) from None
     if not math.isfinite(w):
         raise src.error(f"expected a finite weight, got {_excerpt(tok)}", ln)
+    if abs(w) > WEIGHT_MAX:
+        raise src.error(f"expected a weight of magnitude at most 2^53, got {_excerpt(tok)}", ln)
     return w
 
 
@@ -372,6 +351,7 @@ def _read_edgelist(src, directed, weights, max_lines) -> GraphRead:
             raise src.error("expected a weight column ('u v w') (weights required)", ln)
         us.append(a)
         vs.append(b)
+        _looks_like_graph_data()
 
     def ints(t):
         try:
@@ -410,6 +390,7 @@ def _read_edgelist(src, directed, weights, max_lines) -> GraphRead:
             else:
                 mode = "label"
             if header:
+                _looks_like_graph_data()   # the next line is an edge line of the file
                 res.notes.append(f"{src.path}:{ln0}: skipped a column header line "
                                  f"{_excerpt(line0)}")
             else:
@@ -505,6 +486,7 @@ def _read_dimacs(src, directed, weights, max_lines) -> GraphRead:
             n = _int(t[2], src, "the vertex count n", 1)
             m = _int(t[3], src, "the arc count m", 0)
             pline = src.ln
+            _looks_like_graph_data()
             _guard_vertices(src, n)
             _guard_entries(src, m, "arcs", len("a 1 1 0\n"))
         else:
@@ -554,6 +536,7 @@ def _read_mtx(src, directed, weights, max_lines) -> GraphRead:
     if sym not in ("general", "symmetric"):
         raise src.error(f"expected symmetry general or symmetric, got {_excerpt(sym)}", 1)
     res.file_directed = sym == "general"
+    _looks_like_graph_data()
     res.has_weights = fld != "pattern"
     need = 2 if fld == "pattern" else 3
     us, vs, ws = array("q"), array("q"), array("d")
@@ -648,6 +631,7 @@ def _read_metis(src, directed, weights, max_lines) -> GraphRead:
         raise src.error(f"expected the METIS header 'n m [fmt [ncon]]', got {_excerpt(s)}")
     n = _int(hdr[0], src, "the vertex count n", 1)
     m = _int(hdr[1], src, "the edge count m", 0)
+    _looks_like_graph_data()
     fmt = hdr[2] if len(hdr) > 2 else "0"
     if len(fmt) > 3 or not set(fmt) <= {"0", "1"}:
         raise src.error(f"expected fmt of up to three 0/1 digits, got {_excerpt(fmt)}")
@@ -739,9 +723,11 @@ def read_graph_file(path, format: str | None = None, directed: bool | None = Non
                         f"{', '.join(FORMATS)}")
     fmt = fmt.lower()
     src = _Source(path, check_memory)
+    quoting = _quoting.set(False)
     try:
         res = _READERS[fmt](src, directed, weights, max_lines)
     finally:
+        _quoting.reset(quoting)
         src.close()
     if weights is True and not res.has_weights:
         raise UserError(f"{src.path}: weights required but the {FORMAT_NAMES[fmt]} file has none")

@@ -102,6 +102,11 @@ class ChunkPartial:
                             col_sum, col_reach, col_harm, hist, *btw)
 
 
+#: the most bins a distance histogram has (the CPU engines' cap, cpu/sssp.py): a weight of 10^15
+#: must not size an array by its distances
+HIST_MAX_BINS = 1 << 22
+
+
 def reduce_block(dist_block, sources, weighted: bool, bin_width: float = 1.0) -> ChunkPartial:
     """Reference reduction of a (B × n) distance block into a :class:`ChunkPartial`.
 
@@ -129,10 +134,11 @@ def reduce_block(dist_block, sources, weighted: bool, bin_width: float = 1.0) ->
     col_reach = finite.sum(axis=0).astype(np.int64)
     col_harm = inv.sum(axis=0)
     vals = Df[finite]
+    top = float(HIST_MAX_BINS - 1)   # the engines' cap: farther distances share the last bin
     if weighted:
-        bins = np.floor(vals / float(bin_width)).astype(np.int64)
+        bins = np.minimum(np.floor(vals / float(bin_width)), top).astype(np.int64)
     else:
-        bins = np.rint(vals).astype(np.int64)
+        bins = np.minimum(np.rint(vals), top).astype(np.int64)
     hist = np.bincount(bins, minlength=1).astype(np.int64) if len(bins) else np.zeros(1, np.int64)
     return ChunkPartial(sources, row_sum, row_reach, row_max, row_harm,
                         col_sum, col_reach, col_harm, hist)

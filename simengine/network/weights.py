@@ -9,6 +9,10 @@ from ..errors import UserError
 #: [0, DIAL_MAX_WEIGHT]
 DIAL_MAX_WEIGHT = 1 << 12
 
+#: the largest |weight| accepted (graph files and graphs): integers up to 2^53 are exact in
+#: float64, and a path of up to 2^31 such arcs stays far inside float64's range
+WEIGHT_MAX = float(1 << 53)
+
 
 def check_weights(graph) -> None:
     """UserError when a weighted ``graph`` has a non-finite or negative weight (the shortest-path
@@ -18,6 +22,9 @@ def check_weights(graph) -> None:
         return
     if not np.all(np.isfinite(w)):
         raise UserError("graph has non-finite edge weights")
+    if np.abs(w).max() > WEIGHT_MAX:
+        raise UserError(f"graph has an edge weight of {np.abs(w).max():.3g}, beyond the largest "
+                        f"accepted, 2^53 = {WEIGHT_MAX:.0f}")
     if w.min() < 0:
         raise UserError(f"graph has negative edge weights (min {w.min():g}); "
                         "shortest paths here need weights >= 0")

@@ -1,0 +1,41 @@
+"""What ``--resume`` may change, beyond the keys :data:`simengine.runner.RESUME_FREE_KEYS` frees.
+
+The rule (docs/output.md, "Resuming with other settings"):
+
+* physics, grid, initial state, graph, metrics: never (``runner._check_compatible``);
+* ``output.snapshot_every`` and ``output.observables_every`` (field): never — the file's series
+  would mix two cadences;
+* ``output.checkpoint_every``, ``output.compression``, solver hints, ``resources``: freely (they
+  change how the file is written, not what it means; compression is per part);
+* ``time.steps``: may grow, or shrink down to the checkpoint's step; not below it (those steps
+  are done), and a complete run cannot be shortened. Extending a complete run keeps the snapshot
+  and observables row its old last step wrote.
+"""
+from __future__ import annotations
+
+from .errors import UserError
+
+#: field keys whose change would make the file's series mix meanings
+FIXED_CADENCE = ("snapshot_every", "observables_every")
+
+
+def check(stored: dict, current: dict, path, f) -> None:
+    """UserError (one line) for a resume the rule above refuses; ``f`` is the open output."""
+    if current.get("kind") != "field":
+        return
+    old, new = stored.get("output") or {}, current.get("output") or {}
+    for key in FIXED_CADENCE:
+        a, b = old.get(key, 0), new.get(key, 0)
+        if a != b:
+            raise UserError(f"{path}: cannot resume: output.{key} is {a!r} in the file but {b!r} "
+                            f"in the scenario (one file holds one cadence; keep {a!r}, or run "
+                            f"again with --overwrite)")
+    steps = int((current.get("time") or {}).get("steps", 0))
+    ck = int(f["checkpoint/phi"].attrs["step"])
+    total = int(f.attrs["steps_total"])
+    if bool(f.attrs["complete"]) and steps < total:
+        raise UserError(f"{path}: cannot resume: the run is complete at step {total}; "
+                        f"time.steps = {steps} would shorten it")
+    if steps < ck:
+        raise UserError(f"{path}: cannot resume: time.steps = {steps} is before the checkpoint "
+                        f"at step {ck}")
