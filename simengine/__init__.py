@@ -5,7 +5,7 @@ path or YAML text and returns its output path; ``simengine.open(path)`` reads an
 ``simengine.path_statistics(graph)`` computes shortest-path statistics of a networkx graph or a
 scipy sparse matrix and returns a ``PathResults`` keyed by the graph's own vertex labels.
 """
-__version__ = "0.1.0"
+from .version import __version__  # noqa: F401
 
 _API = ("run", "run_ensemble", "load", "path_statistics", "PathResults")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import __version__
+from .version import __version__
 from .errors import OutputError, SimulationError, UserError
 from .signals import Stopped, stop_on_signals
 

@@ -35,13 +35,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .errors import UserError
+from .machine import HOST_LIMIT_ENV, env_limit, fmt_bytes, fmt_seconds, host_available  # noqa: F401
 
 GiB = float(1 << 30)
 
 #: Test hooks: bytes of host / GPU memory to assume instead of measuring them, so that the tests
 #: can exercise every memory refusal (and ``--force``) with small inputs.  Not meant for normal
 #: use; a value that is not a non-negative integer is ignored.
-HOST_LIMIT_ENV = "SIMENGINE_TEST_HOST_MEMORY"
 GPU_LIMIT_ENV = "SIMENGINE_TEST_GPU_MEMORY"
 #: no allocation can reach this many bytes (sizes are signed 64-bit): an estimate beyond it is an
 #: impossible request, refused whatever ``--force`` says (config/checks.py), not a memory refusal
@@ -93,81 +93,7 @@ class Plan:
         return max(self.items, key=lambda i: getattr(i, attr))
 
 
-def fmt_bytes(b: float) -> str:
-    b = float(b)
-    for unit, size in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if b >= size:
-            return f"{b / size:.3g} {unit}"
-    return f"{int(b)} B"
-
-
-def fmt_seconds(s: float) -> str:
-    if s < 1:
-        return f"{s * 1e3:.2g} ms"
-    if s < 120:
-        return f"{s:.2g} s"
-    if s < 7200:
-        return f"{s / 60:.2g} min"
-    if s < 172800:
-        return f"{s / 3600:.2g} h"
-    return f"{s / 86400:.3g} days"
-
-
 # ----------------------------------------------------------------------------- limits
-def _read_int(path):
-    try:
-        with open(path) as f:
-            txt = f.read().strip()
-    except OSError:
-        return None
-    if not txt or txt == "max":
-        return None
-    try:
-        return int(txt)
-    except ValueError:
-        return None
-
-
-def _env_limit(var: str) -> int | None:
-    v = os.environ.get(var, "").strip()
-    return int(v) if v.isdigit() else None
-
-
-def host_available() -> tuple[int, str]:
-    """Bytes this process may still allocate, and where the figure comes from: MemAvailable of
-    /proc/meminfo, or the cgroup memory limit minus its usage when that is lower (or the test
-    hook :data:`HOST_LIMIT_ENV`)."""
-    forced = _env_limit(HOST_LIMIT_ENV)
-    if forced is not None:
-        return forced, HOST_LIMIT_ENV
-    avail, src = None, "MemAvailable"
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    avail = int(line.split()[1]) * 1024
-                    break
-    except OSError:
-        pass
-    for limit_f, usage_f in (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
-                             ("/sys/fs/cgroup/memory/memory.limit_in_bytes",
-                              "/sys/fs/cgroup/memory/memory.usage_in_bytes")):
-        lim = _read_int(limit_f)
-        if lim is None or lim >= 1 << 60:
-            continue
-        room = lim - (_read_int(usage_f) or 0)
-        if avail is None or room < avail:
-            avail, src = room, "cgroup memory limit"
-        break
-    if avail is None:
-        try:
-            avail = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-            src = "free physical pages"
-        except (ValueError, OSError):
-            avail, src = 1 << 62, "unknown"
-    return int(avail), src
-
-
 def real_gpu() -> bool:
     """True with a real CUDA device (not numba's simulator): the field backend registry's check."""
     from .field.backends import cuda_usable
@@ -178,7 +104,7 @@ def real_gpu() -> bool:
 def gpu_available() -> int | None:
     """Free bytes on the current GPU, or None without a real GPU (the test hook
     :data:`GPU_LIMIT_ENV` gives a figure even without one)."""
-    forced = _env_limit(GPU_LIMIT_ENV)
+    forced = env_limit(GPU_LIMIT_ENV)
     if forced is not None:
         return forced
     if not real_gpu():

@@ -20,14 +20,6 @@ ALLOWED_EDGES = {
     ("simengine.summary", "simengine.sweep"),
     ("simengine.sweep_ensemble", "simengine.sweep"),
     ("simengine.plot", "simengine.summary_plot"),
-    # io/network_output ↔ network/job
-    ("simengine.io.network_output", "simengine.network.job"),
-    # network/readers ↔ resources
-    ("simengine.resources", "simengine.network.readers"),
-    # io/{field,network}_output import ``__version__`` from the package, whose __init__ imports
-    # api (→ runner → the jobs → the outputs); a simengine/version.py would end it
-    ("simengine.io.field_output", "simengine"),
-    ("simengine.io.network_output", "simengine"),
 }
 
 

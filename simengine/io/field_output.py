@@ -14,7 +14,7 @@ import threading
 import time
 from pathlib import Path
 
-from .. import __version__
+from ..version import __version__
 from ..errors import OutputError
 from .durable import ignore_file_size_signal, remove
 from .field_store import FieldIndex, FieldParts, clean_parts

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import __version__
+from ..version import __version__
 from ..errors import OutputError
 from .durable import remove
 from .network_store import NetworkIndex, NetworkParts, clean_parts
@@ -90,7 +90,7 @@ class NetworkOutput:
             self.rows_done = rows[-1][1]
 
     def _results(self, res):
-        from ..network.job import extra_metrics
+        from ..network.structure import extra_metrics
         from ..network.statistics import select_statistics
 
         res = select_statistics(res, self.job.spec.metrics.statistics)

@@ -321,18 +321,3 @@ class _NoOutput:
 
     def write(self, *args, **kwargs):
         pass
-
-
-def extra_metrics(job: NetworkJob) -> dict:
-    """Components and spanning-forest weight, when the scenario asks for them."""
-    from . import components, mst
-
-    out = {}
-    wanted = set(job.spec.metrics.statistics)
-    if "components" in wanted:
-        summary = components.component_summary(job.graph)
-        out["components"] = summary["weak_components"]
-        out.update(summary)
-    if "mst_weight" in wanted and not job.graph.directed:
-        out["mst_weight"] = mst.minimum_spanning_forest_weight(job.graph)
-    return out

@@ -57,8 +57,8 @@ HEADER_WORDS = {"source", "target", "src", "dst", "dest", "destination", "from",
 
 def available_memory() -> int | None:
     """Bytes of memory this process may still allocate (the resource check's figure:
-    :func:`simengine.resources.host_available`)."""
-    from ..resources import host_available
+    :func:`simengine.machine.host_available`)."""
+    from ..machine import host_available
 
     return host_available()[0]
 

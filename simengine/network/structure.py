@@ -54,3 +54,18 @@ def job_structure_results(job):
     """:func:`structure_results` for a :class:`~simengine.network.job.NetworkJob` (its
     ``metrics.statistics``, backend and log)."""
     return structure_results(job.graph, job.spec.metrics.statistics, job.backend, job.log)
+
+
+def extra_metrics(job) -> dict:
+    """Components and spanning-forest weight, when the scenario asks for them."""
+    from . import components, mst
+
+    out = {}
+    wanted = set(job.spec.metrics.statistics)
+    if "components" in wanted:
+        summary = components.component_summary(job.graph)
+        out["components"] = summary["weak_components"]
+        out.update(summary)
+    if "mst_weight" in wanted and not job.graph.directed:
+        out["mst_weight"] = mst.minimum_spanning_forest_weight(job.graph)
+    return out

@@ -98,7 +98,7 @@ def matrix_bytes(n: int, dtype=np.float64, predecessors: bool = False, tile: int
 def check_memory(n: int, dtype, predecessors: bool, tile: int) -> None:
     """Refuse (``UserError``) a matrix that does not fit in the device's free memory."""
     from ...errors import UserError
-    from ...resources import fmt_bytes
+    from ...machine import fmt_bytes
 
     need = matrix_bytes(n, dtype, predecessors, tile)
     if simulator():
