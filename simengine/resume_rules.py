@@ -3,8 +3,8 @@
 The rule (docs/output.md, "Resuming with other settings"):
 
 * physics, grid, initial state, graph, metrics: never (``runner._check_compatible``);
-* ``output.snapshot_every`` and ``output.observables_every`` (field): never — the file's series
-  would mix two cadences;
+* ``output.snapshot_every``, ``output.observables_every`` and ``output.structure_factor``
+  (field): never — the file's series would mix two cadences, or rows with and without S(k);
 * ``output.checkpoint_every``, ``output.compression``, solver hints, ``resources``: freely (they
   change how the file is written, not what it means; compression is per part);
 * ``time.steps``: may grow, or shrink down to the checkpoint's step; not below it (those steps
@@ -16,7 +16,7 @@ from __future__ import annotations
 from .errors import UserError
 
 #: field keys whose change would make the file's series mix meanings
-FIXED_CADENCE = ("snapshot_every", "observables_every")
+FIXED_CADENCE = ("snapshot_every", "observables_every", "structure_factor")
 
 
 def check(stored: dict, current: dict, path, f) -> None:
@@ -25,7 +25,7 @@ def check(stored: dict, current: dict, path, f) -> None:
         return
     old, new = stored.get("output") or {}, current.get("output") or {}
     for key in FIXED_CADENCE:
-        a, b = old.get(key, 0), new.get(key, 0)
+        a, b = old.get(key, 0) or 0, new.get(key, 0) or 0
         if a != b:
             raise UserError(f"{path}: cannot resume: output.{key} is {a!r} in the file but {b!r} "
                             f"in the scenario (one file holds one cadence; keep {a!r}, or run "

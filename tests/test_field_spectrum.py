@@ -245,3 +245,41 @@ def test_slab_share_sums_on_the_device_equal_the_host_slab_form(shape, kind):
             obs.characteristic_length(phi, h, boundary=boundary), rel=1e-12)
         whole = sp.radial_sums(phi, h, boundary)
         np.testing.assert_allclose(shell_total, np.stack(whole), rtol=1e-12, atol=1e-300)
+
+
+def test_structure_factor_rows_are_stored_and_resume(tmp_path):
+    """output.structure_factor: true stores the radial S(k) of every observation (the host form
+    on the run's fields), keeps it through a resume, and refuses to mix it with rows without."""
+    import h5py
+
+    from simengine import api
+    from simengine.errors import UserError
+
+    scen = {"kind": "field", "name": "sk", "grid": {"shape": [24, 20], "spacing": 0.8},
+            "boundary": {"type": "mirror"},
+            "initial": {"type": "noise", "mean": 0.0, "amplitude": 0.3, "seed": 2},
+            "time": {"dt": 0.01, "steps": 40},
+            "solver": {"backend": "cpu"},
+            "output": {"observables_every": 10, "snapshot_every": 20, "checkpoint_every": 20,
+                       "structure_factor": True}}
+    out = api.run(scen, tmp_path / "sk.h5")
+    with h5py.File(out, "r") as f:
+        rows = f["observables/structure_factor"][()]
+        k = f["observables/structure_factor_k"][()]
+        steps = list(f["observables/step"][()])
+        snaps = list(f["fields/step"][()])
+        phi = f["fields/phi"][()]
+    assert rows.shape == (len(steps), len(k)) == (5, sp.shells((24, 20), 0.8, sp.COSINE))
+    for j, s in enumerate(snaps):  # the stored rows are the host form of the stored fields
+        want_k, want = sp.shell_profile(*sp.radial_sums(phi[j], 0.8, "mirror"))
+        np.testing.assert_allclose(rows[steps.index(s)], want, rtol=1e-12, equal_nan=True)
+        np.testing.assert_allclose(k, want_k, rtol=1e-12, equal_nan=True)
+    # resume to more steps: the rows continue; a resume without structure_factor is refused
+    scen["time"]["steps"] = 60
+    api.run(scen, out, resume=True)
+    with h5py.File(out, "r") as f:
+        assert f["observables/structure_factor"].shape == (7, len(k))
+    scen["output"]["structure_factor"] = False
+    scen["time"]["steps"] = 80
+    with pytest.raises(UserError, match="structure_factor"):
+        api.run(scen, out, resume=True)

@@ -56,7 +56,8 @@ class FieldOutput:
             if fresh:
                 self.index = FieldIndex(self.path, grid.shape, grid.spacing,
                                         float(sc.spec.time.dt), job.dtype,
-                                        root_attributes(sc, job.solver.name), job.total)
+                                        root_attributes(sc, job.solver.name), job.total,
+                                        structure_factor=bool(sc.spec.output.structure_factor))
                 self.index.hook = annotate_field
             else:
                 self.index = FieldIndex.load(self.path, check_checkpoint=False)
@@ -143,6 +144,8 @@ class FieldOutput:
                     (ckpt[0], [m["ckpt"] for _, m in gathered])
                 sums = {k: v for _, m in gathered for k, v in m["sums"].items()}
                 try:
+                    if getattr(self.job, "structure_factor_k", None) is not None:
+                        self.index.radial_k = self.job.structure_factor_k
                     self.index.commit(snapshots, checkpoint, obs, complete, digests=sums)
                 except OutputError as exc:
                     error, committed = str(exc), getattr(exc, "committed", False)

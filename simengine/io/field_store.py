@@ -38,6 +38,9 @@ from .xdmf import write_xdmf
 
 #: observables columns, in file order
 SERIES = ("step", "time", "mass", "free_energy", "phi_min", "phi_max", "length", "wall_time")
+#: the optional series of the radial S(k) (``output.structure_factor``): one row of shells per
+#: observables row, and the shells' mean |k| (``observables/structure_factor_k``)
+RADIAL = "structure_factor"
 
 
 def _blocks(blocks, n0, where):
@@ -134,7 +137,8 @@ class FieldParts:
 class FieldIndex(part_digests.DigestedIndex):
     """The committed state of a field output and the writer of its index (one process)."""
 
-    def __init__(self, output, grid_shape, spacing, dt, dtype, attrs, steps_total):
+    def __init__(self, output, grid_shape, spacing, dt, dtype, attrs, steps_total,
+                 structure_factor=False):
         self.output = Path(output)
         self.grid_shape = tuple(int(n) for n in grid_shape)
         self.spacing = float(spacing)
@@ -145,7 +149,8 @@ class FieldIndex(part_digests.DigestedIndex):
         self.complete = False
         self.steps = []                      # snapshot steps
         self.snap_blocks = []                # per snapshot: ((lo, hi), ...)
-        self.obs = {k: [] for k in SERIES}
+        self.obs = {k: [] for k in SERIES + ((RADIAL,) if structure_factor else ())}
+        self.radial_k = None                 # the shells' mean |k| (with RADIAL)
         self.ckpt_step = None
         self.ckpt_blocks = ()
         self.previous_ckpt = set()           # part names kept one more commit for readers
@@ -175,7 +180,7 @@ class FieldIndex(part_digests.DigestedIndex):
             new_blocks.append(_blocks(blocks, n0, str(self.output)))
         new_obs = {k: list(v) for k, v in self.obs.items()}
         for row in observations:
-            for k in SERIES:
+            for k in new_obs:
                 new_obs[k].append(row[k])
         ckpt_step, ckpt_blocks = self.ckpt_step, self.ckpt_blocks
         if checkpoint is not None:
@@ -243,12 +248,14 @@ class FieldIndex(part_digests.DigestedIndex):
                                "blocks": [list(b) for b in ckpt_blocks]},
                 "snapshots": checksum.array_digest(np.asarray(steps, dtype=np.int64)),
                 "snapshot_blocks": checksum.array_digest(flat),
-                "observables": {k: checksum.array_digest(self._column(obs, k)) for k in SERIES},
+                "observables": {k: checksum.array_digest(self._column(obs, k)) for k in obs},
                 "run_id": self.run_id,
                 "parts": part_digests.record(self.digests if digests is None else digests)}
 
-    @staticmethod
-    def _column(obs, k):
+    def _column(self, obs, k):
+        if k == RADIAL:  # rows × shells
+            shells = len(self.radial_k) if self.radial_k is not None else 0
+            return np.asarray(obs[k], dtype=np.float64).reshape(len(obs[k]), shells)
         return np.asarray(obs[k], dtype=np.int64 if k == "step" else np.float64)
 
     def _build(self, f, steps, snap_blocks, obs, ckpt_step, ckpt_blocks, complete, digests):
@@ -272,8 +279,11 @@ class FieldIndex(part_digests.DigestedIndex):
                       f"{ref}/{block_name('phi', s, lo, hi)}", "phi")
                      for i, (s, blocks) in enumerate(zip(steps, snap_blocks)) for lo, hi in blocks])
         o = f.create_group("observables")
-        for k in SERIES:
+        for k in obs:
             put_array(o, k, self._column(obs, k))
+        if RADIAL in obs:
+            put_array(o, RADIAL + "_k", np.asarray(
+                self.radial_k if self.radial_k is not None else [], dtype=np.float64))
         c = f.create_group("checkpoint")
         put_virtual(c, "phi", self.grid_shape, self.dtype,
                     [((lo, *[0] * len(row_shape)), (hi - lo, *row_shape),
@@ -339,6 +349,12 @@ class FieldIndex(part_digests.DigestedIndex):
         times = integrity.read(f, "fields/time", at("fields/time"), 1, "f")
         self.obs = {k: integrity.read(f, f"observables/{k}", at(f"observables/{k}"), 1,
                                       "iu" if k == "step" else "f").tolist() for k in SERIES}
+        if f"observables/{RADIAL}" in f:
+            self.radial_k = integrity.read(f, f"observables/{RADIAL}_k",
+                                           at(f"observables/{RADIAL}_k"), 1, "f")
+            rows = integrity.read(f, f"observables/{RADIAL}", at(f"observables/{RADIAL}"), 2,
+                                  "f")
+            self.obs[RADIAL] = list(rows)
         self.steps = steps.tolist()
         snap_maps = self._mappings(g["phi"], at("fields/phi"), (len(self.steps), *shape), 1)
         self.snap_blocks = [tuple(sorted((lo, hi) for j, lo, hi, _ in snap_maps if j == i))

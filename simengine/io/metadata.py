@@ -62,7 +62,12 @@ FIELD = {
     "observables/phi_min": ("1", "minimum of φ over the grid"),
     "observables/phi_max": ("1", "maximum of φ over the grid"),
     "observables/length": (L, "characteristic domain size L = 2π/k₁, k₁ the S(k)-weighted mean "
-                              "wavenumber |k| (k ≠ 0) of the structure factor S(k) = |FFT(φ − φ̄)|²"),
+                              "wavenumber |k| (k ≠ 0) of the structure factor S(k) (FFT, or the cosine transform for mirror walls)"),
+    "observables/structure_factor": ("1", "radial structure factor S(k) per shell of |k| at each "
+                                      "observation (output.structure_factor; NaN: no mode in "
+                                      "the shell); the boundary's transform, docs/field.md"),
+    "observables/structure_factor_k": ("1/" + L,
+                                        "mean |k| of each shell's modes (angular wavenumber)"),
     "observables/wall_time": ("s", "wall-clock seconds of computation since the run started "
                                    "(summed over resumes)"),
     "fields/phi": ("1", "snapshots of the order parameter φ (composition; equilibrium phases "
@@ -335,8 +340,12 @@ def _field_dimensions(f):
         for name, ds in g.items():
             if not isinstance(ds, h5py.Dataset) or name == "time" or not ds.ndim:
                 continue
+            if name == "structure_factor_k":  # the shells: a dimension of their own
+                continue
             if name == "phi":
                 _attach(ds, [t, *space])
+            elif name == "structure_factor" and "structure_factor_k" in g:
+                _attach(ds, [t, _scale(g["structure_factor_k"], "k")])
             elif ds.ndim == 1:
                 _attach(ds, [t])
             if name != "step" and "step" in g:
