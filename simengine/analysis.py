@@ -127,6 +127,12 @@ class DegreeFit:
         k = np.asarray(k, dtype=np.float64)
         return (self.tail / self.n) * ((k - 0.5) / (self.k_min - 0.5)) ** (1.0 - self.alpha)
 
+    def pmf(self, k):
+        """Fitted P(k) over all vertices: −d/dk of :meth:`ccdf`, ∝ (k − ½)^(−alpha) (the CCDF's
+        slope minus one on log–log axes)."""
+        k = np.asarray(k, dtype=np.float64)
+        return (self.alpha - 1.0) / (k - 0.5) * self.ccdf(k)
+
 
 def _alpha(tail, k_min):
     """Discrete MLE (continuous approximation, CSN 2009 eq. 3.7) and its standard error."""

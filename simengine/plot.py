@@ -559,7 +559,7 @@ def degree_distribution_figure(r: Result, degrees):
         kk = np.geomspace(fit.k_min, vals.max(), 30)
         ax1.loglog(kk, fit.ccdf(kk), "-", color="C3", lw=2,
                    label=f"power-law tail k ≥ {fit.k_min}: α = {fit.alpha:.2f} ± {fit.stderr:.2f}")
-        ax0.loglog(kk, (fit.alpha - 1) / (fit.k_min - 0.5) * fit.ccdf(kk), "-", color="C3", lw=1.5,
+        ax0.loglog(kk, fit.pmf(kk), "-", color="C3", lw=1.5,
                    label=f"P(k) ∝ k^−{fit.alpha:.2f}")
         ttl = f"CCDF; MLE fit (KS-chosen k_min = {fit.k_min}, {fit.tail} vertices)"
     else:
