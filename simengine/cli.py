@@ -38,6 +38,10 @@ def build_parser():
     r.add_argument("--quiet", "-q", action="store_true", help="no progress output")
     r.add_argument("--force", action="store_true",
                    help="run even when the memory estimate exceeds what the machine has")
+    r.add_argument("--threads", metavar="N", help="numba CPU threads per process (default: the "
+                   "node's cores shared among its MPI ranks; NUMBA_NUM_THREADS works too)")
+    r.add_argument("--device", metavar="N[,M..]", help="GPUs to use (as nvidia-smi numbers them, "
+                   "or within CUDA_VISIBLE_DEVICES); ranks take them in turn")
 
     v = sub.add_parser("validate", help="check a scenario without running it")
     v.add_argument("scenario")
@@ -63,8 +67,12 @@ def build_parser():
 
 def _cmd_run(args):
     from .config import load_scenario
+    from .parallel.threads import apply_devices, apply_threads
     from .runner import Interrupted, run_scenario
 
+    said = [apply_threads(args.threads)] + ([apply_devices(args.device)] if args.device else [])
+    if not args.quiet and _rank()[0] == 0:
+        print(f"simengine: {'; '.join(said)}", file=sys.stderr, flush=True)
     sc = load_scenario(args.scenario, args.overrides)
     if "sweep" in sc.data:
         from .sweep import body_of
