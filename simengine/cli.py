@@ -70,9 +70,9 @@ def _cmd_run(args):
     from .parallel.threads import apply_devices, apply_threads
     from .runner import Interrupted, run_scenario
 
-    said = [apply_threads(args.threads)] + ([apply_devices(args.device)] if args.device else [])
-    if not args.quiet and _rank()[0] == 0:
-        print(f"simengine: {'; '.join(said)}", file=sys.stderr, flush=True)
+    apply_threads(args.threads)            # logged by the runner at start-up
+    if args.device:
+        apply_devices(args.device)
     sc = load_scenario(args.scenario, args.overrides)
     if "sweep" in sc.data:
         from .sweep import body_of
@@ -95,44 +95,9 @@ def _before_mpi(args) -> bool:
 
 
 def _cmd_validate(args):
-    from .config import load_scenario
+    from .validate import command
 
-    from .resources import check, describe
-
-    sc = load_scenario(args.scenario, args.overrides)
-    plan = check(sc, force=args.force)
-    print(f"{args.scenario}: estimates (simengine.resources)\n" + "\n".join(describe(plan)))
-    if "sweep" in sc.data:
-        from .sweep import load_sweep
-
-        sw = load_sweep(args.scenario, args.overrides)
-        print(f"{args.scenario}: sweep OK — {len(sw.tasks)} tasks over {', '.join(sw.keys)}"
-              f"{' (zipped)' if sw.zip else ''}; the body:")
-    spec = sc.spec
-    if sc.kind == "field":
-        from .config.checks import field_problem, initial_range
-        from .config.loader import Located
-        from .field.stability import max_stable_dt
-
-        model, grid, boundary = field_problem(spec)
-        lo, hi = initial_range(sc, Located(sc.data, {}, sc.path))
-        dt_max = max_stable_dt(model, grid, boundary, phi_range=(lo, hi))
-        print(f"{args.scenario}: OK — field '{sc.name}', grid {list(grid.shape)}, "
-              f"{spec.boundary.type} boundaries, {spec.time.steps} steps of dt = {spec.time.dt:g} "
-              f"(stability limit {dt_max:.6g}), kernel {spec.solver.kernel}, "
-              f"{spec.solver.precision}, backend {spec.solver.backend}")
-    else:
-        g = spec.graph
-        src = "generator " + str(g.generator.get("type")) if g.generator else f"file {g.file.path}"
-        if g.file is not None:
-            from .config.checks import check_graph_file
-
-            print(f"{args.scenario}: graph " +
-                  check_graph_file(sc, log=lambda m: print(f"note: {m}", file=sys.stderr)))
-        print(f"{args.scenario}: OK — network '{sc.name}', graph from {src}, "
-              f"sources {spec.metrics.sources if not isinstance(spec.metrics.sources, list) else len(spec.metrics.sources)}, "
-              f"algorithm {spec.metrics.algorithm}, backend {spec.solver.backend}")
-    return 0
+    return command(args)
 
 
 def _cmd_info(args):

@@ -81,7 +81,7 @@ def test_run_logs_its_threads(tmp_path):
                   "solver: {backend: cpu}\n")
     r = run_cli("run", sc, "-o", tmp_path / "s.h5", "--threads", "1")
     assert r.returncode == 0, r.stderr
-    assert "simengine: 1 numba thread per process (--threads)" in r.stderr
+    assert "1 numba thread per process (--threads)" in r.stderr
     r = run_cli("run", sc, "-o", tmp_path / "t.h5", "--threads", "0")
     assert r.returncode == 2 and r.stderr.strip().splitlines() == [
         "simengine: error: --threads: expected a positive integer, got '0'"]
@@ -107,7 +107,7 @@ def test_mpi_library_missing_is_one_line_naming_what_to_install(tmp_path):
                        env=e, capture_output=True, text=True, timeout=120)
     assert r.returncode == 2, r.stderr
     lines = r.stderr.strip().splitlines()
-    assert len(lines) == 2 and "numba thread" in lines[0], r.stderr
-    assert lines[1].startswith("simengine: error: mpi4py cannot load an MPI library "
+    assert len(lines) == 1, r.stderr
+    assert lines[0].startswith("simengine: error: mpi4py cannot load an MPI library "
                                "(libmpi.so.12: cannot open shared object file")
-    assert "pip install mpich" in lines[1] and "--no-binary mpi4py" in lines[1]
+    assert "pip install mpich" in lines[0] and "--no-binary mpi4py" in lines[0]

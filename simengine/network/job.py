@@ -49,6 +49,10 @@ class NetworkJob:
             src_spec = "all"
         else:
             src_spec = {"sample": m.sources.sample, "seed": m.sources.seed}
+            from .sources import sample_note
+
+            if sample_note(m.sources, self.graph.n):
+                self.log(sample_note(m.sources, self.graph.n))
         try:
             sources, self.sampled = choose_sources(self.graph.n, src_spec)
             self.sources = np.asarray(sources, dtype=np.int64)

@@ -101,6 +101,15 @@ def decide_threads(requested=None, env=None, mpi_split=True) -> tuple[int | None
     return max(1, cores // ranks), f"{cores} cores / {ranks} ranks on this node (from {how})"
 
 
+_DECIDED: list = []
+
+
+def decided() -> str:
+    """The start-up log line of what :func:`apply_threads` / :func:`apply_devices` decided in
+    this process ('' when neither ran, e.g. through the Python API)."""
+    return "; ".join(_DECIDED)
+
+
 def apply_threads(requested=None) -> str:
     """Set this process's numba thread count (before numba starts its pool) and return the log
     line that says how many and why."""
@@ -112,8 +121,11 @@ def apply_threads(requested=None) -> str:
             numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
         else:
             os.environ["NUMBA_NUM_THREADS"] = str(n)
-        return f"{n} numba thread{'s' if n != 1 else ''} per process ({why})"
-    return f"numba threads: {why}"
+        said = f"{n} numba thread{'s' if n != 1 else ''} per process ({why})"
+    else:
+        said = f"numba threads: {why}"
+    _DECIDED[:] = [said]
+    return said
 
 
 def parse_devices(text) -> list[int]:
@@ -140,4 +152,5 @@ def apply_devices(text, env=None) -> str:
     else:
         chosen = [str(i) for i in ids]
     env["CUDA_VISIBLE_DEVICES"] = ",".join(chosen)
+    _DECIDED.append(f"GPUs {','.join(chosen)} (--device {text})")
     return f"GPUs {','.join(chosen)} (--device {text}; CUDA_VISIBLE_DEVICES={env['CUDA_VISIBLE_DEVICES']})"
