@@ -172,6 +172,9 @@ def _fail(exc, code, text):
 
 
 def main(argv=None):
+    from .library_warnings import install
+
+    install()                 # numba/numpy warnings: dropped or one line (library_warnings.py)
     with stop_on_signals():  # before any start-up work: files, graph generation, compilation
         try:
             return _dispatch(argv)
