@@ -210,31 +210,48 @@ def observables_figure(r: Result):
     ok = (t > 0) & np.isfinite(length) & (length > 0)
     ax.set_title("characteristic length L(t) = 2π/k₁")
     if ok.any():
-        ax.loglog(t[ok], length[ok], "o-", ms=3, lw=1, label="L(t)")
-        ts = analysis.separation_time(t, obs["phi_min"], obs["phi_max"]) \
-            if "phi_min" in obs and "phi_max" in obs else None
-        win = analysis.late_window(t, ts) & ok
-        fit = analysis.power_law_fit(t[win], length[win])
-        lo, hi = float(length[ok].min()), float(length[ok].max())
-        if fit is not None:
-            tt = np.geomspace(fit.x_min, fit.x_max, 20)
-            after = f", separated at t ≈ {ts:.3g}" if ts else ""
-            ax.loglog(tt, fit(tt), "-", color="C3", lw=2.2, alpha=0.8,
-                      label=f"fit over t ∈ [{fit.x_min:.3g}, {fit.x_max:.3g}]{after}: "
-                            f"L ∝ $t^{{{fit.exponent:.3f} \\pm {fit.stderr:.3f}}}$")
-            tm = np.sqrt(fit.x_min * fit.x_max)
-            guide = fit(tm) * (tt / tm) ** (1 / 3)
-            ax.loglog(tt, guide, "--", color="0.3", lw=1.2, label="guide ∝ $t^{1/3}$ (Lifshitz–Slyozov)")
-            lo, hi = min(lo, float(guide.min())), max(hi, float(guide.max()))
-        ax.set_ylim(lo / 1.08, hi * 1.08)
-        readable_log_axis(ax.yaxis, lo / 1.08, hi * 1.08)
-        readable_log_axis(ax.xaxis, float(t[ok].min()), float(t[ok].max()))
-        ax.legend(fontsize="small", loc="upper left")
+        _length_panel(ax, t, length, ok, obs)
     ax.set_ylabel(f"L ({LENGTH_UNIT})")
     for ax in axes:
         ax.set_xlabel(TIME_LABEL)
     fig.suptitle(f"{r.name}: observables", fontsize="medium")
     return fig
+
+
+def _length_panel(ax, t, length, ok, obs):
+    """L(t) on log–log axes: the stretch before separation shaded, a power-law fit only over at
+    least a decade of t after it (else a note says why not), a t^(1/3) guide through the late
+    points, all in view."""
+    ax.loglog(t[ok], length[ok], "o-", ms=3, lw=1, label="L(t)")
+    ts = analysis.separation_time(t, obs["phi_min"], obs["phi_max"]) \
+        if "phi_min" in obs and "phi_max" in obs else None
+    t_lo, t_hi = float(t[ok].min()), float(t[ok].max())
+    if ts and ts > t_lo:
+        ax.axvspan(t_lo, ts, color="0.9", zorder=0,
+                   label=f"before separation (t < {ts:.3g}): L is no domain size")
+    win, note = analysis.coarsening_window(t, ts)
+    fit = analysis.power_law_fit(t[win & ok], length[win & ok]) if win is not None else None
+    lo, hi = float(length[ok].min()), float(length[ok].max())
+    late = ok & (t >= (ts or t_lo))
+    tt = np.geomspace(float(t[late].min()), t_hi, 20) if late.any() else np.geomspace(t_lo, t_hi, 20)
+    if fit is not None:
+        tf = np.geomspace(fit.x_min, fit.x_max, 20)
+        ax.loglog(tf, fit(tf), "-", color="C3", lw=2.2, alpha=0.8,
+                  label=f"fit over t ∈ [{fit.x_min:.3g}, {fit.x_max:.3g}] ({fit.points} rows): "
+                        f"L ∝ $t^{{{analysis.format_uncertain(fit.exponent, fit.stderr)}}}$"
+                        .replace("±", "\\pm"))
+        anchor_t, anchor_l = fit.x_max, float(fit(fit.x_max))
+    else:
+        ax.text(0.98, 0.03, note, transform=ax.transAxes, ha="right", va="bottom",
+                fontsize="small", color="0.3", wrap=True)
+        anchor_t, anchor_l = t_hi, float(length[ok][np.argmax(t[ok])])
+    guide = anchor_l * (tt / anchor_t) ** (1 / 3)
+    ax.loglog(tt, guide, "--", color="0.3", lw=1.2, label="guide ∝ $t^{1/3}$ (Lifshitz–Slyozov)")
+    lo, hi = min(lo, float(guide.min())), max(hi, float(guide.max()))
+    ax.set_ylim(lo / 1.08, hi * 1.08)
+    readable_log_axis(ax.yaxis, lo / 1.08, hi * 1.08)
+    readable_log_axis(ax.xaxis, t_lo, t_hi)
+    ax.legend(fontsize="small", loc="upper left")
 
 
 def _pick(n, at_most):
@@ -429,10 +446,11 @@ def distance_histogram_figure(r: Result):
     else:
         ax.bar(d * w, hist, width=w, align="edge", color="C0", edgecolor="white", lw=0.3)
         ax.set_xlabel(f"distance d ({_dist_unit(r)}), bins [i·w, (i+1)·w), w = {w:g}")
-    ax.set_yscale("log")
     pos = hist[hist > 0]
-    ax.set_ylim(pos.min() / 1.6, pos.max() * 1.6)
-    readable_log_axis(ax.yaxis, pos.min() / 1.6, pos.max() * 1.6)
+    if len(pos) > 1:                    # one bar: a linear count axis from 0
+        ax.set_yscale("log")
+        ax.set_ylim(pos.min() / 1.6, pos.max() * 1.6)
+        readable_log_axis(ax.yaxis, pos.min() / 1.6, pos.max() * 1.6)
     st = r.statistics
     if "mean_distance" in st:
         ax.axvline(st["mean_distance"], color="k", ls="--", lw=1,
@@ -477,13 +495,18 @@ def vertex_metrics_figure(r: Result):
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         else:
             ax.hist(v, bins=40)
-        ax.set_yscale("log")
+        if sum(p.get_height() > 0 for p in ax.patches) > 1:    # one bar: a linear count axis
+            ax.set_yscale("log")
         ax.set_xlabel(label)
         sampled = k == "eccentricity" and note
         ax.set_ylabel("sampled vertices (the sources)" if sampled else "vertices")
         title = f"{METRIC_LABEL[k]}: {len(v)} " + ("sampled vertices" if sampled else "vertices")
-        if len(v):                      # the input's id of the extreme vertex
-            i = int(np.nanargmin(vert[k]) if k == "eccentricity" else np.nanargmax(vert[k]))
+        if k == "eccentricity":         # an isolated vertex (eccentricity 0) is no centre
+            ecc = np.where(vert[k] > 0, vert[k], np.nan)
+            i = int(np.nanargmin(ecc)) if np.isfinite(ecc).any() else None
+        else:
+            i = int(np.nanargmax(vert[k])) if len(v) else None
+        if i is not None:               # the input's id of the extreme vertex
             title += f"\n{'min' if k == 'eccentricity' else 'max'} at vertex {str(ids[i])[:20]}"
         ax.set_title(title)
     fig.suptitle(f"{r.name}: per-vertex metrics{note}")

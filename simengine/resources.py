@@ -93,10 +93,15 @@ class Plan:
 
 
 def fmt_bytes(b: float) -> str:
+    """'28.2 KiB', '1.0 MiB' (never '1.02e+03 KiB': a value that rounds to 1000 moves up)."""
     b = float(b)
     for unit, size in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if b >= size:
-            return f"{b / size:.3g} {unit}"
+        if b >= size * (0.9995 if unit != "KiB" else 1):
+            v = b / size
+            if v >= 999.5 and unit != "TiB":
+                continue                 # rounds to 1000: handled by the larger unit above
+            return f"{v:.1f} {unit}" if v < 9.95 else f"{v:.3g} {unit}" if v < 999.5 else \
+                f"{v:.0f} {unit}"
     return f"{int(b)} B"
 
 

@@ -48,3 +48,130 @@ def test_pk_fit_line_is_the_fitted_law_and_meets_the_data():
         emp = counts[vals == kq][0] / len(k)
         assert fit.pmf(kq) == pytest.approx(emp, rel=0.25)
     plt.close(fig)
+
+
+class _Field:
+    name = "synthetic-field"
+
+    def __init__(self, t_end, rows=60, alpha=0.31, t_sep=5.0):
+        t = np.concatenate([[0.0], np.geomspace(0.5, t_end, rows)])
+        spread = np.minimum(1.0, np.where(t < t_sep, 0.01 * np.exp(np.minimum(t, t_sep)), 1.0))
+        rng = np.random.default_rng(1)
+        length = 3.0 * np.maximum(t, 1e-9) ** alpha * np.exp(0.01 * rng.standard_normal(len(t)))
+        self.observables = {"time": t, "free_energy": -t, "mass": 0 * t, "length": length,
+                            "phi_min": -spread, "phi_max": spread}
+
+
+def _length_axes(fig):
+    return fig.axes[2]
+
+
+def test_length_fit_needs_a_decade_after_separation_and_keeps_the_guide_in_view():
+    fig = plot.observables_figure(_Field(t_end=30.0))          # separated at t ≈ 4.6 (the first row at 90 % of the final spread)
+    ax = _length_axes(fig)
+    assert not any(ln.get_label().startswith("fit over") for ln in ax.get_lines())
+    assert [t.get_text() for t in ax.texts] == [
+        "no fit: t spans 0.81 decades after separation (t ≈ 4.61), less than the 1 needed"]
+    guide = [ln for ln in ax.get_lines() if "1/3" in ln.get_label()][0]
+    lo, hi = ax.get_ylim()
+    assert lo <= guide.get_ydata().min() and guide.get_ydata().max() <= hi
+    plt.close(fig)
+
+    fig = plot.observables_figure(_Field(t_end=3000.0))        # 5 → 3000: a fit
+    ax = _length_axes(fig)
+    fit_line = [ln for ln in ax.get_lines() if ln.get_label().startswith("fit over")][0]
+    x = fit_line.get_xdata()
+    assert x.min() >= 3000.0 / 100 * (1 - 1e-12) and x.max() == pytest.approx(3000.0)
+    slope = np.diff(np.log(fit_line.get_ydata())) / np.diff(np.log(x))
+    np.testing.assert_allclose(slope, slope[0], rtol=1e-9)
+    assert slope[0] == pytest.approx(0.31, abs=0.01)
+    assert "t^{0.3091 \\pm 0.0012}" in fit_line.get_label()
+    guide = [ln for ln in ax.get_lines() if "1/3" in ln.get_label()][0]
+    lo, hi = ax.get_ylim()
+    assert lo <= guide.get_ydata().min() and guide.get_ydata().max() <= hi
+    plt.close(fig)
+
+
+def test_uncertainty_formatting():
+    assert analysis.format_uncertain(0.17712, 0.0213) == "0.177 ± 0.021"
+    assert analysis.format_uncertain(0.333333, 0.0021) == "0.3333 ± 0.0021"
+    assert analysis.format_uncertain(2.96, 0.14) == "2.96 ± 0.14"
+    assert analysis.format_uncertain(2.5, float("nan")) == "2.5"
+
+
+def _net(tmp_path, name, gen):
+    import simengine
+
+    sc = {"kind": "network", "name": name, "graph": {"generator": gen},
+          "metrics": {"sources": "all"}, "solver": {"backend": "cpu"}}
+    return simengine.open(simengine.run(sc, tmp_path / f"{name}.h5", log=lambda m: None))
+
+
+def test_one_bar_histograms_are_linear_and_min_eccentricity_skips_isolated(tmp_path):
+    with _net(tmp_path, "complete", {"type": "gnp", "n": 6, "p": 1.0, "seed": 1}) as r:
+        fig = plot.distance_histogram_figure(r)              # every distance is 1: one bar
+        assert fig.axes[0].get_yscale() == "linear"
+        plt.close(fig)
+        fig = plot.vertex_metrics_figure(r)
+        ecc = [a for a in fig.axes if a.get_xlabel().startswith("eccentricity")][0]
+        assert ecc.get_yscale() == "linear"
+        plt.close(fig)
+    with _net(tmp_path, "sparse", {"type": "gnm", "n": 12, "m": 5, "seed": 3}) as r:
+        e = r.vertex["eccentricity"]
+        assert (e == 0).any() and (e > 0).any()             # isolated vertices and others
+        fig = plot.vertex_metrics_figure(r)
+        ax = [a for a in fig.axes if a.get_xlabel().startswith("eccentricity")][0]
+        vid = int(ax.get_title().rsplit("min at vertex ", 1)[1])
+        i = list(r.vertex_ids).index(vid)
+        assert e[i] == e[e > 0].min()
+        assert fig.axes[0].get_yscale() == "log" or ax.get_yscale() == "log"
+        plt.close(fig)
+
+
+def _summary(tmp_path, key, xs):
+    from simengine.summary import write_csv
+
+    cols = ["task", key, "graph.generator.seed", "name", "status", "message", "mean_distance",
+            "radius", "elapsed"]
+    rows = []
+    for i, x in enumerate(xs):
+        for seed in (1, 2):
+            rows.append({"task": str(len(rows)), key: str(x), "graph.generator.seed": str(seed),
+                         "name": f"t{len(rows)}", "status": "done", "message": "",
+                         "mean_distance": repr(2.0 * x ** 0.5 * (1 + 0.01 * seed)),
+                         "radius": "3", "elapsed": repr(0.1 + 0.01 * i)})
+    p = tmp_path / "s-summary.csv"
+    write_csv(p, cols, rows)
+    return p
+
+
+def test_summary_plots_fit_slopes_only_against_sizes_and_label_units(tmp_path):
+    from simengine.summary import read_csv
+    from simengine.summary_plot import plot_summary
+
+    written = plot_summary(_summary(tmp_path, "graph.generator.n", [100, 1000, 10000]),
+                           tmp_path / "a")
+    slopes = tmp_path / "a" / "slopes.csv"
+    assert slopes in written
+    text = slopes.read_text()
+    assert text.endswith("\n") and "\r" not in text
+    rows = read_csv(slopes)[1]
+    assert [r["result"] for r in rows] == ["mean_distance", "elapsed"]   # not the constant radius
+    assert float(rows[0]["slope"]) == pytest.approx(0.5, abs=1e-9)
+    written = plot_summary(_summary(tmp_path, "model.kappa", [0.1, 1.0, 10.0]), tmp_path / "b")
+    assert not (tmp_path / "b" / "slopes.csv").exists()                 # kappa is not a size
+
+
+def test_summary_axes_name_results_with_units(tmp_path, monkeypatch):
+    from simengine import summary_plot
+
+    seen = []
+    real = plt.Figure.savefig
+
+    def keep(fig, *a, **k):
+        seen.append({ax.get_ylabel() for ax in fig.axes if ax.get_visible()})
+        return real(fig, *a, **k)
+
+    monkeypatch.setattr(plt.Figure, "savefig", keep)
+    summary_plot.plot_summary(_summary(tmp_path, "graph.generator.n", [100, 1000]), tmp_path / "c")
+    assert {"mean distance ⟨d⟩ (hops or weight units)", "work time (s)"} <= seen[0]
