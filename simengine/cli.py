@@ -58,6 +58,12 @@ def build_parser():
     pl.add_argument("file")
     pl.add_argument("--out", help="folder for the PNGs (default: beside the file, <name>_plots/)")
     pl.add_argument("--no-gif", action="store_true", help="skip the animated GIF of the snapshots")
+    pl.add_argument("--format", default="png", choices=("png", "svg", "pdf"),
+                    help="figure file format (default png)")
+    pl.add_argument("--dpi", type=int, default=None, help="resolution of PNG figures (default 120)")
+
+    sub.add_parser("schema", help="print the JSON Schema of scenario files (for editors: "
+                   "# yaml-language-server: $schema=FILE)")
 
     from .sweep import add_parser as add_sweep_parser
 
@@ -121,9 +127,21 @@ def _cmd_info(args):
 def _cmd_plot(args):
     from .plot import plot_file
 
-    for path in plot_file(args.file, args.out, gif=not args.no_gif,
-                          log=lambda msg: print(f"simengine: {msg}", file=sys.stderr)):
+    extra = {"dpi": args.dpi} if args.dpi else {}
+    if args.dpi is not None and not 10 <= args.dpi <= 2400:
+        raise UserError(f"--dpi: expected 10..2400, got {args.dpi}")
+    for path in plot_file(args.file, args.out, gif=not args.no_gif, fmt=args.format,
+                          log=lambda msg: print(f"simengine: {msg}", file=sys.stderr), **extra):
         print(path)
+    return 0
+
+
+def _cmd_schema(args):
+    import json
+
+    from .config.json_schema import scenario_schema
+
+    print(json.dumps(scenario_schema(), indent=1, ensure_ascii=False))
     return 0
 
 
@@ -134,7 +152,7 @@ def _cmd_sweep(args):
 
 
 COMMANDS = {"run": _cmd_run, "validate": _cmd_validate, "info": _cmd_info, "plot": _cmd_plot,
-            "sweep": _cmd_sweep}
+            "sweep": _cmd_sweep, "schema": _cmd_schema}
 
 
 def _rank():

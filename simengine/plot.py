@@ -36,17 +36,25 @@ def _mpl():
     return plt
 
 
-def plot_file(path, out_dir=None, gif=True, log=None) -> list:
+FORMATS = ("png", "svg", "pdf")
+
+
+def plot_file(path, out_dir=None, gif=True, log=None, fmt="png", dpi=120) -> list:
     """Write the figures for ``path`` into ``out_dir`` (default ``<stem>_plots/`` beside it).
 
     Returns the paths written. ``gif=False`` skips the animated snapshot GIF; ``log`` (a callable
     taking a message) hears about figures that cannot be drawn, e.g. degrees without a graph.
+    ``fmt``: png | svg | pdf; ``dpi``: resolution of PNGs (and of raster parts of SVG/PDF).
     """
     path = Path(path)
+    if fmt not in FORMATS:
+        from .errors import UserError
+
+        raise UserError(f"--format: expected one of {', '.join(FORMATS)}, got {fmt!r}")
     if path.suffix.lower() == ".csv":   # a sweep summary (simengine sweep --collect)
         from .summary_plot import plot_summary
 
-        return plot_summary(path, out_dir)
+        return plot_summary(path, out_dir, fmt=fmt, dpi=dpi)
     out = Path(out_dir) if out_dir else path.with_name(path.stem + "_plots")
     out.mkdir(parents=True, exist_ok=True)
     plt = _mpl()
@@ -55,8 +63,8 @@ def plot_file(path, out_dir=None, gif=True, log=None) -> list:
 
     def save(name, fig):
         if fig is not None:
-            written.append(out / f"{name}.png")
-            fig.savefig(written[-1], dpi=120)
+            written.append(out / f"{name}.{fmt}")
+            fig.savefig(written[-1], dpi=dpi)
             plt.close(fig)
 
     with Result(path) as r:

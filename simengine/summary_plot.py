@@ -112,7 +112,7 @@ def _summary_of(path: Path):
                     f"status, ... written by simengine sweep --collect)")
 
 
-def plot_summary(path, out_dir=None) -> list:
+def plot_summary(path, out_dir=None, fmt="png", dpi=110) -> list:
     """Write the figures of a summary CSV into ``out_dir``; returns the paths written."""
     from .plot import _mpl
 
@@ -205,8 +205,8 @@ def plot_summary(path, out_dir=None) -> list:
             ax.set_visible(False)
         fig.suptitle(f"{path.stem.removesuffix('-summary')}: results vs {xkey}")
         fig.tight_layout()
-        target = out / f"vs_{xkey.replace('.', '_')}.png"
-        fig.savefig(target, dpi=110)
+        target = out / f"vs_{xkey.replace('.', '_')}.{fmt}"
+        fig.savefig(target, dpi=dpi)
         plt.close(fig)
         written.append(target)
     if slopes:

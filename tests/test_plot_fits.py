@@ -175,3 +175,23 @@ def test_summary_axes_name_results_with_units(tmp_path, monkeypatch):
     monkeypatch.setattr(plt.Figure, "savefig", keep)
     summary_plot.plot_summary(_summary(tmp_path, "graph.generator.n", [100, 1000]), tmp_path / "c")
     assert {"mean distance ⟨d⟩ (hops or weight units)", "work time (s)"} <= seen[0]
+
+
+def test_plot_formats_and_dpi(tmp_path, capsys):
+    from simengine.cli import main
+
+    with _net(tmp_path, "fmt", {"type": "barabasi_albert", "n": 60, "m": 2, "seed": 1}) as r:
+        out = r.path
+    for fmt, magic in (("svg", b"<?xml"), ("pdf", b"%PDF")):
+        assert main(["plot", str(out), "--out", str(tmp_path / fmt), "--format", fmt]) == 0
+        files = sorted((tmp_path / fmt).iterdir())
+        assert files and all(p.suffix == f".{fmt}" for p in files)
+        assert all(p.read_bytes().startswith(magic) for p in files)
+    assert main(["plot", str(out), "--out", str(tmp_path / "d"), "--dpi", "40"]) == 0
+    from PIL import Image
+
+    width = Image.open(tmp_path / "d" / "distance_histogram.png").size[0]
+    assert width == pytest.approx(6.8 * 40, abs=2)           # a 6.8-inch figure at 40 dpi
+    capsys.readouterr()
+    assert main(["plot", str(out), "--dpi", "0"]) == 2
+    assert capsys.readouterr().err.strip() == "simengine: error: --dpi: expected 10..2400, got 0"
