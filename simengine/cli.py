@@ -62,6 +62,13 @@ def build_parser():
                     help="figure file format (default png)")
     pl.add_argument("--dpi", type=int, default=None, help="resolution of PNG figures (default 120)")
 
+    rp = sub.add_parser("report", help="write one self-contained HTML page of an output file "
+                        "or a sweep summary CSV (figures, scenario, provenance, statistics)")
+    rp.add_argument("file", help="OUT.h5 or NAME-summary.csv")
+    rp.add_argument("--out", help="the HTML file (default: beside the input, <stem>-report.html)")
+    rp.add_argument("--format", default="png", choices=("png", "svg"),
+                    help="how figures are embedded (default png)")
+
     sub.add_parser("schema", help="print the JSON Schema of scenario files (for editors: "
                    "# yaml-language-server: $schema=FILE)")
 
@@ -136,6 +143,14 @@ def _cmd_plot(args):
     return 0
 
 
+def _cmd_report(args):
+    from .report import write_report
+
+    print(write_report(args.file, args.out, fmt=args.format,
+                       log=lambda msg: print(f"simengine: {msg}", file=sys.stderr)))
+    return 0
+
+
 def _cmd_schema(args):
     import json
 
@@ -152,7 +167,8 @@ def _cmd_sweep(args):
 
 
 COMMANDS = {"run": _cmd_run, "validate": _cmd_validate, "info": _cmd_info, "plot": _cmd_plot,
-            "sweep": _cmd_sweep, "schema": _cmd_schema}
+            "sweep": _cmd_sweep, "schema": _cmd_schema,
+            "report": _cmd_report}
 
 
 def _rank():
