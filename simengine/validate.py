@@ -56,6 +56,6 @@ def command(args) -> int:
         lines.append(f"{name}: OK — network '{sc.name}', graph from {src}, sources {shown}, "
                      f"algorithm {spec.metrics.algorithm}, backend {spec.solver.backend}")
     plan = check(sc, force=args.force, graph=graph)     # the memory refusal is an error too
-    print("\n".join(lines))
-    print(f"{name}: estimates (simengine.resources)\n" + "\n".join(describe(plan)))
+    print("\n".join(lines[:-1] + [f"{name}: estimates (simengine.resources)", *describe(plan),
+                                  lines[-1]]))          # the OK line last
     return 0
