@@ -95,3 +95,16 @@ def test_run_logs_oversampling(tmp_path):
     simengine.run(sc, tmp_path / "o.h5", log=said.append)
     assert ("metrics.sources: a sample of 5000 from a graph of 20 vertices: all 20 sources "
             "(not a sample)") in said
+
+
+def test_number_formatting_of_sizes_and_diameters():
+    import numpy as np
+
+    from simengine.network.job import _short
+    from simengine.resources import fmt_bytes
+
+    assert [fmt_bytes(b) for b in (1000, 1024, 28.2 * 1024, 999.4 * 1024, 1041008, 1 << 20,
+                                   5.5 * (1 << 20))] == [
+        "1000 B", "1.0 KiB", "28.2 KiB", "999 KiB", "1.0 MiB", "1.0 MiB", "5.5 MiB"]
+    assert _short(12.940400000000002) == "12.9404" and _short(np.float64(3.0)) == "3"
+    assert _short(7) == 7 and _short(None) is None
