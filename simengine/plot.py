@@ -5,7 +5,8 @@ matplotlib ``Figure`` (or ``None`` when the file lacks what it shows); :func:`pl
 all as PNGs (and an animated GIF of the snapshots when Pillow is installed).
 
 Field runs: ``field.png`` (latest φ on physical axes x = i·h), ``observables.png`` (F, mass drift,
-L(t) with the fitted coarsening exponent and a t^{1/3} guide), ``structure_factor.png`` (S(k, t) at
+L(t) with the coarsening exponent fitted over at least a decade of t after separation, else a note,
+and a t^{1/3} guide), ``structure_factor.png`` (S(k, t) at
 the snapshot times), ``snapshots.png`` (+ ``snapshots.gif``), ``phi_histogram.png``.
 Network runs: ``distance_histogram.png``, ``vertex_metrics.png``, ``degree_distribution.png``,
 ``metric_vs_degree.png``. Degrees come from ``/vertex/degree`` when the file has it, otherwise the
@@ -295,7 +296,8 @@ def structure_factor_figure(r: Result, curves: int = 8):
 
 
 def snapshot_montage_figure(r: Result, panels: int = 9):
-    """The stored snapshots side by side (shared colour range), or overlaid lines in 1D."""
+    """The stored snapshots side by side (shared colour range; a panel whose range is under a
+    tenth of it, like the initial noise, gets its own scale and says so), or lines in 1D."""
     plt = _mpl()
     times = r.snapshot_times
     if not len(times):
@@ -323,10 +325,19 @@ def snapshot_montage_figure(r: Result, panels: int = 9):
                              layout="constrained")
     for ax in axes.ravel()[len(planes):]:
         ax.set_visible(False)
+    shared = None
     for ax, i, img in zip(axes.ravel(), idx, planes):
-        im = _image(ax, img, h, vmin, vmax, cmap)
-        ax.set_title(f"t = {_tstr(float(times[i]))}", fontsize="medium")
-    fig.colorbar(im, ax=axes.ravel().tolist(), label="φ", shrink=0.8)
+        lo, hi, own = color_range(img)
+        faint = (hi - lo) < 0.1 * (vmax - vmin)       # e.g. the initial noise: blank on the shared scale
+        im = _image(ax, img, h, *((lo, hi, own) if faint else (vmin, vmax, cmap)))
+        if faint:
+            fig.colorbar(im, ax=ax, shrink=0.7)
+        else:
+            shared = im
+        ax.set_title(f"t = {_tstr(float(times[i]))}" + (" (own colour scale)" if faint else ""),
+                     fontsize="medium")
+    if shared is not None:
+        fig.colorbar(shared, ax=axes.ravel().tolist(), label="φ", shrink=0.8)
     k = _plane(frames[0])[1]
     where = "" if k is None else f" (mid-plane z = {k * h:g})"
     fig.suptitle(f"{r.name}: snapshots{where}")

@@ -195,3 +195,22 @@ def test_plot_formats_and_dpi(tmp_path, capsys):
     capsys.readouterr()
     assert main(["plot", str(out), "--dpi", "0"]) == 2
     assert capsys.readouterr().err.strip() == "simengine: error: --dpi: expected 10..2400, got 0"
+
+
+def test_montage_gives_the_faint_initial_noise_its_own_colour_scale(tmp_path):
+    import simengine
+
+    out = simengine.run({"kind": "field", "name": "mont", "grid": {"shape": [24, 24]},
+                         "initial": {"type": "noise", "amplitude": 0.02, "seed": 1},
+                         "time": {"dt": 0.02, "steps": 1500}, "solver": {"backend": "cpu"},
+                         "output": {"snapshot_every": 500}}, tmp_path / "m.h5",
+                        log=lambda m: None)
+    with simengine.open(out) as r:
+        fig = plot.snapshot_montage_figure(r)
+        titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
+        assert titles[0] == "t = 0 (own colour scale)"
+        assert not titles[-1].endswith("(own colour scale)")
+        first = fig.axes[0].images[0]
+        lo, hi = first.get_clim()
+        assert hi - lo <= 2 * np.abs(r.phi[0]).max() + 1e-12      # scaled to the noise
+        plt.close(fig)
