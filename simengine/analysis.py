@@ -2,7 +2,8 @@
 
 * :func:`radial_structure_factor` — circularly (spherically) averaged S(k) of a field.
 * :func:`power_law_fit` — least-squares exponent of y ∝ x^α in log–log space (e.g. the coarsening
-  exponent of L(t) over a late-time window, see :func:`late_window` and :func:`separation_time`).
+  exponent of L(t) over at least a decade of t after separation, see :func:`coarsening_window`
+  and :func:`separation_time`), its standard error from the residuals.
 * :func:`degree_power_law` — discrete power-law tail of a degree sequence: maximum-likelihood
   exponent with k_min chosen by the Kolmogorov–Smirnov criterion (Clauset, Shalizi & Newman 2009).
 """
@@ -98,6 +99,39 @@ def late_window(t, t_start=None, min_points: int = 4):
     return mask
 
 
+def coarsening_window(t, t_start=None, min_decades: float = 1.0, max_decades: float = 2.0,
+                      min_points: int = 5):
+    """(mask, note) of the times over which a coarsening law L ∝ t^α may be fitted: after
+    ``t_start`` (the separation time, else the first t > 0), the last ``max_decades`` decades of
+    the run, and at least ``min_decades`` decades with ``min_points`` rows — else (None, why).
+
+    A fit over t ∈ [27, 30] says nothing about an exponent, whatever its standard error."""
+    t = np.asarray(t, dtype=np.float64)
+    pos = np.isfinite(t) & (t > 0)
+    if not pos.any():
+        return None, "no positive times"
+    t_end = float(t[pos].max())
+    t0 = float(t[pos].min()) if not t_start or t_start <= 0 else float(t_start)
+    t0 = max(t0, t_end / 10 ** max_decades)
+    span = np.log10(t_end / t0) if t0 > 0 else 0.0
+    mask = pos & (t >= t0)
+    after = f" after separation (t ≈ {t_start:.3g})" if t_start else ""
+    if span < min_decades - 1e-9:
+        return None, (f"no fit: t spans {span:.2f} decades{after}, "
+                      f"less than the {min_decades:g} needed")
+    if mask.sum() < min_points:
+        return None, f"no fit: {int(mask.sum())} rows{after}, fewer than {min_points}"
+    return mask, ""
+
+
+def format_uncertain(value: float, se: float) -> str:
+    """'0.31 ± 0.02': the error to two significant digits, the value to the same decimal place."""
+    if not np.isfinite(se) or se <= 0:
+        return f"{value:.3g}"
+    digits = max(0, 1 - int(np.floor(np.log10(se))))
+    return f"{value:.{digits}f} ± {se:.{digits}f}"
+
+
 @dataclass
 class DegreeFit:
     """Discrete power-law tail P(k) ∝ k^(−alpha) for k ≥ k_min (``tail`` vertices of ``n``)."""
@@ -113,6 +147,12 @@ class DegreeFit:
         """Fitted P(K ≥ k) over all vertices (the tail's share times the tail's CCDF)."""
         k = np.asarray(k, dtype=np.float64)
         return (self.tail / self.n) * ((k - 0.5) / (self.k_min - 0.5)) ** (1.0 - self.alpha)
+
+    def pmf(self, k):
+        """Fitted P(k) over all vertices: −d/dk of :meth:`ccdf`, ∝ (k − ½)^(−alpha) (the CCDF's
+        slope minus one on log–log axes)."""
+        k = np.asarray(k, dtype=np.float64)
+        return (self.alpha - 1.0) / (k - 0.5) * self.ccdf(k)
 
 
 def _alpha(tail, k_min):

@@ -38,6 +38,10 @@ def build_parser():
     r.add_argument("--quiet", "-q", action="store_true", help="no progress output")
     r.add_argument("--force", action="store_true",
                    help="run even when the memory estimate exceeds what the machine has")
+    r.add_argument("--threads", metavar="N", help="numba CPU threads per process (default: the "
+                   "node's cores shared among its MPI ranks; NUMBA_NUM_THREADS works too)")
+    r.add_argument("--device", metavar="N[,M..]", help="GPUs to use (as nvidia-smi numbers them, "
+                   "or within CUDA_VISIBLE_DEVICES); ranks take them in turn")
 
     v = sub.add_parser("validate", help="check a scenario without running it")
     v.add_argument("scenario")
@@ -54,6 +58,19 @@ def build_parser():
     pl.add_argument("file")
     pl.add_argument("--out", help="folder for the PNGs (default: beside the file, <name>_plots/)")
     pl.add_argument("--no-gif", action="store_true", help="skip the animated GIF of the snapshots")
+    pl.add_argument("--format", default="png", choices=("png", "svg", "pdf"),
+                    help="figure file format (default png)")
+    pl.add_argument("--dpi", type=int, default=None, help="resolution of PNG figures (default 120)")
+
+    rp = sub.add_parser("report", help="write one self-contained HTML page of an output file "
+                        "or a sweep summary CSV (figures, scenario, provenance, statistics)")
+    rp.add_argument("file", help="OUT.h5 or NAME-summary.csv")
+    rp.add_argument("--out", help="the HTML file (default: beside the input, <stem>-report.html)")
+    rp.add_argument("--format", default="png", choices=("png", "svg"),
+                    help="how figures are embedded (default png)")
+
+    sub.add_parser("schema", help="print the JSON Schema of scenario files (for editors: "
+                   "# yaml-language-server: $schema=FILE)")
 
     from .sweep import add_parser as add_sweep_parser
 
@@ -63,11 +80,15 @@ def build_parser():
 
 def _cmd_run(args):
     from .config import load_scenario
+    from .parallel.threads import apply_devices, apply_threads
     from .runner import Interrupted, run_scenario
 
     if args.output is not None and not args.output.strip():
         raise UserError(f"--output: {args.output!r} is an empty path; give a file name such as "
                         f"outputs/run.h5 (or leave the option out for outputs/<name>.h5)")
+    apply_threads(args.threads)            # logged by the runner at start-up
+    if args.device:
+        apply_devices(args.device)
     sc = load_scenario(args.scenario, args.overrides)
     if "sweep" in sc.data:
         from .sweep import body_of
@@ -90,44 +111,9 @@ def _before_mpi(args) -> bool:
 
 
 def _cmd_validate(args):
-    from .config import load_scenario
+    from .validate import command
 
-    from .resources import check, describe
-
-    sc = load_scenario(args.scenario, args.overrides)
-    plan = check(sc, force=args.force)
-    print(f"{args.scenario}: estimates (simengine.resources)\n" + "\n".join(describe(plan)))
-    if "sweep" in sc.data:
-        from .sweep import load_sweep
-
-        sw = load_sweep(args.scenario, args.overrides)
-        print(f"{args.scenario}: sweep OK — {len(sw.tasks)} tasks over {', '.join(sw.keys)}"
-              f"{' (zipped)' if sw.zip else ''}; the body:")
-    spec = sc.spec
-    if sc.kind == "field":
-        from .config.checks import field_problem, initial_range
-        from .config.loader import Located
-        from .field.stability import max_stable_dt
-
-        model, grid, boundary = field_problem(spec)
-        lo, hi = initial_range(sc, Located(sc.data, {}, sc.path))
-        dt_max = max_stable_dt(model, grid, boundary, phi_range=(lo, hi))
-        print(f"{args.scenario}: OK — field '{sc.name}', grid {list(grid.shape)}, "
-              f"{spec.boundary.type} boundaries, {spec.time.steps} steps of dt = {spec.time.dt:g} "
-              f"(stability limit {dt_max:.6g}), kernel {spec.solver.kernel}, "
-              f"{spec.solver.precision}, backend {spec.solver.backend}")
-    else:
-        g = spec.graph
-        src = "generator " + str(g.generator.get("type")) if g.generator else f"file {g.file.path}"
-        if g.file is not None:
-            from .config.checks import check_graph_file
-
-            print(f"{args.scenario}: graph " +
-                  check_graph_file(sc, log=lambda m: print(f"note: {m}", file=sys.stderr)))
-        print(f"{args.scenario}: OK — network '{sc.name}', graph from {src}, "
-              f"sources {spec.metrics.sources if not isinstance(spec.metrics.sources, list) else len(spec.metrics.sources)}, "
-              f"algorithm {spec.metrics.algorithm}, backend {spec.solver.backend}")
-    return 0
+    return command(args)
 
 
 def _reading(path):
@@ -173,15 +159,35 @@ def _cmd_plot(args):
     from .io.reader import check_input_file
     from .plot import plot_file
 
+    extra = {"dpi": args.dpi} if args.dpi else {}
+    if args.dpi is not None and not 10 <= args.dpi <= 2400:
+        raise UserError(f"--dpi: expected 10..2400, got {args.dpi}")
     check_input_file(args.file)
     with _reading(args.file):
-        return _plot(args, plot_file)
+        return _plot(args, plot_file, extra)
 
 
-def _plot(args, plot_file):
-    for path in plot_file(args.file, args.out, gif=not args.no_gif,
-                          log=lambda msg: print(f"simengine: {msg}", file=sys.stderr)):
+def _plot(args, plot_file, extra):
+    for path in plot_file(args.file, args.out, gif=not args.no_gif, fmt=args.format,
+                          log=lambda msg: print(f"simengine: {msg}", file=sys.stderr), **extra):
         print(path)
+    return 0
+
+
+def _cmd_report(args):
+    from .report import write_report
+
+    print(write_report(args.file, args.out, fmt=args.format,
+                       log=lambda msg: print(f"simengine: {msg}", file=sys.stderr)))
+    return 0
+
+
+def _cmd_schema(args):
+    import json
+
+    from .config.json_schema import scenario_schema
+
+    print(json.dumps(scenario_schema(), indent=1, ensure_ascii=False))
     return 0
 
 
@@ -192,7 +198,8 @@ def _cmd_sweep(args):
 
 
 COMMANDS = {"run": _cmd_run, "validate": _cmd_validate, "info": _cmd_info, "plot": _cmd_plot,
-            "sweep": _cmd_sweep}
+            "sweep": _cmd_sweep, "schema": _cmd_schema,
+            "report": _cmd_report}
 
 
 def _rank():
@@ -239,6 +246,9 @@ def main(argv=None):
 
     import numpy as np
 
+    from .library_warnings import install
+
+    install()                 # numba/numpy warnings: dropped or one line (library_warnings.py)
     # before any start-up work: files, graph generation, compilation. numpy's floating-point
     # warnings are never shown: a blow-up or a bad value is reported by its one line
     with stop_on_signals(keep_absorbing=argv is None), np.errstate(all="ignore"), \

@@ -11,10 +11,14 @@ HOST_LIMIT_ENV = "SIMENGINE_TEST_HOST_MEMORY"
 
 
 def fmt_bytes(b: float) -> str:
+    """'28.2 KiB', '1.0 MiB' (never '1.02e+03 KiB': a value that rounds to 1000 moves up)."""
     b = float(b)
     for unit, size in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if b >= size:
-            return f"{b / size:.3g} {unit}"
+        # from 999.5 of the smaller unit on, this one (1016 KiB is '1.0 MiB')
+        if b >= (size if unit == "KiB" else size * 999.5 / 1024):
+            v = b / size
+            return f"{v:.1f} {unit}" if v < 9.95 else f"{v:.3g} {unit}" if v < 999.5 else \
+                f"{v:.0f} {unit}"
     return f"{int(b)} B"
 
 

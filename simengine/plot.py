@@ -5,7 +5,8 @@ matplotlib ``Figure`` (or ``None`` when the file lacks what it shows); :func:`pl
 all as PNGs (and an animated GIF of the snapshots when Pillow is installed).
 
 Field runs: ``field.png`` (latest φ on physical axes x = i·h), ``observables.png`` (F, mass drift,
-L(t) with the fitted coarsening exponent and a t^{1/3} guide), ``structure_factor.png`` (S(k, t) at
+L(t) with the coarsening exponent fitted over at least a decade of t after separation, else a note,
+and a t^{1/3} guide), ``structure_factor.png`` (S(k, t) at
 the snapshot times), ``snapshots.png`` (+ ``snapshots.gif``), ``phi_histogram.png``.
 Network runs: ``distance_histogram.png``, ``vertex_metrics.png``, ``degree_distribution.png``,
 ``metric_vs_degree.png``, ``clustering_vs_degree.png`` (runs with the ``clustering`` statistic),
@@ -38,17 +39,25 @@ def _mpl():
     return plt
 
 
-def plot_file(path, out_dir=None, gif=True, log=None) -> list:
+FORMATS = ("png", "svg", "pdf")
+
+
+def plot_file(path, out_dir=None, gif=True, log=None, fmt="png", dpi=120) -> list:
     """Write the figures for ``path`` into ``out_dir`` (default ``<stem>_plots/`` beside it).
 
     Returns the paths written. ``gif=False`` skips the animated snapshot GIF; ``log`` (a callable
     taking a message) hears about figures that cannot be drawn, e.g. degrees without a graph.
+    ``fmt``: png | svg | pdf; ``dpi``: resolution of PNGs (and of raster parts of SVG/PDF).
     """
     path = Path(path)
+    if fmt not in FORMATS:
+        from .errors import UserError
+
+        raise UserError(f"--format: expected one of {', '.join(FORMATS)}, got {fmt!r}")
     if path.suffix.lower() == ".csv":   # a sweep summary (simengine sweep --collect)
         from .summary_plot import plot_summary
 
-        return plot_summary(path, out_dir)
+        return plot_summary(path, out_dir, fmt=fmt, dpi=dpi)
     out = Path(out_dir) if out_dir else path.with_name(path.stem + "_plots")
     out.mkdir(parents=True, exist_ok=True)
     plt = _mpl()
@@ -57,8 +66,8 @@ def plot_file(path, out_dir=None, gif=True, log=None) -> list:
 
     def save(name, fig):
         if fig is not None:
-            written.append(out / f"{name}.png")
-            fig.savefig(written[-1], dpi=120)
+            written.append(out / f"{name}.{fmt}")
+            fig.savefig(written[-1], dpi=dpi)
             plt.close(fig)
 
     with Result(path) as r:
@@ -214,31 +223,48 @@ def observables_figure(r: Result):
     ok = (t > 0) & np.isfinite(length) & (length > 0)
     ax.set_title("characteristic length L(t) = 2π/k₁")
     if ok.any():
-        ax.loglog(t[ok], length[ok], "o-", ms=3, lw=1, label="L(t)")
-        ts = analysis.separation_time(t, obs["phi_min"], obs["phi_max"]) \
-            if "phi_min" in obs and "phi_max" in obs else None
-        win = analysis.late_window(t, ts) & ok
-        fit = analysis.power_law_fit(t[win], length[win])
-        lo, hi = float(length[ok].min()), float(length[ok].max())
-        if fit is not None:
-            tt = np.geomspace(fit.x_min, fit.x_max, 20)
-            after = f", separated at t ≈ {ts:.3g}" if ts else ""
-            ax.loglog(tt, fit(tt), "-", color="C3", lw=2.2, alpha=0.8,
-                      label=f"fit over t ∈ [{fit.x_min:.3g}, {fit.x_max:.3g}]{after}: "
-                            f"L ∝ $t^{{{fit.exponent:.3f} \\pm {fit.stderr:.3f}}}$")
-            tm = np.sqrt(fit.x_min * fit.x_max)
-            guide = fit(tm) * (tt / tm) ** (1 / 3)
-            ax.loglog(tt, guide, "--", color="0.3", lw=1.2, label="guide ∝ $t^{1/3}$ (Lifshitz–Slyozov)")
-            lo, hi = min(lo, float(guide.min())), max(hi, float(guide.max()))
-        ax.set_ylim(lo / 1.08, hi * 1.08)
-        readable_log_axis(ax.yaxis, lo / 1.08, hi * 1.08)
-        readable_log_axis(ax.xaxis, float(t[ok].min()), float(t[ok].max()))
-        ax.legend(fontsize="small", loc="upper left")
+        _length_panel(ax, t, length, ok, obs)
     ax.set_ylabel(f"L ({LENGTH_UNIT})")
     for ax in axes:
         ax.set_xlabel(TIME_LABEL)
     fig.suptitle(f"{r.name}: observables", fontsize="medium")
     return fig
+
+
+def _length_panel(ax, t, length, ok, obs):
+    """L(t) on log–log axes: the stretch before separation shaded, a power-law fit only over at
+    least a decade of t after it (else a note says why not), a t^(1/3) guide through the late
+    points, all in view."""
+    ax.loglog(t[ok], length[ok], "o-", ms=3, lw=1, label="L(t)")
+    ts = analysis.separation_time(t, obs["phi_min"], obs["phi_max"]) \
+        if "phi_min" in obs and "phi_max" in obs else None
+    t_lo, t_hi = float(t[ok].min()), float(t[ok].max())
+    if ts and ts > t_lo:
+        ax.axvspan(t_lo, ts, color="0.9", zorder=0,
+                   label=f"before separation (t < {ts:.3g}): L is no domain size")
+    win, note = analysis.coarsening_window(t, ts)
+    fit = analysis.power_law_fit(t[win & ok], length[win & ok]) if win is not None else None
+    lo, hi = float(length[ok].min()), float(length[ok].max())
+    late = ok & (t >= (ts or t_lo))
+    tt = np.geomspace(float(t[late].min()), t_hi, 20) if late.any() else np.geomspace(t_lo, t_hi, 20)
+    if fit is not None:
+        tf = np.geomspace(fit.x_min, fit.x_max, 20)
+        ax.loglog(tf, fit(tf), "-", color="C3", lw=2.2, alpha=0.8,
+                  label=f"fit over t ∈ [{fit.x_min:.3g}, {fit.x_max:.3g}] ({fit.points} rows): "
+                        f"L ∝ $t^{{{analysis.format_uncertain(fit.exponent, fit.stderr)}}}$"
+                        .replace("±", "\\pm"))
+        anchor_t, anchor_l = fit.x_max, float(fit(fit.x_max))
+    else:
+        ax.text(0.98, 0.03, note, transform=ax.transAxes, ha="right", va="bottom",
+                fontsize="small", color="0.3", wrap=True)
+        anchor_t, anchor_l = t_hi, float(length[ok][np.argmax(t[ok])])
+    guide = anchor_l * (tt / anchor_t) ** (1 / 3)
+    ax.loglog(tt, guide, "--", color="0.3", lw=1.2, label="guide ∝ $t^{1/3}$ (Lifshitz–Slyozov)")
+    lo, hi = min(lo, float(guide.min())), max(hi, float(guide.max()))
+    ax.set_ylim(lo / 1.08, hi * 1.08)
+    readable_log_axis(ax.yaxis, lo / 1.08, hi * 1.08)
+    readable_log_axis(ax.xaxis, t_lo, t_hi)
+    ax.legend(fontsize="small", loc="upper left")
 
 
 def _pick(n, at_most):
@@ -274,7 +300,8 @@ def structure_factor_figure(r: Result, curves: int = 8):
 
 
 def snapshot_montage_figure(r: Result, panels: int = 9):
-    """The stored snapshots side by side (shared colour range), or overlaid lines in 1D."""
+    """The stored snapshots side by side (shared colour range; a panel whose range is under a
+    tenth of it, like the initial noise, gets its own scale and says so), or lines in 1D."""
     plt = _mpl()
     times = r.snapshot_times
     if not len(times):
@@ -302,10 +329,19 @@ def snapshot_montage_figure(r: Result, panels: int = 9):
                              layout="constrained")
     for ax in axes.ravel()[len(planes):]:
         ax.set_visible(False)
+    shared = None
     for ax, i, img in zip(axes.ravel(), idx, planes):
-        im = _image(ax, img, h, vmin, vmax, cmap)
-        ax.set_title(f"t = {_tstr(float(times[i]))}", fontsize="medium")
-    fig.colorbar(im, ax=axes.ravel().tolist(), label="φ", shrink=0.8)
+        lo, hi, own = color_range(img)
+        faint = (hi - lo) < 0.1 * (vmax - vmin)       # e.g. the initial noise: blank on the shared scale
+        im = _image(ax, img, h, *((lo, hi, own) if faint else (vmin, vmax, cmap)))
+        if faint:
+            fig.colorbar(im, ax=ax, shrink=0.7)
+        else:
+            shared = im
+        ax.set_title(f"t = {_tstr(float(times[i]))}" + (" (own colour scale)" if faint else ""),
+                     fontsize="medium")
+    if shared is not None:
+        fig.colorbar(shared, ax=axes.ravel().tolist(), label="φ", shrink=0.8)
     k = _plane(frames[0])[1]
     where = "" if k is None else f" (mid-plane z = {k * h:g})"
     fig.suptitle(f"{r.name}: snapshots{where}")
@@ -433,10 +469,11 @@ def distance_histogram_figure(r: Result):
     else:
         ax.bar(d * w, hist, width=w, align="edge", color="C0", edgecolor="white", lw=0.3)
         ax.set_xlabel(f"distance d ({_dist_unit(r)}), bins [i·w, (i+1)·w), w = {w:g}")
-    ax.set_yscale("log")
     pos = hist[hist > 0]
-    ax.set_ylim(pos.min() / 1.6, pos.max() * 1.6)
-    readable_log_axis(ax.yaxis, pos.min() / 1.6, pos.max() * 1.6)
+    if len(pos) > 1:                    # one bar: a linear count axis from 0
+        ax.set_yscale("log")
+        ax.set_ylim(pos.min() / 1.6, pos.max() * 1.6)
+        readable_log_axis(ax.yaxis, pos.min() / 1.6, pos.max() * 1.6)
     st = r.statistics
     if "mean_distance" in st:
         ax.axvline(st["mean_distance"], color="k", ls="--", lw=1,
@@ -481,13 +518,18 @@ def vertex_metrics_figure(r: Result):
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         else:
             ax.hist(v, bins=40)
-        ax.set_yscale("log")
+        if sum(p.get_height() > 0 for p in ax.patches) > 1:    # one bar: a linear count axis
+            ax.set_yscale("log")
         ax.set_xlabel(label)
         sampled = k == "eccentricity" and note
         ax.set_ylabel("sampled vertices (the sources)" if sampled else "vertices")
         title = f"{METRIC_LABEL[k]}: {len(v)} " + ("sampled vertices" if sampled else "vertices")
-        if len(v):                      # the input's id of the extreme vertex
-            i = int(np.nanargmin(vert[k]) if k == "eccentricity" else np.nanargmax(vert[k]))
+        if k == "eccentricity":         # an isolated vertex (eccentricity 0) is no centre
+            ecc = np.where(vert[k] > 0, vert[k], np.nan)
+            i = int(np.nanargmin(ecc)) if np.isfinite(ecc).any() else None
+        else:
+            i = int(np.nanargmax(vert[k])) if len(v) else None
+        if i is not None:               # the input's id of the extreme vertex
             title += f"\n{'min' if k == 'eccentricity' else 'max'} at vertex {str(ids[i])[:20]}"
         ax.set_title(title)
     fig.suptitle(f"{r.name}: per-vertex metrics{note}")
@@ -563,7 +605,7 @@ def degree_distribution_figure(r: Result, degrees):
         kk = np.geomspace(fit.k_min, vals.max(), 30)
         ax1.loglog(kk, fit.ccdf(kk), "-", color="C3", lw=2,
                    label=f"power-law tail k ≥ {fit.k_min}: α = {fit.alpha:.2f} ± {fit.stderr:.2f}")
-        ax0.loglog(kk, (fit.alpha - 1) / (fit.k_min - 0.5) * fit.ccdf(kk), "-", color="C3", lw=1.5,
+        ax0.loglog(kk, fit.pmf(kk), "-", color="C3", lw=1.5,
                    label=f"P(k) ∝ k^−{fit.alpha:.2f}")
         ttl = f"CCDF; MLE fit (KS-chosen k_min = {fit.k_min}, {fit.tail} vertices)"
     else:

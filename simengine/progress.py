@@ -30,6 +30,7 @@ class Progress:
         self.mass0 = None
         self.obs_step = None  # the step of the observables in ``physics``
         self._due = False     # a log line waits for the observation of the step it names
+        self.measuring = False          # set by the first update (after compilation)
         if enabled and hasattr(self.stream, "isatty") and self.stream.isatty():
             from tqdm import tqdm
 
@@ -40,13 +41,28 @@ class Progress:
         dt = time.perf_counter() - self.t0
         return (self.n - self.start_n) / dt if dt > 0 else 0.0
 
+    def _start_measuring(self):
+        """The first piece of work holds compilation and tuning: the rate and the ETA count the
+        steps after it only."""
+        self.measuring = True
+        self.t0 = time.perf_counter()
+        self.start_n = self.n
+        if self.bar is not None:
+            self.bar.reset(total=self.total)       # tqdm's elapsed time and rate start here
+            self.bar.n = self.bar.last_print_n = self.bar.initial = self.n
+            self.bar.refresh()
+
     def update(self, n_now):
         delta = int(n_now) - self.n
         self.n = int(n_now)
         if not self.enabled:
             return
+        first = not self.measuring
+        if first and delta > 0:
+            self._start_measuring()
         if self.bar is not None:
-            self.bar.update(delta)
+            if not first:
+                self.bar.update(delta)
             return
         if self.n >= self.total and self.physics:
             return  # close() prints the last line, with the observables of the last step
@@ -68,11 +84,13 @@ class Progress:
         if physics and self.obs_step is not None and self.obs_step != self.n:
             physics = f"at step {self.obs_step}: {physics}"
         r = self.rate()
-        eta = (self.total - self.n) / r if r > 0 else float("nan")
         pct = 100.0 * self.n / self.total if self.total else 100.0
-        print(f"{self.unit} {self.n}/{self.total} ({pct:.0f}%), {r:.3g} {self.unit}s/s, "
-              f"ETA {eta:.0f} s" + (f" | {physics}" if physics else ""),
-              file=self.stream, flush=True)
+        if self.n > self.start_n and r > 0:
+            speed = f"{r:.3g} {self.unit}s/s, ETA {(self.total - self.n) / r:.0f} s"
+        else:                   # nothing measured yet after the first (compiling) piece
+            speed = "rate and ETA from the next piece on"
+        print(f"{self.unit} {self.n}/{self.total} ({pct:.0f}%), {speed}"
+              + (f" | {physics}" if physics else ""), file=self.stream, flush=True)
 
     def observe(self, row):
         """Remember the latest observables row (keys time, free_energy, length, mass; None: no-op)."""

@@ -411,7 +411,16 @@ def _engine_items(gs: GraphShape, alg: str, k: int, backend: str, batch) -> list
     return [Item(key, what, host=workers * per)]
 
 
-def _network_plan(sc, ranks: int) -> Plan:
+def _parsed_shape(graph, how) -> GraphShape:
+    """The shape of a graph already built (``simengine validate`` parsed the file)."""
+    w = graph.weights
+    ints = w is not None and bool(np.all(w == np.rint(w)))
+    lines = graph.num_arcs if graph.directed else graph.num_arcs // 2
+    return GraphShape(graph.n, graph.num_arcs, w is not None, ints, graph.directed,
+                      100 * lines + 48 * graph.num_arcs, how)
+
+
+def _network_plan(sc, ranks: int, graph=None) -> Plan:
     spec = sc.spec
     g = spec.graph
     backend = spec.solver.backend
@@ -425,7 +434,7 @@ def _network_plan(sc, ranks: int) -> Plan:
             gs = GraphShape(0, 0, False, True, bool(g.directed), 0, "invalid parameters")
         gkey = "graph.generator"
     else:
-        gs = _file_shape(sc, g)
+        gs = _file_shape(sc, g) if graph is None else _parsed_shape(graph, "the parsed file")
         gkey = "graph.file.path"
     n, a = gs.n, gs.arcs
     plan = Plan("network", backend, ranks=ranks)
@@ -440,7 +449,12 @@ def _network_plan(sc, ranks: int) -> Plan:
     total_k = _num_sources(spec, n)
     k = math.ceil(total_k / ranks)
     plan.items.append(Item("metrics.sources", "statistics accumulator", host=65 * n))
-    alg = _predict_algorithm(gs, spec.metrics.algorithm, k, backend)
+    if graph is None:
+        alg = _predict_algorithm(gs, spec.metrics.algorithm, k, backend)
+    else:                              # what the run will pick (UserError as the run would)
+        from .network.backends import plan as plan_run
+
+        alg = plan_run(graph, spec.metrics.algorithm, backend, num_sources=total_k).algorithm
     if spec.metrics.store_predecessors and alg == "fw":   # network/predecessors.route_plan
         alg = ("msbfs" if not gs.weighted else "frontier" if backend == "cuda"
                else "dial" if gs.integer_weights else "dijkstra")
@@ -474,12 +488,13 @@ def _network_plan(sc, ranks: int) -> Plan:
 
 
 # ----------------------------------------------------------------------------- entry points
-def estimate(sc, ranks: int = 1) -> Plan:
-    """The :class:`Plan` of a validated scenario (one rank's share when ``ranks`` > 1)."""
+def estimate(sc, ranks: int = 1, graph=None) -> Plan:
+    """The :class:`Plan` of a validated scenario (one rank's share when ``ranks`` > 1); ``graph``:
+    the network's graph when already built (its real sizes and the algorithm ``auto`` picks)."""
     ranks = max(1, int(ranks))
     if sc.kind == "field":
         return _field_plan(sc.spec, ranks)
-    return _network_plan(sc, ranks)
+    return _network_plan(sc, ranks, graph)
 
 
 def ranks_on_this_host(ranks: int) -> int:
@@ -552,12 +567,12 @@ def disk_refusal(sc, plan: Plan, output) -> UserError | None:
                      f"{room[1]}; {OVERRIDE_HINT}")
 
 
-def check(sc, ranks: int = 1, force: bool = False, output=None) -> Plan:
+def check(sc, ranks: int = 1, force: bool = False, output=None, graph=None) -> Plan:
     """Estimate, and refuse (UserError, one line) when the host or GPU memory would not do,
     unless ``force`` or ``resources.check: false``.  This is the only memory refusal of a
     scenario run: the scenario checks (config/checks.py) refuse only sizes that no machine can
     represent, and the graph readers leave the decision to this check (``check_memory=False``)."""
-    plan = estimate(sc, ranks)
+    plan = estimate(sc, ranks, graph)
     if overridden(sc, force):
         return plan
     host, src = host_available()

@@ -207,6 +207,10 @@ class Runner:
         if comm.size > 1:
             self.log(f"{comm.size} MPI ranks"
                      + (f", one GPU each (rank 0 on GPU {device})" if device is not None else ""))
+        from .parallel.threads import decided
+
+        if decided():                      # simengine run: numba threads, --device
+            self.log(decided())
         self.log(job.describe(self.output))
         t0 = time.perf_counter() - elapsed0
         bar = Progress(job.total, done, unit=job.unit, desc=self.sc.name, enabled=self.progress)

@@ -11,6 +11,8 @@ are filled for done tasks only.
 When a key whose last part is ``seed`` is swept, ``<name>-grouped.csv`` groups the done tasks by
 the other swept keys: ``count`` (done tasks), ``not_done``, then ``<result>_mean``, ``_std``
 (sample standard deviation, ddof = 1), ``_se`` (std / sqrt(count)) for every numeric result.
+For field sweeps, ``<name>-structure-factor.csv`` holds S(k, t) averaged over the seeds
+(:mod:`simengine.summary_sk`).
 """
 from __future__ import annotations
 
@@ -196,4 +198,11 @@ def collect(sweep, out_dir, log=print) -> int:
         gcols, grows = grouped(columns, rows, sweep.keys)
         write_csv(grouped_path, gcols, grows)
         log(f"{grouped_path}: {len(grows)} groups over {', '.join(seed_keys(sweep.keys))}")
+        from .summary_sk import seed_averaged_structure_factor
+
+        sk = seed_averaged_structure_factor(sweep, out_dir, rows)
+        if sk is not None and sk[1]:
+            target = out_dir / f"{sweep.name}-structure-factor.csv"
+            write_csv(target, *sk)
+            log(f"{target}: S(k, t) averaged over {', '.join(seed_keys(sweep.keys))}")
     return 0

@@ -5,8 +5,10 @@ Tasks that differ only in a ``seed`` key are averaged: the points are the group 
 bars their standard errors (the numbers of ``NAME-grouped.csv``, computed by the same function).
 The other swept keys (a graph family, say) give one line each.  When the parameter is a size (a key
 ending in ``.n`` or ``shape``, or positive values spanning at least a decade) the axes are
-log-log and each line's least-squares slope of log y against log x is printed in the legend and
-written to ``slopes.csv`` — the exponent n of y ∝ xⁿ.
+log-log; only for a size (where a power law y ∝ xⁿ is what one asks about) and a result that
+changes with it, each line's least-squares slope of log y against log x is printed in the legend
+and written to ``slopes.csv`` — the exponent n with its standard error from the residuals.  Axes
+carry the results' names and units (:data:`LABELS`).
 """
 from __future__ import annotations
 
@@ -23,6 +25,31 @@ from .summary import group_stats, number, numeric_columns, read_csv, seed_keys
 #: results shown when present (in this order); any other numeric result is left out
 PREFERRED = ("mean_distance", "diameter", "radius", "efficiency", "elapsed", "normalized_time",
              "length", "free_energy", "mass", "phi_max", "wall_time")
+
+
+#: axis labels (with units) of the results a summary holds; other columns are shown as named
+LABELS = {
+    "mean_distance": "mean distance ⟨d⟩ (hops or weight units)",
+    "diameter": "diameter (hops or weight units)", "radius": "radius (hops or weight units)",
+    "efficiency": "global efficiency (1/distance units)", "elapsed": "work time (s)",
+    "wall_time": "wall time (s)", "normalized_time": "time per arc visit (s)",
+    "length": "length scale L (model units)", "free_energy": "free energy F (model units)",
+    "mass": "mean φ (mass)", "phi_max": "max φ", "phi_min": "min φ", "n": "vertices n",
+    "arcs": "arcs", "time": "time t (model units)", "step": "steps",
+}
+
+
+def label_of(column: str) -> str:
+    return LABELS.get(column, column.replace("_", " "))
+
+
+def _x_label(key: str, cells: bool) -> str:
+    last = key.split(".")[-1]
+    if cells:
+        return f"{key} (cells)"
+    if last == "n" and "graph" in key:
+        return f"{key} (vertices)"
+    return key
 
 
 def _x_value(cell):
@@ -53,6 +80,15 @@ def is_size(key, xs) -> bool:
     return bool(np.all(xs > 0) and xs.max() >= 10 * xs.min())
 
 
+def power_law_meaningful(key, means) -> bool:
+    """A fitted exponent is shown only against a size key and for a result that changes with it
+    (a constant result would print 'slope 0 ± 0')."""
+    last = key.split(".")[-1]
+    means = np.asarray(means, float)
+    return (last in ("n", "shape", "size") and len(means) >= 2 and bool(np.all(means > 0))
+            and float(means.max() - means.min()) > 1e-9 * float(means.max()))
+
+
 def fit_slope(x, y):
     """(slope, standard error) of the least-squares line log y = a + slope·log x (se nan below 3 points)."""
     lx, ly = np.log(np.asarray(x, float)), np.log(np.asarray(y, float))
@@ -76,7 +112,7 @@ def _summary_of(path: Path):
                     f"status, ... written by simengine sweep --collect)")
 
 
-def plot_summary(path, out_dir=None) -> list:
+def plot_summary(path, out_dir=None, fmt="png", dpi=110) -> list:
     """Write the figures of a summary CSV into ``out_dir``; returns the paths written."""
     from .plot import _mpl
 
@@ -133,9 +169,9 @@ def plot_summary(path, out_dir=None) -> list:
                 order = np.argsort(xs)
                 xs, means, ses = (np.asarray(a, float)[order] for a in (xs, means, ses))
                 name = ", ".join(f"{k.split('.')[-1]}={v}" for k, v in zip(series_keys, skey))
-                label = name or m
+                label = name or label_of(m).split(" (")[0]
                 ok = np.isfinite(means)
-                if loglog and ok.sum() >= 2 and np.all(means[ok] > 0):
+                if loglog and ok.sum() >= 2 and power_law_meaningful(xkey, means[ok]):
                     slope, se = fit_slope(xs[ok], means[ok])
                     label += f": slope {slope:.3g}" + (f" ± {se:.2g}" if np.isfinite(se) else "")
                     slopes.append({"parameter": xkey, "result": m, "series": name,
@@ -159,24 +195,24 @@ def plot_summary(path, out_dir=None) -> list:
                 ax.set_xticks(range(len(labels)))
                 ax.set_xticklabels(labels)
                 ax.set_xlim(-0.5, len(labels) - 0.5)
-            ax.set_xlabel(xkey + (" (cells)" if cells else ""))
-            ax.set_ylabel(m)
+            ax.set_xlabel(_x_label(xkey, cells))
+            ax.set_ylabel(label_of(m))
             over = [k for k in seeds if k != xkey]
-            ax.set_title(m + (" (mean ± s.e. over " + ", ".join(over) + ")" if over else ""),
+            ax.set_title(label_of(m).split(" (")[0] + (" (mean ± s.e. over " + ", ".join(over) + ")" if over else ""),
                          fontsize=9)
             ax.legend(fontsize=7)
         for ax in list(axes.flat)[len(metrics):]:
             ax.set_visible(False)
         fig.suptitle(f"{path.stem.removesuffix('-summary')}: results vs {xkey}")
         fig.tight_layout()
-        target = out / f"vs_{xkey.replace('.', '_')}.png"
-        fig.savefig(target, dpi=110)
+        target = out / f"vs_{xkey.replace('.', '_')}.{fmt}"
+        fig.savefig(target, dpi=dpi)
         plt.close(fig)
         written.append(target)
     if slopes:
         target = out / "slopes.csv"
         with open(target, "w", newline="", encoding="utf-8") as fh:
-            w = csv.DictWriter(fh, fieldnames=list(slopes[0]))
+            w = csv.DictWriter(fh, fieldnames=list(slopes[0]), lineterminator="\n")
             w.writeheader()
             w.writerows(slopes)
         written.append(target)

@@ -225,11 +225,7 @@ def check_network(sc, located):
                             f"{gen.arcs():.3g} arcs need about {need:.3g} bytes, more than any "
                             f"allocation can address (2^63 bytes)")
     src = spec.metrics.sources
-    n = getattr(gen, "n", None) if gen is not None else None
-    if gen is not None and hasattr(gen, "shape"):
-        n = _cells(gen.shape)
-    if gen is not None and hasattr(gen, "scale"):
-        n = 1 << gen.scale
+    n = generated_vertices(gen)
     if isinstance(src, list) and n is not None:
         bad = [s for s in src if not isinstance(s, int) or not 0 <= s < n]
         if bad:
@@ -242,10 +238,13 @@ def check_network(sc, located):
 VALIDATE_MAX_LINES = 5_000_000
 
 
-def check_graph_file(sc, log=None, max_lines=VALIDATE_MAX_LINES) -> str:
-    """Parse a network scenario's graph file as the run will (``simengine validate``): a bad
-    line, a header that disagrees with the file or a negative weight fails here.  Returns a
-    one-line summary; stops after ``max_lines`` lines of a huge file and says so."""
+def parse_graph_file(sc, log=None, max_lines=VALIDATE_MAX_LINES):
+    """Parse a network scenario's graph file and apply ``graph.weights`` as the run will
+    (``simengine validate``): a bad line, a header that disagrees with the file, a negative
+    weight or a listed source that is not in the graph (or listed twice) fails here.  Returns
+    (a one-line summary, the graph — None when it stopped after ``max_lines`` lines of a huge
+    file, and says so)."""
+    from ..network import weights_setting
     from ..network.readers import FORMAT_NAMES, read_for_scenario
     from ..network.sources import listed_source_indices
 
@@ -255,15 +254,32 @@ def check_graph_file(sc, log=None, max_lines=VALIDATE_MAX_LINES) -> str:
     name = FORMAT_NAMES[res.format]
     if not res.complete:
         return (f"{name} file {path}: the first {max_lines} lines are well-formed "
-                f"({res.entries} entries); stopped there, the run reads the rest")
-    graph = res.graph
+                f"({res.entries} entries); stopped there, the run reads the rest"), None
+    graph = weights_setting.apply_setting(res.graph, g.weights, str(g.file.path), log)
+    weights_setting.check_weight_values(graph, f"{sc.path}: graph.weights ({g.file.path})")
     src = sc.spec.metrics.sources
     if isinstance(src, list):
         listed_source_indices(graph, src, f"{sc.path}: metrics.sources")
     kind = "arcs" if graph.directed else "edges"
-    weighted = ", weighted" if graph.weighted and g.weights in ("file", None) else ""
+    weighted = ", weighted" if graph.weights is not None else ""
     return (f"{name} file {path}: n = {graph.n}, {graph.num_edges} {kind}"
-            f"{', directed' if graph.directed else ''}{weighted}")
+            f"{', directed' if graph.directed else ''}{weighted}"), graph
+
+
+def check_graph_file(sc, log=None, max_lines=VALIDATE_MAX_LINES) -> str:
+    """The summary line of :func:`parse_graph_file`."""
+    return parse_graph_file(sc, log, max_lines)[0]
+
+
+def generated_vertices(gen):
+    """The vertex count of a parsed generator model (None when it has none)."""
+    if gen is None:
+        return None
+    if hasattr(gen, "shape"):
+        return _cells(gen.shape)
+    if hasattr(gen, "scale"):
+        return 1 << gen.scale
+    return getattr(gen, "n", None)
 
 
 def check_scenario(sc, located):

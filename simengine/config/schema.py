@@ -4,7 +4,9 @@ The key names are the user-facing contract; see docs/scenarios.md.
 """
 from __future__ import annotations
 
+import decimal
 import math
+import re
 from typing import Annotated, Literal, Optional, Union
 
 from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, StrictInt, field_validator,
@@ -29,8 +31,30 @@ def _plain_number(value):
     return value
 
 
+def _whole_number(value):
+    """Integers may be written as exact scientific notation (1e4, 2.5e3: YAML reads the first as
+    a string, the second as a float); 1.5 or 1e-3 are not integers."""
+    value = _plain_number(value)
+    if isinstance(value, str) and _SCIENTIFIC.fullmatch(value.strip()):
+        d = decimal.Decimal(value.strip())
+        if d.adjusted() > 18:                       # no 10**999999999 built just to refuse it
+            raise ValueError(f"expected an integer up to {INT64_MAX}, got {value.strip()}")
+        if d != d.to_integral_value():
+            raise ValueError(f"expected an integer, got {value.strip()} (not a whole number)")
+        return int(d)
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise ValueError(f"expected an integer, got {value:g} (not a whole number)")
+        return int(value)
+    return value
+
+
+_SCIENTIFIC = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)[eE][+-]?\d+")
+
+
 def _number(py_type, **bounds):
-    return Annotated[py_type, BeforeValidator(_plain_number), Field(**bounds)]
+    check = _whole_number if py_type is int else _plain_number
+    return Annotated[py_type, BeforeValidator(check), Field(**bounds)]
 
 
 # every float is finite (no .nan, .inf, 1e999), every int bounded, no booleans for numbers
@@ -245,6 +269,17 @@ class MetricsSpec(Strict):
             raise ValueError("store_predecessors: true needs store_distances: true (the "
                              "predecessors are rows beside the distance rows)")
         return self
+
+    @field_validator("sources")
+    @classmethod
+    def _listed_once(cls, v):
+        if isinstance(v, list):
+            seen = set()
+            for x in v:
+                if x in seen:
+                    raise ValueError(f"vertex {x!r} is listed twice")
+                seen.add(x)
+        return v
 
 
 class NetworkSolverSpec(Strict):

@@ -19,16 +19,20 @@ What it adds
   ``/`` (field)       ``x`` / ``y`` / ``z`` cell positions i·h (grid axes ordered z, y, x; the
                       last axis is x, contiguous in memory)
   ``/fields``         ``time`` (``fields/time``; ``step`` as a further coordinate), then space
+                      (``fields/x`` …: the group's own copies, so ``open_dataset(group=...)``
+                      has positions; likewise ``/checkpoint``)
   ``/observables``    ``time`` (``observables/time``; ``step`` as a further coordinate)
   ``/checkpoint``     space (field runs)
-  ``/`` (network)     ``sources`` (``/sources``, the source ids), ``distance`` (lower bin edges
-                      of ``/distance_histogram``), ``target`` (columns of ``/distances``)
+  ``/`` (network)     ``sources`` (``/sources``, row numbers 0..n−1 of the sources), ``distance``
+                      (lower bin edges of
+                      ``/distance_histogram``), ``target`` (columns of ``/distances``: the
+                      graph's vertex ids)
   ``/vertex``         ``vertex`` (0..n−1; ``id`` as a further coordinate when the file has one)
   ``/checkpoint``     ``checkpoint_vertex``, ``checkpoint_<name>_index`` (network runs: internal
                       accumulators; the dimensions are in the root group)
   ==================  ========================================================================
 
-The ``vertex``, ``target`` and ``checkpoint_*`` dimensions are netCDF "dimensions without a
+The ``vertex`` and ``checkpoint_*`` dimensions are netCDF "dimensions without a
 variable" (a dataset whose ``NAME`` attribute says so); :func:`is_dimension_only` tells readers to
 skip them.
 """
@@ -89,6 +93,7 @@ _DIST_STATS = {"mean_distance", "diameter", "radius", "mst_weight"}
 NETWORK = {
     **INTEGRITY,
     "sources": ("1", "source vertices in the order they were processed (row i of /distances)"),
+    "target": ("1", "vertex id of each column of /distances (the input's ids)"),
     "distances": (D, "d(sources[i], t) for every target t; unreachable targets hold the value of "
                      "the attribute 'unreachable'"),
     "predecessors": ("1", "vertex before t on a shortest path from sources[i] (0-based row "
@@ -177,6 +182,8 @@ def describe(path: str, kind: str, weighted: bool = False):
     path = path.strip("/")
     table = FIELD if kind == "field" else NETWORK
     entry = table.get(path)
+    if entry is None and kind == "field" and path.split("/")[-1] in SPACE_DIMS[3]:
+        entry = table.get(path.split("/")[-1])          # a group's copy of x/y/z
     if entry is None and path.startswith("statistics/") and path.endswith("_se"):
         base = table.get(path[:-3])
         if base is not None:
@@ -277,7 +284,7 @@ def _coordinates(ds, names):
 
 
 def _coordinate(f, name, values):
-    """A root-level coordinate dataset ``name`` holding ``values`` (replaced if it differs)."""
+    """A coordinate dataset ``name`` of group ``f`` holding ``values`` (replaced if it differs)."""
     values = np.asarray(values)
     if name in f:
         ds = f[name]
@@ -329,9 +336,21 @@ def _field_coordinates(f):
         _set_attr(ds, "axis", name.upper())
 
 
+def _local_space(f, group):
+    """The x/y/z coordinates as datasets of ``group`` itself (copies of the root's): xarray's
+    ``open_dataset(path, engine="h5netcdf", group=...)`` reads one group, so a dimension whose
+    coordinate lives in the root would come without positions."""
+    out = []
+    for d in SPACE_DIMS.get(len(_grid(f)[0]), ()):
+        if d not in f:
+            return []
+        ds = _coordinate(f[group], d, f[d][()])
+        _set_attr(ds, "axis", d.upper())
+        out.append(ds)
+    return out
+
+
 def _field_dimensions(f):
-    shape, _ = _grid(f)
-    space = [f[d] if d in f else None for d in SPACE_DIMS.get(len(shape), ())]
     for group in ("observables", "fields"):
         if f"{group}/time" not in f:
             continue
@@ -343,15 +362,19 @@ def _field_dimensions(f):
             if name == "structure_factor_k":  # the shells: a dimension of their own
                 continue
             if name == "phi":
-                _attach(ds, [t, *space])
+                space = _local_space(f, group)
+                if space:
+                    _attach(ds, [t, *space])
             elif name == "structure_factor" and "structure_factor_k" in g:
                 _attach(ds, [t, _scale(g["structure_factor_k"], "k")])
-            elif ds.ndim == 1:
+            elif ds.ndim == 1 and name not in SPACE_DIMS[3]:
                 _attach(ds, [t])
-            if name != "step" and "step" in g:
+            if name != "step" and "step" in g and name not in SPACE_DIMS[3]:
                 _coordinates(ds, ["step"])
-    if "checkpoint/phi" in f and space:
-        _attach(f["checkpoint/phi"], space)
+    if "checkpoint/phi" in f:
+        space = _local_space(f, "checkpoint")
+        if space:
+            _attach(f["checkpoint/phi"], space)
 
 
 # ------------------------------------------------------------------------------ network runs
@@ -382,10 +405,19 @@ def _network_dimensions(f):
         _checkpoint_dimensions(f["checkpoint"], n)
     if "distances" in f and "sources" in f:
         # rows follow /sources; the target axis gets its own root dimension (an HDF5 group and a
-        # dataset cannot share the name "vertex")
-        _attach(f["distances"], [f["sources"], _dimension_only(f, "target", n)])
+        # dataset cannot share the name "vertex") whose coordinate is the graph's vertex ids, so
+        # that .sel(target=5) is vertex 5 (/sources holds the sources' row numbers, 0..n−1)
+        _attach(f["distances"], [f["sources"], _coordinate(f, "target", _vertex_ids(f, n))])
     if "predecessors" in f and "sources" in f:
-        _attach(f["predecessors"], [f["sources"], _dimension_only(f, "target", n)])
+        _attach(f["predecessors"], [f["sources"], _coordinate(f, "target", _vertex_ids(f, n))])
+
+
+def _vertex_ids(f, n):
+    """The graph's vertex ids (``/vertex/id`` when numeric), else 0..n−1."""
+    ids = f["vertex/id"][()] if "vertex/id" in f else None
+    if ids is None or ids.shape != (n,) or ids.dtype.kind not in "iu":
+        return np.arange(n, dtype=np.int64)
+    return ids.astype(np.int64)
 
 
 def _checkpoint_dimensions(g, n):

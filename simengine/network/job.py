@@ -49,6 +49,10 @@ class NetworkJob:
             src_spec = "all"
         else:
             src_spec = {"sample": m.sources.sample, "seed": m.sources.seed}
+            from .sources import sample_note
+
+            if sample_note(m.sources, self.graph.n):
+                self.log(sample_note(m.sources, self.graph.n))
         try:
             sources, self.sampled = choose_sources(self.graph.n, src_spec)
             self.sources = np.asarray(sources, dtype=np.int64)
@@ -311,9 +315,14 @@ class NetworkJob:
         md = res.get("mean_distance", float("nan"))
         se = res.get("mean_distance_se")
         return (f"done: mean distance {md:.6g}" + (f" ± {se:.2g}" if se is not None else "") +
-                f", diameter {res.get('diameter')}" +
+                f", diameter {_short(res.get('diameter'))}" +
                 (" (lower bound)" if res.get("diameter_is_lower_bound") else "") +
                 f" ({res['scope']}), in {elapsed:.1f} s -> {output}")
+
+
+def _short(v):
+    """12.9404 for a float diameter (not 12.940400000000002); ints and None as they are."""
+    return f"{v:.6g}" if isinstance(v, (float, np.floating)) else v
 
 
 class _NoOutput:

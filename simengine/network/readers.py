@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import UserError
+from .direction import override_note, stated_direction
 from .graph import CSRGraph
 from .reader_text import _bytes, _count, _excerpt, _looks_like_graph_data, _quoting
 from .weights import WEIGHT_MAX
@@ -281,6 +282,7 @@ class GraphRead:
     complete: bool = True
     negative_weight: tuple | None = None
     notes: list = field(default_factory=list)
+    states_direction: bool | None = None    # an edge list's SNAP header line, if any
 
 
 def _stop(src, max_lines) -> bool:
@@ -369,6 +371,9 @@ def _read_edgelist(src, directed, weights, max_lines) -> GraphRead:
                 raise _wrong_header(src, line, "edgelist")
         t = (line.replace(",", " ") if "," in line else line).split()
         if not t or t[0][0] in "#%":
+            if first and res.states_direction is None:   # a SNAP "# Directed graph" line
+                res.states_direction = stated_direction(line)
+                res.file_directed = bool(res.states_direction)
             continue
         if first:
             first = False
@@ -433,7 +438,7 @@ def _read_edgelist(src, directed, weights, max_lines) -> GraphRead:
         ids = np.empty(len(names), dtype=object)
         ids[:] = [names[i] for i in order]
         n = len(names)
-    g = CSRGraph.from_edges(n, u, v, w, bool(directed) if directed is not None else False)
+    g = CSRGraph.from_edges(n, u, v, w, res.file_directed if directed is None else bool(directed))
     g.ids = ids
     res.graph = g
     return res
@@ -731,15 +736,10 @@ def read_graph_file(path, format: str | None = None, directed: bool | None = Non
         src.close()
     if weights is True and not res.has_weights:
         raise UserError(f"{src.path}: weights required but the {FORMAT_NAMES[fmt]} file has none")
-    if directed is not None and bool(directed) != res.file_directed and fmt != "edgelist":
-        name = FORMAT_NAMES[fmt]
-        if res.file_directed:
-            what = "arcs" if fmt == "dimacs" else "entries of the general (directed) matrix"
-            res.notes.append(f"{src.path}: treating the {res.entries} directed {what} of this "
-                             f"{name} file as undirected edges (directed: false)")
-        else:
-            res.notes.append(f"{src.path}: treating the undirected graph this {name} file "
-                             f"describes as directed, with arcs both ways (directed: true)")
+    if directed is not None and bool(directed) != res.file_directed and \
+            (fmt != "edgelist" or res.states_direction is not None):
+        res.notes.append(override_note(src.path, fmt, FORMAT_NAMES[fmt], res.entries,
+                                       res.file_directed))
     return res
 
 
@@ -748,7 +748,7 @@ def read_graph(path, format: str | None = None, directed: bool | None = None,
     """Read a graph file.  ``format``: edgelist | dimacs | mtx | metis | None (from the suffix:
     .gr, .mtx, .graph/.metis, else edgelist; .gz stripped first).  ``directed`` None = what the
     file describes (DIMACS and general Matrix Market directed; symmetric Matrix Market, METIS and
-    edge lists undirected).  ``weights``: None = use weights if the file has them, False = ignore
+    edge lists undirected unless a SNAP header says '# Directed graph').  ``weights``: None = use weights if the file has them, False = ignore
     them, True = require.  ``graph.ids`` holds the file's vertex ids (1..n for DIMACS, Matrix
     Market and METIS; the edge list's ids or labels, or None when they are exactly 0..n−1).
     ``check_memory=False`` reads a file whose header promises more than the available memory."""

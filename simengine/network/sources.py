@@ -70,9 +70,26 @@ def describe_ids(graph) -> str:
 def listed_source_indices(graph, ids, where: str) -> list:
     """Vertex indices (0..n−1) of the listed source ids; ``where`` starts the error message."""
     try:
-        return graph.index_of(ids).tolist()
+        idx = graph.index_of(ids).tolist()
     except KeyError as exc:
         bad = exc.args[0] if exc.args else "?"
         shown = repr(bad) if len(repr(bad)) <= 40 else repr(bad)[:40] + "…"
         raise UserError(f"{where}: vertex {shown} is not in the graph ({describe_ids(graph)})") \
             from None
+    first = {}
+    for i, v in zip(idx, ids):
+        if i in first:
+            raise UserError(f"{where}: vertices {first[i]!r} and {v!r} are the same vertex "
+                            f"(listed twice)")
+        first[i] = v
+    return idx
+
+
+def sample_note(spec, n: int) -> str | None:
+    """The line logged when ``{sample: K}`` asks for at least the graph's ``n`` vertices (every
+    vertex is then a source, the run is not a sample), else None."""
+    k = getattr(spec, "sample", None)
+    if k is None or int(k) < n:
+        return None
+    return (f"metrics.sources: a sample of {int(k)} from a graph of {n} vertices: all {n} "
+            f"sources (not a sample)")

@@ -129,8 +129,7 @@ class MPIComm:
     is_mpi = True
 
     def __init__(self):
-        from mpi4py import MPI
-
+        MPI = import_mpi()
         self.MPI = MPI
         self.comm = MPI.COMM_WORLD
         self.rank = self.comm.Get_rank()
@@ -252,6 +251,32 @@ class _Claim:
         return self.value
 
 
+MPI_HELP = ("pip install mpich (Linux; or 'simengine[mpi]', which brings it), or a system MPI "
+            "(apt install mpich / module load openmpi) with mpi4py built against it: "
+            "pip install --no-binary mpi4py --force-reinstall mpi4py (docs/cluster.md)")
+
+
+def import_mpi():
+    """mpi4py's ``MPI`` module, or a one-line error naming what to install when mpi4py is missing
+    or cannot load an MPI library (e.g. 'libmpi.so.12: cannot open shared object file')."""
+    try:
+        from mpi4py import MPI
+
+        return MPI
+    except ImportError as exc:
+        if getattr(exc, "name", None) == "mpi4py" or "No module named 'mpi4py'" in str(exc):
+            err = UserError(f"this process was started as one of {launched_size()} MPI ranks "
+                            f"but mpi4py is not installed; pip install 'simengine[mpi]' (or run "
+                            f"without mpiexec)")
+        else:
+            err = UserError(f"mpi4py cannot load an MPI library ({str(exc).splitlines()[0]}); "
+                            f"{MPI_HELP}")
+    except (OSError, RuntimeError) as exc:
+        err = UserError(f"mpi4py cannot start MPI ({str(exc).splitlines()[0]}); {MPI_HELP}")
+    err.collective = True          # every rank fails alike: rank 0 says it once
+    raise err
+
+
 def world():
     """The communicator for this process (MPI when launched on more than one rank)."""
     n = launched_size()
@@ -260,8 +285,7 @@ def world():
     try:
         import mpi4py
     except ImportError:
-        raise UserError(f"this process was started as one of {n} MPI ranks but mpi4py is not "
-                        f"installed; pip install 'simengine[mpi]' (or run without mpiexec)") from None
+        import_mpi()               # says what to install
     mpi4py.rc.threads = False  # the engines call MPI from the main thread only
     return MPIComm()
 
