@@ -91,7 +91,7 @@ def _cmd_run(args):
         apply_devices(args.device)
     sc = load_scenario(args.scenario, args.overrides)
     if "sweep" in sc.data:
-        from .sweep import body_of
+        from .sweep_status import body_of
 
         sc = body_of(sc, log=None if args.quiet else
                      (lambda m: print(f"simengine: {m}", file=sys.stderr, flush=True)))
@@ -194,7 +194,7 @@ def _cmd_schema(args):
 def _cmd_sweep(args):
     from .sweep import command
 
-    return command(args)
+    return command(args, main)
 
 
 COMMANDS = {"run": _cmd_run, "validate": _cmd_validate, "info": _cmd_info, "plot": _cmd_plot,

@@ -22,21 +22,12 @@ from pathlib import Path
 import numpy as np
 
 from . import analysis
+from .figure_backend import pyplot as _mpl
 from .io.reader import Result
 
 SPACE = {1: ("x",), 2: ("y", "x"), 3: ("z", "y", "x")}
 TIME_LABEL = "time t (model units)"
 LENGTH_UNIT = "model units"
-
-
-def _mpl():
-    import matplotlib
-
-    if matplotlib.get_backend().lower() not in ("agg", "pdf", "svg", "ps", "cairo"):
-        matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 FORMATS = ("png", "svg", "pdf")

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .sweep import output_path, scenario_difference, task_status
+from .sweep_status import output_path, scenario_difference, task_status
 
 FIELD_RESULTS = ("mass", "free_energy", "length", "phi_min", "phi_max", "step", "time",
                  "wall_time")

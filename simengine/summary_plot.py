@@ -114,7 +114,7 @@ def _summary_of(path: Path):
 
 def plot_summary(path, out_dir=None, fmt="png", dpi=110) -> list:
     """Write the figures of a summary CSV into ``out_dir``; returns the paths written."""
-    from .plot import _mpl
+    from .figure_backend import pyplot as _mpl
 
     path = Path(path)
     if not path.exists():

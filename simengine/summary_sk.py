@@ -36,7 +36,7 @@ def _spectra(path):
 
 def seed_averaged_structure_factor(sweep, out_dir, rows):
     """(columns, rows) of the table, or None when the sweep is not a field sweep over seeds."""
-    from .sweep import output_path
+    from .sweep_status import output_path
 
     seeds = [k for k in sweep.keys if k.split(".")[-1] == "seed"]
     if not seeds:

@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import itertools
-import math
 import os
 import re
 import shutil
@@ -36,10 +35,11 @@ from pathlib import Path
 import yaml
 
 from .errors import UserError
+from .sweep_status import (SWEEP_KEY, TASK_ENV, _same_scenario, body_of,  # noqa: F401
+                           failed_marker, log_path, mark_failed, output_path, task_label,
+                           task_status)
 
-SWEEP_KEY = "sweep"
 #: environment variable that tells ``simengine run`` it is running a sweep task (for its log line)
-TASK_ENV = "SIMENGINE_SWEEP_TASK"
 STATUSES = ("done", "failed", "incomplete", "missing")
 _LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 
@@ -254,101 +254,6 @@ def load_sweep(path, overrides=None) -> Sweep:
                  tasks, list(overrides or ()), ensemble)
 
 
-def body_of(sc, log=None):
-    """The scenario without its ``sweep:`` block (what ``simengine run`` runs); logs that it did so."""
-    from .config import Scenario
-
-    if SWEEP_KEY not in sc.data:
-        return sc
-    if log is not None:
-        task = os.environ.get(TASK_ENV)
-        if task:
-            log(f"sweep task {task}")
-        else:
-            n = _count_tasks(sc.data[SWEEP_KEY])
-            log(f"{sc.path}: has a sweep block{f' ({n} tasks)' if n else ''}; simengine run "
-                f"ignores it and runs the scenario as written (with any --set). Run the tasks "
-                f"with: simengine sweep {sc.path}")
-    data = {k: v for k, v in sc.data.items() if k != SWEEP_KEY}
-    spec = sc.spec.model_copy(update={SWEEP_KEY: None}) if hasattr(sc.spec, SWEEP_KEY) else sc.spec
-    return Scenario(spec, data, sc.path, list(sc.overrides))
-
-
-def _count_tasks(block):
-    try:
-        sizes = [len(v) for k, v in block.items() if k != "zip" and isinstance(v, (list, dict))]
-        if block.get("zip"):
-            return sizes[0] if sizes else 0
-        return math.prod(sizes) if sizes else 0
-    except (AttributeError, TypeError):
-        return 0
-
-
-# =============================================================================== status
-def output_path(out_dir, task) -> Path:
-    return Path(out_dir) / f"{task.name}.h5"
-
-
-def failed_marker(out_dir, task) -> Path:
-    return Path(out_dir) / f"{task.name}.failed"
-
-
-def log_path(out_dir, task) -> Path:
-    return Path(out_dir) / "logs" / f"{task.name}.log"
-
-
-def task_status(out_dir, task):
-    """(status, message): done | failed | incomplete | missing."""
-    import h5py
-
-    out, marker = output_path(out_dir, task), failed_marker(out_dir, task)
-    note = ""
-    if marker.exists():
-        lines = [ln for ln in marker.read_text(errors="replace").splitlines() if ln.strip()]
-        note = lines[-1].strip() if lines else "failed"
-    if not out.exists():
-        return ("failed", note) if marker.exists() else ("missing", "")
-    try:
-        with h5py.File(out, "r") as f:
-            complete = bool(f.attrs.get("complete", False))
-    except OSError as exc:
-        return "failed", f"{out}: unreadable ({str(exc).split('(')[0].strip()})"
-    if complete:
-        return "done", ""
-    return ("failed", note) if marker.exists() else ("incomplete", "")
-
-
-def _flat(d, prefix=()):
-    out = {}
-    for k, v in (d or {}).items():
-        if isinstance(v, dict) and v:
-            out.update(_flat(v, prefix + (str(k),)))
-        else:
-            out[prefix + (str(k),)] = v
-    return out
-
-
-def scenario_difference(out, task):
-    """None when ``out`` holds this task's scenario exactly, else the first key that differs."""
-    import h5py
-
-    try:
-        with h5py.File(out, "r") as f:
-            stored = f.attrs.get("scenario", "")
-            stored = stored.decode() if isinstance(stored, bytes) else str(stored)
-    except OSError:
-        return "(unreadable file)"
-    a = _flat(yaml.safe_load(stored))
-    b = _flat(yaml.safe_load(yaml.safe_dump(task.data, sort_keys=False)))
-    diff = sorted(".".join(k) for k in set(a) | set(b) if a.get(k) != b.get(k))
-    return diff[0] if diff else None
-
-
-def _same_scenario(out, task) -> bool:
-    """Whether ``out`` is complete and was run with exactly this task's scenario."""
-    return task_status(out.parent, task)[0] == "done" and scenario_difference(out, task) is None
-
-
 # =============================================================================== running
 def run_argv(sweep, task, out_dir, quiet=False) -> list:
     """The ``simengine run`` arguments of one task."""
@@ -385,19 +290,9 @@ class _Tail:
         return "\n".join(self.lines + ([self._part] if self._part.strip() else []))
 
 
-def _mark(out_dir, task, rc, text):
-    failed_marker(out_dir, task).write_text(
-        f"task {task.index} ({task.describe()}) exited with code {rc} at "
-        f"{time.strftime('%Y-%m-%dT%H:%M:%S')}\n{text.strip()}\n", encoding="utf-8")
-
-
-def _label(sweep, task):
-    return f"task {task.index} of {len(sweep.tasks)} ({task.name})"
-
-
-def run_task(sweep, task, out_dir, quiet=False, log=None) -> int:
-    """Run one task in this process (``simengine run ... --resume``); returns its exit code."""
-    from .cli import main
+def run_task(sweep, task, out_dir, run_cli, quiet=False, log=None) -> int:
+    """Run one task in this process (``simengine run ... --resume`` through ``run_cli``, the
+    command line's ``main``); returns its exit code."""
 
     log = log or (lambda m: print(m, file=sys.stderr, flush=True))
     out_dir = Path(out_dir)
@@ -405,7 +300,7 @@ def run_task(sweep, task, out_dir, quiet=False, log=None) -> int:
     out = output_path(out_dir, task)
     if _same_scenario(out, task):
         failed_marker(out_dir, task).unlink(missing_ok=True)
-        log(f"{_label(sweep, task)}: already done, skipped")
+        log(f"{task_label(sweep, task)}: already done, skipped")
         return 0
     failed_marker(out_dir, task).unlink(missing_ok=True)
     old_env = os.environ.get(TASK_ENV)
@@ -413,7 +308,7 @@ def run_task(sweep, task, out_dir, quiet=False, log=None) -> int:
     tail = _Tail(sys.stderr)
     try:
         with contextlib.redirect_stderr(tail):
-            rc = main(run_argv(sweep, task, out_dir, quiet))
+            rc = run_cli(run_argv(sweep, task, out_dir, quiet))
     except Exception as exc:  # an internal error: note it, and let the other tasks go on
         import traceback
 
@@ -426,7 +321,7 @@ def run_task(sweep, task, out_dir, quiet=False, log=None) -> int:
         else:
             os.environ[TASK_ENV] = old_env
     if rc in (1, 2):
-        _mark(out_dir, task, rc, tail.text())
+        mark_failed(out_dir, task, rc, tail.text())
     return rc
 
 
@@ -448,7 +343,7 @@ def visible_gpus() -> list:
     return [str(i) for i, ln in enumerate(ln for ln in out.splitlines() if ln.startswith("GPU "))]
 
 
-def worker_loop(sweep, out_dir) -> int:
+def worker_loop(sweep, out_dir, run_cli) -> int:
     """``simengine sweep FILE --worker``: run the task indices read from stdin (one per line) in
     this process, each with its messages in ``D/logs/TASK.log``; answer ``INDEX EXITCODE`` per task
     on stdout. One long-lived worker per job saves the interpreter and numba start-up per task."""
@@ -466,7 +361,7 @@ def worker_loop(sweep, out_dir) -> int:
                      f"simengine {' '.join(run_argv(sweep, task, out_dir))}\n")
             fh.flush()
             with contextlib.redirect_stdout(fh), contextlib.redirect_stderr(fh):
-                rc = run_task(sweep, task, out_dir,
+                rc = run_task(sweep, task, out_dir, run_cli,
                               log=lambda m: print(m, file=fh, flush=True))
         answers.write(f"{task.index} {rc}\n")
         if rc == 130:          # SIGTERM/SIGINT while running: the checkpoint is written; stop
@@ -524,7 +419,7 @@ def _run_parallel(sweep, todo, out_dir, jobs, log) -> dict:
             task = pending.popleft()
             failed_marker(out_dir, task).unlink(missing_ok=True)
             w.give(task)
-            log(f"{_label(sweep, task)}: started" + (f" on GPU {gpus[w.slot % len(gpus)]}"
+            log(f"{task_label(sweep, task)}: started" + (f" on GPU {gpus[w.slot % len(gpus)]}"
                                                     if gpus else ""))
         else:
             w.task = None
@@ -533,12 +428,12 @@ def _run_parallel(sweep, todo, out_dir, jobs, log) -> dict:
     def report(task, rc, took):
         codes[task.index] = rc
         if rc == 0:
-            log(f"{_label(sweep, task)}: done in {took:.1f} s")
+            log(f"{task_label(sweep, task)}: done in {took:.1f} s")
         elif rc == 130:
-            log(f"{_label(sweep, task)}: interrupted (checkpoint kept; rerun to resume)")
+            log(f"{task_label(sweep, task)}: interrupted (checkpoint kept; rerun to resume)")
         else:
             note = task_status(out_dir, task)[1]
-            log(f"{_label(sweep, task)}: FAILED (exit {rc}){': ' + note if note else ''}")
+            log(f"{task_label(sweep, task)}: FAILED (exit {rc}){': ' + note if note else ''}")
 
     def on_signal(signum, frame):
         stop["sig"] = signum
@@ -569,7 +464,7 @@ def _run_parallel(sweep, todo, out_dir, jobs, log) -> dict:
                     if rc != 130:
                         tail = log_path(out_dir, w.task)
                         text = tail.read_text(errors="replace") if tail.exists() else ""
-                        _mark(out_dir, w.task, rc, "\n".join(text.splitlines()[-20:]) +
+                        mark_failed(out_dir, w.task, rc, "\n".join(text.splitlines()[-20:]) +
                               f"\nthe worker process ended with code {w.proc.returncode}")
                     report(w.task, rc, time.perf_counter() - w.t0)
                     if pending and stop["sig"] is None:
@@ -584,7 +479,7 @@ def _run_parallel(sweep, todo, out_dir, jobs, log) -> dict:
     return codes
 
 
-def run_all(sweep, out_dir, jobs=1, quiet=False, log=None, ensemble=None) -> int:
+def run_all(sweep, out_dir, run_cli, jobs=1, quiet=False, log=None, ensemble=None) -> int:
     """Run every task that is not done; returns 0, 1 (some failed) or 130 (interrupted).
     ``ensemble`` (default: the sweep block's setting): group field tasks that differ only in
     their initial field into ensembles (:mod:`simengine.sweep_ensemble`), run before the rest."""
@@ -617,14 +512,15 @@ def run_all(sweep, out_dir, jobs=1, quiet=False, log=None, ensemble=None) -> int
     else:
         for task in todo:
             t = time.perf_counter()
-            rc = codes[task.index] = run_task(sweep, task, out_dir, quiet=quiet, log=log)
+            rc = codes[task.index] = run_task(sweep, task, out_dir, run_cli, quiet=quiet,
+                                              log=log)
             if rc == 0:
-                log(f"{_label(sweep, task)}: done in {time.perf_counter() - t:.1f} s")
+                log(f"{task_label(sweep, task)}: done in {time.perf_counter() - t:.1f} s")
             elif rc == 130:
-                log(f"{_label(sweep, task)}: interrupted; rerun the sweep to resume")
+                log(f"{task_label(sweep, task)}: interrupted; rerun the sweep to resume")
                 break
             else:
-                log(f"{_label(sweep, task)}: FAILED (exit {rc}); see {failed_marker(out_dir, task)}")
+                log(f"{task_label(sweep, task)}: FAILED (exit {rc}); see {failed_marker(out_dir, task)}")
     failed = [i for i, rc in codes.items() if rc not in (0, 130)]
     interrupted = any(rc == 130 for rc in codes.values())
     log(f"{sweep.name}: {len(codes) - len(failed) - sum(rc == 130 for rc in codes.values())} "
@@ -697,7 +593,9 @@ def add_parser(sub):
     return s
 
 
-def command(args) -> int:
+def command(args, run_cli) -> int:
+    """``simengine sweep``; ``run_cli``: the command line's ``main`` (runs a task's
+    ``simengine run`` in this process)."""
     if (args.failed or args.unfinished or args.indices) and not args.list:
         raise UserError("--failed, --unfinished and --indices go with --list")
     if args.jobs < 1:
@@ -718,7 +616,7 @@ def command(args) -> int:
                 print(f"{t.index} {t.describe()}")
         return 0
     if args.worker:
-        return worker_loop(sweep, out_dir)
+        return worker_loop(sweep, out_dir, run_cli)
     if args.collect:
         from .summary import collect
 
@@ -733,7 +631,7 @@ def command(args) -> int:
             except ValueError:
                 raise UserError(f"--task: expected a task index, got {args.task!r}") from None
         task = sweep.task(index)
-        return run_task(sweep, task, out_dir, quiet=args.quiet, log=log)
+        return run_task(sweep, task, out_dir, run_cli, quiet=args.quiet, log=log)
     ensemble = None
     if args.ensemble is not None:
         from .sweep_ensemble import parse_setting
@@ -745,4 +643,5 @@ def command(args) -> int:
             value = raw
         ensemble = parse_setting(value, "--ensemble")
         ensemble = False if ensemble is None else ensemble
-    return run_all(sweep, out_dir, jobs=args.jobs, quiet=args.quiet, log=log, ensemble=ensemble)
+    return run_all(sweep, out_dir, run_cli, jobs=args.jobs, quiet=args.quiet, log=log,
+                   ensemble=ensemble)

@@ -55,7 +55,7 @@ def plan_groups(sweep, tasks, cap: int):
     task order."""
     from .config import load_scenario
     from .field.ensemble_run import ensemble_key
-    from .sweep import body_of
+    from .sweep_status import body_of
 
     by_key, order, singles, scs = {}, [], [], {}
     for task in tasks:
@@ -96,7 +96,7 @@ def run_groups(sweep, groups, scs, out_dir, quiet=False, log=None) -> dict:
     import time
 
     from .field.ensemble_run import run_ensemble
-    from .sweep import _label, _mark, failed_marker, output_path
+    from .sweep_status import failed_marker, mark_failed, output_path, task_label
 
     out_dir = Path(out_dir)
     codes = {}
@@ -121,10 +121,10 @@ def run_groups(sweep, groups, scs, out_dir, quiet=False, log=None) -> dict:
         for t, (rc, message) in zip(group, results):
             codes[t.index] = rc
             if rc == 0:
-                log(f"{_label(sweep, t)}: done (ensemble of {len(group)}, {took:.1f} s)")
+                log(f"{task_label(sweep, t)}: done (ensemble of {len(group)}, {took:.1f} s)")
             elif rc == 130:
-                log(f"{_label(sweep, t)}: interrupted; rerun the sweep to resume")
+                log(f"{task_label(sweep, t)}: interrupted; rerun the sweep to resume")
             else:
-                _mark(out_dir, t, rc, message)
-                log(f"{_label(sweep, t)}: FAILED (exit {rc}); see {failed_marker(out_dir, t)}")
+                mark_failed(out_dir, t, rc, message)
+                log(f"{task_label(sweep, t)}: FAILED (exit {rc}); see {failed_marker(out_dir, t)}")
     return codes

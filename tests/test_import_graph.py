@@ -12,15 +12,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent / "simengine"
 MAX_LINES = 800
 
-#: import edges outside the field engine that close cycles; the lead breaks them (issue 25) and
-#: empties this list. Each entry is one edge (importer, imported) left out of the graph.
-ALLOWED_EDGES = {
-    # cli ↔ sweep ↔ summary ↔ summary_plot ↔ plot (↔ sweep_ensemble)
-    ("simengine.sweep", "simengine.cli"),
-    ("simengine.summary", "simengine.sweep"),
-    ("simengine.sweep_ensemble", "simengine.sweep"),
-    ("simengine.plot", "simengine.summary_plot"),
-}
+#: import edges left out of the graph (importer, imported) that would close a cycle: none are
+#: allowed; an entry here needs a reason beside it.
+ALLOWED_EDGES: set = set()  # none: the package has no import cycle
 
 
 def _modules() -> dict:
