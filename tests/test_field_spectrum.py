@@ -283,3 +283,30 @@ def test_structure_factor_rows_are_stored_and_resume(tmp_path):
     scen["time"]["steps"] = 80
     with pytest.raises(UserError, match="structure_factor"):
         api.run(scen, out, resume=True)
+
+
+def test_structure_factor_figure_draws_the_stored_rows(tmp_path):
+    """The S(k, t) figure plots the stored rows when the run kept them (one curve per picked
+    observation time), else the snapshots' spectra."""
+    from simengine import api, plot
+
+    scen = {"kind": "field", "name": "skp", "grid": {"shape": [16, 16]},
+            "boundary": {"type": "mirror"},
+            "initial": {"type": "noise", "mean": 0.0, "amplitude": 0.3, "seed": 3},
+            "time": {"dt": 0.01, "steps": 30}, "solver": {"backend": "cpu"},
+            "output": {"observables_every": 5, "snapshot_every": 30,
+                       "structure_factor": True}}
+    out = api.run(scen, tmp_path / "skp.h5")
+    import simengine
+
+    with simengine.open(out) as r:
+        fig = plot.structure_factor_figure(r)
+        ax = fig.axes[0]
+        assert len(ax.get_lines()) == 6          # observations at t > 0: steps 5 … 30
+        assert "stored" in ax.get_title() and "cosine" in ax.get_ylabel()
+        rows = r.file["observables/structure_factor"][()]
+        k = r.file["observables/structure_factor_k"][()]
+        line = ax.get_lines()[-1]
+        ok = np.isfinite(rows[-1]) & (rows[-1] > 0)
+        np.testing.assert_allclose(line.get_xdata(), k[ok])
+        np.testing.assert_allclose(line.get_ydata(), rows[-1][ok])
