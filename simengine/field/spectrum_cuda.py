@@ -223,6 +223,19 @@ def device_spectrum_for(solver, grid, boundary, ranks: int, radial: bool = False
     return ds, f"S(k) on the GPU (cuFFT, {ds.kind} transform)"
 
 
+def _setup(obj, shape, spacing, boundary_kind):
+    """The attributes both device forms share (``cp``, ``shape``, ``spacing``, ``kind``,
+    ``cells``); RuntimeError with the reason when CuPy cannot run here."""
+    cp, why = cupy_or_reason()
+    if cp is None:
+        raise RuntimeError(why)
+    obj.cp = cp
+    obj.shape = tuple(int(n) for n in shape)
+    obj.spacing = float(spacing)
+    obj.kind = transform_of(boundary_kind)
+    obj.cells = int(np.prod(obj.shape))
+
+
 class DeviceSpectrum:
     """The length scale (and optionally the radial S(k)) of device fields of one shape.
 
@@ -230,15 +243,9 @@ class DeviceSpectrum:
     the reason when CuPy cannot run here (:func:`cupy_or_reason`)."""
 
     def __init__(self, shape, spacing: float, boundary_kind: str, radial: bool = False):
-        cp, why = cupy_or_reason()
-        if cp is None:
-            raise RuntimeError(why)
-        self.cp = cp
-        self.shape = tuple(int(n) for n in shape)
-        self.spacing = float(spacing)
-        self.kind = transform_of(boundary_kind)
+        _setup(self, shape, spacing, boundary_kind)
+        cp = self.cp
         self.radial = bool(radial)
-        self.cells = int(np.prod(self.shape))
         self.nb = shells(self.shape, self.spacing, self.kind)
         # device buffers owned by CuPy, seen by the numba kernel through views made without a
         # synchronisation (CUDA-array-interface imports otherwise wait for the exporter's stream,
@@ -298,16 +305,10 @@ class DeviceSlabSpectrum:
     structure_factor_partials` on the GPU, with the same result within rounding."""
 
     def __init__(self, shape, spacing: float, boundary_kind: str, rows, rank: int):
-        cp, why = cupy_or_reason()
-        if cp is None:
-            raise RuntimeError(why)
-        self.cp = cp
-        self.shape = tuple(int(n) for n in shape)
-        self.spacing = float(spacing)
-        self.kind = transform_of(boundary_kind)
+        _setup(self, shape, spacing, boundary_kind)
+        cp = self.cp
         self.rows = [tuple(r) for r in rows]
         self.rank = int(rank)
-        self.cells = int(np.prod(self.shape))
         self._partial_cp = cp.zeros((MAX_BLOCKS, 2), dtype=cp.float64)
         self._partial = _numba_view(self._partial_cp)
 
