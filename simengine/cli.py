@@ -249,15 +249,16 @@ def main(argv=None):
     from .library_warnings import install
 
     install()                 # numba/numpy warnings: dropped or one line (library_warnings.py)
-    # before any start-up work: files, graph generation, compilation. numpy's floating-point
-    # warnings are never shown: a blow-up or a bad value is reported by its one line
-    with stop_on_signals(keep_absorbing=argv is None), np.errstate(all="ignore"), \
-            warnings.catch_warnings():
+    # numpy's floating-point warnings are never shown: a blow-up or a bad value is reported by
+    # its one line. The signal handlers come last, right before the try that catches what they
+    # raise (a signal between the two would otherwise escape as a traceback)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        try:
-            return _dispatch(argv)
-        except Stopped as exc:  # SIGINT/SIGTERM outside a checkpointing loop
-            return _fail(exc, 130, str(exc))
+        with stop_on_signals(keep_absorbing=argv is None):  # before any start-up work
+            try:
+                return _dispatch(argv)
+            except Stopped as exc:  # SIGINT/SIGTERM outside a checkpointing loop
+                return _fail(exc, 130, str(exc))
 
 
 def _dispatch(argv):
