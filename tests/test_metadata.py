@@ -99,8 +99,9 @@ def test_network_output_in_xarray(net_out):
         root = tree.to_dataset()
         hist = root["distance_histogram"]
         np.testing.assert_array_equal(hist["distance"], np.arange(len(r.distance_histogram)) * 2.0)
-        assert root["distances"].dims == ("sources", "target")
+        assert root["distances"].dims == ("source", "target")
         np.testing.assert_array_equal(root["sources"], r.file["sources"][()])
+        np.testing.assert_array_equal(root["source"], r.source_ids)
         st = tree["statistics"].to_dataset()
         assert st["mean_distance_se"].attrs["units"] == "edge-weight units"
         assert "standard error" in st["mean_distance_se"].attrs["description"]

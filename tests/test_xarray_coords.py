@@ -1,5 +1,6 @@
-"""xarray: every group opened alone has its coordinates; the network target coordinate holds
-the graph's vertex ids (sources stay row numbers: /sources drives resume)."""
+"""xarray: every group opened alone has its coordinates; the network coordinates of /distances
+are the graph's vertex ids: ``source`` (rows) and ``target`` (columns); ``sources`` (the row
+numbers that drive resume) rides along the rows."""
 import networkx as nx
 import numpy as np
 import pytest
@@ -36,7 +37,13 @@ def test_network_coordinates_are_vertex_ids(tmp_path):
                          "solver": {"backend": "cpu"}}, tmp_path / "n.h5", log=lambda m: None)
     d = dict(nx.shortest_path_length(nx.Graph(edges)))
     with xr.open_dataset(out, engine="h5netcdf") as ds:
-        assert ds["distances"].dims == ("sources", "target")
+        assert ds["distances"].dims == ("source", "target")
         np.testing.assert_array_equal(ds["target"], [1, 2, 3, 4, 5, 6])
-        assert int(ds["distances"].sel(target=1).isel(sources=0)) == d[5][1]
-        assert int(ds["distances"].sel(target=6).isel(sources=1)) == d[2][6]
+        np.testing.assert_array_equal(ds["source"], [5, 2])   # the ids, not the row numbers
+        np.testing.assert_array_equal(ds["sources"], [4, 1])  # row numbers, along "source"
+        assert ds["sources"].dims == ("source",)
+        assert int(ds["distances"].sel(source=5, target=1)) == d[5][1]
+        assert int(ds["distances"].sel(source=2, target=6)) == d[2][6]
+    # kept through a resume (the index is rebuilt from the file)
+    with simengine.open(out) as r:
+        np.testing.assert_array_equal(r.source_ids, [5, 2])

@@ -92,7 +92,10 @@ _DIST_STATS = {"mean_distance", "diameter", "radius", "mst_weight"}
 #: network datasets: path -> (units, description)
 NETWORK = {
     **INTEGRITY,
-    "sources": ("1", "source vertices in the order they were processed (row i of /distances)"),
+    "sources": ("1", "row numbers (0..n−1) of the source vertices in the order they were processed "
+                     "(row i of /distances)"),
+    "source": ("1", "the input's id of each row's source: the row coordinate of /distances "
+                    "(.sel(source=5) is vertex 5's row)"),
     "target": ("1", "vertex id of each column of /distances (the input's ids)"),
     "distances": (D, "d(sources[i], t) for every target t; unreachable targets hold the value of "
                      "the attribute 'unreachable'"),
@@ -382,8 +385,15 @@ def _network_dimensions(f):
     n = int(f.attrs.get("graph_n", 0)) if "graph_n" in f.attrs else None
     if n is None and "vertex/eccentricity" in f:
         n = f["vertex/eccentricity"].shape[0]
-    if "sources" in f:
-        _scale(f["sources"])
+    # rows of /distances and /predecessors: the dimension "source" whose coordinate is the sources'
+    # ids (.sel(source=5) is the row of vertex 5); /sources (their row numbers) rides along it
+    rows_dim = None
+    if "source" in f:
+        rows_dim = _scale(f["source"], "source")
+        if "sources" in f:
+            _attach(f["sources"], [rows_dim])
+    elif "sources" in f:
+        rows_dim = _scale(f["sources"])
     if "distance_histogram" in f:
         hist = f["distance_histogram"]
         w = float(hist.attrs.get("bin_width", 1.0))
@@ -407,9 +417,9 @@ def _network_dimensions(f):
         # rows follow /sources; the target axis gets its own root dimension (an HDF5 group and a
         # dataset cannot share the name "vertex") whose coordinate is the graph's vertex ids, so
         # that .sel(target=5) is vertex 5 (/sources holds the sources' row numbers, 0..n−1)
-        _attach(f["distances"], [f["sources"], _coordinate(f, "target", _vertex_ids(f, n))])
+        _attach(f["distances"], [rows_dim, _coordinate(f, "target", _vertex_ids(f, n))])
     if "predecessors" in f and "sources" in f:
-        _attach(f["predecessors"], [f["sources"], _coordinate(f, "target", _vertex_ids(f, n))])
+        _attach(f["predecessors"], [rows_dim, _coordinate(f, "target", _vertex_ids(f, n))])
 
 
 def _vertex_ids(f, n):

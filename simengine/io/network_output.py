@@ -44,6 +44,7 @@ class NetworkOutput:
             self.parts.run_id = self.index.run_id
             if job.graph.ids is not None:   # the input's name of vertex i
                 self.index.vertex_id = job.graph.output_ids()
+            self.index.source_rows = np.asarray(job.sources, dtype=np.int64)
             self.rows_done = 0
             try:
                 self.parts.write_sources(job.sources)

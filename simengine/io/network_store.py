@@ -123,6 +123,7 @@ class NetworkIndex(part_digests.DigestedIndex):
         self.complete = False
         self.previous_ckpt = set()
         self.vertex_id = None     # the input's ids of the vertices (int64 or strings), if any
+        self.source_rows = None   # the row numbers of the sources (what /sources holds), if known
         self.predecessors = False  # /predecessors beside /distances (same row parts)
         self.run_id = self.attrs.setdefault("run_id", part_digests.new_run_id())
         self.digests = {}         # part name -> SHA-256, for every mapped part
@@ -226,6 +227,17 @@ class NetworkIndex(part_digests.DigestedIndex):
                 ds.attrs["sha256"] = checksum.digest(labels)
             ds.attrs["meaning"] = ("the input's id of vertex i (row i of /vertex/*, column i of "
                                    "/distances); /sources holds row numbers")
+        if self.source_rows is not None and len(self.source_rows):
+            src_rows = np.asarray(self.source_rows, dtype=np.int64)
+            ids = src_rows if self.vertex_id is None else np.asarray(self.vertex_id)[src_rows]
+            if ids.dtype.kind in "iu":
+                ds = put_array(f, "source", ids.astype(np.int64), self.compression)
+            else:
+                ds = f.create_dataset("source", data=[str(x) for x in ids.tolist()],
+                                      dtype=h5py.string_dtype())
+            ds.attrs["meaning"] = ("the input's id of each row's source (the vertex that /sources "
+                                   "names by its row number): the source coordinate of "
+                                   "/distances and /predecessors")
         c = f.create_group("checkpoint")
         c.attrs.update({"done": int(done), "total": self.total, "elapsed": float(elapsed)})
         for k, (shape, dtype) in layout.items():
@@ -341,6 +353,8 @@ class NetworkIndex(part_digests.DigestedIndex):
         src = f.get("sources")
         if src is None or src.shape != (total,):
             raise Corrupt(at("sources"), f"missing or not of length {total} (checkpoint 'total')")
+        if total:
+            self.source_rows = integrity.read(f, "sources", at("sources"), 1, "iu")
         for name, file, expected, cols in files:
             if file != ref + expected or (cols is not None and cols != (0, n)):
                 raise Corrupt(at(name), foreign_parts(output, file))

@@ -213,7 +213,8 @@ class Result:
 
     @property
     def source_ids(self) -> np.ndarray:
-        """The input's ids of the processed sources, in order (``/sources`` holds row numbers)."""
+        """The input's ids of the processed sources, in order (``/sources`` holds row numbers,
+        ``/source`` their ids)."""
         if "sources" not in self.file:
             return np.zeros(0, dtype=np.int64)
         return self.vertex_ids[self.file["sources"][()]]
