@@ -107,7 +107,12 @@ def stop_on_signals(keep_absorbing=False):
     finally:
         state.deferring = False
         if keep_absorbing and old:
-            state.absorbing = True   # the handler stays installed and ignores every signal
+            state.absorbing = True
+            # the process is ending: ignore the signals at the OS level, since interpreter
+            # shutdown resets a Python handler to the default action (a second Ctrl-C there
+            # killed the process, exit -2, after its one line had been printed)
+            for sig in old:
+                signal.signal(sig, signal.SIG_IGN)
         else:
             _restore(old)
 
