@@ -379,14 +379,9 @@ class FieldJob:
         taken at its step) and append it to the output's rows; no-op when none is pending."""
         if self._pending is None:
             return
-        from .observables import characteristic_length
-
         row, phi, out = self._pending
         self._pending = None
-        row["length"] = float(characteristic_length(phi, self.grid.spacing,
-                                                    self.boundary.kind))
-        if self.radial:
-            self._host_radial(row, phi)
+        self._host_spectrum(row, phi)
         self.last_observation = row
         out.obs.append(row)
 
@@ -394,8 +389,6 @@ class FieldJob:
         """Observables of the whole field (reduced over the ranks' slabs) and this rank's rows.
         A blow-up is seen by every rank at once (the reductions are global). ``defer_length``
         (one process): the row's ``length`` is left ``None`` for :meth:`finish_observation`."""
-        from .observables import characteristic_length
-
         enqueued, self._enqueued = self._enqueued, None
         sk = None  # (length, radial) from the GPU
         if self.comm.size > 1:
@@ -419,7 +412,7 @@ class FieldJob:
             exc = SimulationError(f"the field blew up (min {lo:.3g}, max {hi:.3g}) by step {step}")
             exc.collective = True
             raise exc
-        radial = None
+        radial, length = None, None  # None: the host computes it below (or, deferred, later)
         if self.comm.size > 1:
             length = float(red["length"])
             if self.radial:
@@ -427,28 +420,29 @@ class FieldJob:
         elif sk is not None:
             length = float(sk[0])
             radial = sk[1]
-        else:
-            if phi is None:
-                phi = self.solver.state()
-            length = None if defer_length else float(characteristic_length(
-                phi, self.grid.spacing, self.boundary.kind))
+        elif phi is None:
+            phi = self.solver.state()
         row = {"step": step, "time": self.time_of(step), "mass": float(red["mass"]),
                "free_energy": float(red["free_energy"]), "phi_min": lo, "phi_max": hi,
                "length": length, "wall_time": wall}
         if radial is not None:
             self.structure_factor_k = radial[0]
             row["structure_factor"] = radial[1]
-        elif self.radial and length is not None:
-            self._host_radial(row, phi)
+        elif length is None and not defer_length:
+            self._host_spectrum(row, phi)
         return row, phi
 
-    def _host_radial(self, row, phi):
-        """The radial S(k) of a host field into ``row`` (``output.structure_factor``)."""
-        from .spectrum import radial_sums, shell_profile
+    def _host_spectrum(self, row, phi):
+        """The length scale (and with ``output.structure_factor`` the radial S(k)) of a host
+        field into ``row``, from one transform."""
+        from .observables import length_and_radial
 
-        k, s = shell_profile(*radial_sums(phi, self.grid.spacing, self.boundary.kind))
-        self.structure_factor_k = k
-        row["structure_factor"] = s
+        length, radial = length_and_radial(phi, self.grid.spacing, self.boundary.kind,
+                                           radial=self.radial)
+        row["length"] = float(length)
+        if radial is not None:
+            self.structure_factor_k = radial[0]
+            row["structure_factor"] = radial[1]
 
     def check_state(self, phi, step):
         bad = not np.all(np.isfinite(phi)) or (phi.size and np.abs(phi).max() > BLOWUP)

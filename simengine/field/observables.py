@@ -21,8 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .model import Boundary, CahnHilliard, Grid
-from .spectrum import (FOURIER, axis_wavenumbers, mode_table, radial_profile, spectrum,
-                       transform_axis, transform_of)
+from .spectrum import (FOURIER, axis_wavenumbers, mode_table, power, radial_profile,
+                       shell_profile, spectrum, transform_axis, transform_of)
 
 
 def mass(phi) -> float:
@@ -79,21 +79,37 @@ def is_flat(lo: float, hi: float) -> bool:
 def characteristic_length(phi, spacing: float = 1.0, boundary: str = "periodic") -> float:
     """L = 2π / k₁ of a host field; the transform is the boundary's (:mod:`.spectrum`): the
     real FFT's half spectrum for periodic and fixed walls, the cosine transform for mirror."""
+    return length_and_radial(phi, spacing, boundary, radial=False)[0]
+
+
+def length_and_radial(phi, spacing: float = 1.0, boundary: str = "periodic", radial=True):
+    """``(L, (k, S) or None)``: :func:`characteristic_length` and, with ``radial``, the radial
+    S(k) per shell (:func:`.spectrum.shell_profile`, NaN where a shell holds no mode) — both from
+    one transform of the field."""
     p = np.asarray(phi, dtype=np.float64)
-    if p.size and is_flat(float(p.min()), float(p.max())):
-        return float("inf")
+    flat = p.size and is_flat(float(p.min()), float(p.max()))
+    if flat and not radial:
+        return float("inf"), None
     kind = transform_of(boundary)
+    shape = tuple(int(n) for n in p.shape)
     f = spectrum(p - p.mean(), kind)
-    w2, wk2 = _wavenumbers(tuple(int(n) for n in p.shape), float(spacing), kind)
+    w2, wk2 = _wavenumbers(shape, float(spacing), kind)
     a = f.reshape(-1).view(np.float64) if kind == FOURIER else f.reshape(-1)
     a = a * a                                   # re², im² of every half-spectrum entry
     st = float(a @ w2)
-    if not np.isfinite(st):
-        return float("nan")
-    if st <= 1e-300 * max(1, p.size):
-        return float("inf")
-    k1 = float(a @ wk2) / st
-    return float(2 * np.pi / k1)
+    if flat:
+        length = float("inf")
+    elif not np.isfinite(st):
+        length = float("nan")
+    elif st <= 1e-300 * max(1, p.size):
+        length = float("inf")
+    else:
+        length = float(2 * np.pi / (float(a @ wk2) / st))
+    if not radial:
+        return length, None
+    kmag, weight = mode_table(shape, float(spacing), kind)
+    sums = radial_profile(power(f, kind, p.size), kmag, weight, shape, float(spacing), kind)
+    return length, shell_profile(*sums)
 
 
 def reductions(phi, model, grid, boundary) -> dict:

@@ -21,6 +21,7 @@ reduction.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -95,9 +96,11 @@ def shells(shape, spacing: float, kind: str) -> int:
     return int(math.floor((math.pi / spacing) / shell_width(shape, spacing, kind) + 0.5)) + 1
 
 
+@functools.lru_cache(maxsize=8)
 def mode_table(shape, spacing: float, kind: str):
     """``(|k|, weight)`` of every stored mode (NumPy, the spectrum's shape): the weight counts
-    the modes an entry stands for (2 for the doubled ``rfftn`` columns), 0 at k = 0."""
+    the modes an entry stands for (2 for the doubled ``rfftn`` columns), 0 at k = 0. Computed
+    once per grid (a run observes the same shape every time); read-only arrays."""
     shape = tuple(int(n) for n in shape)
     nd = len(shape)
     freqs = [axis_wavenumbers(n, spacing, kind, half=(kind == FOURIER and ax == nd - 1))
@@ -112,6 +115,8 @@ def mode_table(shape, spacing: float, kind: str):
         weight = np.where(kmag > 0, np.broadcast_to(w, kmag.shape), 0.0)
     else:
         weight = np.where(kmag > 0, 1.0, 0.0)
+    for t in (kmag, weight):
+        t.flags.writeable = False
     return kmag, weight
 
 
@@ -136,7 +141,7 @@ def radial_sums(phi, spacing: float = 1.0, boundary: str = "periodic"):
     """Shell sums ``(Σ w, Σ w·|k|, Σ w·S)`` of a host field (:func:`radial_profile`)."""
     p = np.asarray(phi, dtype=np.float64)
     kind = transform_of(boundary)
-    kmag, weight = mode_table(p.shape, spacing, kind)
+    kmag, weight = mode_table(tuple(int(n) for n in p.shape), float(spacing), kind)
     s = power(spectrum(p - p.mean(), kind), kind, p.size)
     return radial_profile(s, kmag, weight, p.shape, spacing, kind)
 

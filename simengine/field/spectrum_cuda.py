@@ -274,9 +274,8 @@ class DeviceSpectrum:
         from .spectrum import spectrum
 
         cp = self.cp
-        x = _cupy_view(cp, field, self.shape)
-        a = x.astype(cp.float64)
-        a = a - a.mean()
+        a = _cupy_view(cp, field, self.shape).astype(cp.float64)  # a copy: the field stays
+        a -= a.mean()
         spec = spectrum(a, self.kind, xp=cp)
         flat = spec.view(cp.float64).reshape(-1) if self.kind == FOURIER else spec.reshape(-1)
         stream = cuda.default_stream()
@@ -319,7 +318,8 @@ class DeviceSlabSpectrum:
         :func:`simengine.field.observables.structure_factor_partials`)."""
         cp, shape = self.cp, self.shape
         start, stop = self.rows[self.rank]
-        x = _cupy_view(cp, field, (stop - start,) + shape[1:]).astype(cp.float64) - float(mean)
+        x = _cupy_view(cp, field, (stop - start,) + shape[1:]).astype(cp.float64)
+        x -= float(mean)
         flat, geo_shape, block = slab_share(x, shape, self.rows, self.rank, self.kind, alltoall,
                                             cp, cp.asnumpy)
         nb = shells(shape, self.spacing, self.kind)
