@@ -1,7 +1,7 @@
 """Floyd–Warshall kernel rows of ``bench_network_gpu.py --fw-sizes``: the min-plus kernels
 (:mod:`simengine.network.cuda.floyd_warshall`) in each distance type, with and without
 predecessors and DPX, next to the first kernel
-(:mod:`~simengine.network.cuda.floyd_warshall_classic`,
+(`benchmarks/fw_classic.py`,
 float64) in the same run, on G(n, p) graphs with integer weights 1–10 and real weights.
 
 Updates = n³ (one candidate d(i,k) + d(k,j) per triple, padding excluded).  Peak = the rate at
@@ -79,7 +79,7 @@ def variants(weights, n=0):
 
 def warm_up():
     from simengine.network.cuda.floyd_warshall import floyd_warshall_device
-    from simengine.network.cuda.floyd_warshall_classic import classic_device
+    from fw_classic import classic_device
 
     for weights in ("int", "real"):
         g = _graph(300, 0.1, weights, 0)
@@ -95,7 +95,7 @@ def fw_rows(sizes, density=0.1, seed=1, classic_max=8192, reps=3, configs=()):
     """Benchmark rows (dicts) for each n in ``sizes``; ``configs``: extra
     :class:`TileConfig` s timed for float32 at the first size."""
     from simengine.network.cuda.floyd_warshall import floyd_warshall_device, to_host
-    from simengine.network.cuda.floyd_warshall_classic import classic_device
+    from fw_classic import classic_device
     from simengine.network.cuda import clear_cache
 
     peak, peak_text = peak_updates()

@@ -1,6 +1,7 @@
-"""The first blocked Floyd–Warshall kernel (float64, 32-wide tiles, 4 outputs per thread): kept as
-the reference that ``benchmarks/bench_network_gpu.py --fw-sizes`` times next to
-:mod:`.floyd_warshall` (the register-tiled min-plus kernels of :mod:`.minplus`).
+"""The first blocked Floyd–Warshall kernel (float64, 32-wide tiles, 4 outputs per thread), which the
+engine no longer runs: kept beside the benchmarks as the in-run reference that
+``bench_network_gpu.py --fw-sizes`` times next to :mod:`simengine.network.cuda.floyd_warshall`
+(the register-tiled min-plus kernels of :mod:`simengine.network.cuda.minplus`).
 
 The n × n float64 matrix is padded to a multiple of the tile T and processed in rounds k = 0 ..
 n/T − 1, three launches per round (Venkataraman et al.; the blocked form of Buluç et al.'s
@@ -22,7 +23,7 @@ import math
 import numpy as np
 from numba import cuda, float64
 
-from . import device_graph, simulator
+from simengine.network.cuda import device_graph, simulator
 
 #: tile edge
 TILE = 4 if simulator() else 32
