@@ -15,6 +15,18 @@ subprocesses on the same GPU:
 * the ratio of each CLI figure to the solver's (the observation's cost; the target is ≤ 1.10× at
   4096² fp64 every 1 000 steps, ≤ 1.20× with a snapshot every 10 000, ≤ 1.25× at 256³/512³ fp64
   every 100).
+
+With ``--ranks N`` (a multi-GPU machine) each of ``--rank-cases`` (``SHAPE:PRECISION:OBS_EVERY``)
+runs through ``LAUNCHER -np N python -m simengine run`` instead (the S(k) of CUDA slabs, its
+transpose device to device where the ranks share a node):
+
+* **with observations**: µs per step from the run's own ``observables/wall_time`` slope;
+* **without**: two runs with no observation between step 0 and the end, of two lengths at
+  least ``--rank-seconds`` of steps apart; µs per step = the difference of their in-run elapsed
+  times (last row's ``wall_time`` − first row's) over the difference of their steps (start-up,
+  compilation and the writes at step 0 cancel; the final writes come after the last row);
+* the ratio (the target: ≤ 1.3× at 1024³ fp64 on 2 ranks every 100 steps).
+``--rank-transpose host`` adds the same observed run with ``SIMENGINE_TRANSPOSE=host``.
 """
 from __future__ import annotations
 
@@ -92,6 +104,94 @@ def cli_us(shape, precision, every, snap, steps, spectrum, workdir):
         (log[0] if log else "")
 
 
+def rank_scenario(shape, precision, every, steps, backend="cuda"):
+    return (f"kind: field\nname: ranks\ngrid: {{shape: {list(shape)}}}\n"
+            f"boundary: {{type: periodic}}\n"
+            f"model: {{mobility: 1.0, kappa: 1.0, potential: {{b: 1.0, u: 1.0}}}}\n"
+            f"initial: {{type: noise, mean: 0.0, amplitude: 0.05, seed: 1}}\n"
+            f"time: {{dt: {DT}, steps: {steps}}}\n"
+            f"solver: {{backend: {backend}, precision: {precision}}}\n"
+            f"output: {{observables_every: {every}}}\n")
+
+
+def rank_run(launcher, ranks, scenario, workdir, tag, env=None):
+    """One ``simengine run`` on ``ranks`` ranks: ``(wall_time column, steps column, process
+    seconds, the start-up log's S(k) line)``."""
+    import shlex
+
+    import h5py
+
+    path = os.path.join(workdir, f"{tag}.yaml")
+    with open(path, "w") as f:
+        f.write(scenario)
+    out = os.path.join(workdir, f"{tag}.h5")
+    cmd = shlex.split(launcher) + ["-np", str(ranks), sys.executable, "-m", "simengine", "run",
+                                   path, "-o", out, "-q", "--overwrite"]
+    t = time.perf_counter()
+    r = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, **(env or {})))
+    seconds = time.perf_counter() - t
+    if r.returncode:
+        raise RuntimeError(f"{tag}: exit {r.returncode}: {(r.stdout + r.stderr)[-1500:]}")
+    with h5py.File(out, "r") as f:
+        wall = f["observables/wall_time"][()]
+        step = f["observables/step"][()]
+    log = [ln for ln in (r.stdout + r.stderr).splitlines() if "S(k)" in ln]
+    for name in os.listdir(workdir):  # a 1024³ run leaves GiBs of parts
+        if name.startswith(tag):
+            p = os.path.join(workdir, name)
+            if os.path.isdir(p):
+                import shutil
+                shutil.rmtree(p, ignore_errors=True)
+            else:
+                os.unlink(p)
+    return wall, step, seconds, (log[0] if log else "")
+
+
+def rank_row(text, a):
+    """One ``--ranks`` case: observed µs/step (in-run slope) against the step without
+    observations (difference of two runs)."""
+    shape, precision, every, _ = parse_case(text)
+    cells = int(np.prod(shape))
+    guess = a.step_ms_per_2e27 * 1e-3 * cells / 2 ** 27 / a.ranks  # rough s/step, for sizing
+    span = max(every, int(a.rank_seconds / guess) // every * every + every)
+    short = every
+    obs_steps = max(8 * every, int(a.rank_obs_seconds / guess) // every * every)
+    row = {"case": text, "ranks": a.ranks}
+    with tempfile.TemporaryDirectory(dir=a.workdir) as wd:
+        rs = {}
+        for tag, steps in (("short", short), ("long", short + span)):
+            wall, step, sec, _ = rank_run(a.launcher, a.ranks,
+                                          rank_scenario(shape, precision, 0, steps, a.backend),
+                                          wd, tag, env={"SIMENGINE_TRANSPOSE": "auto"})
+            rs[tag] = (float(wall[-1] - wall[0]), int(step[-1]), sec)
+            print(f"  {text} without observations, {steps} steps: in-run {rs[tag][0]:.2f} s, "
+                  f"process {sec:.1f} s", flush=True)
+        ref = (rs["long"][0] - rs["short"][0]) / (rs["long"][1] - rs["short"][1]) * 1e6
+        row["no_obs_us"] = ref
+        row["no_obs_process_us"] = (rs["long"][2] - rs["short"][2]) / span * 1e6
+        row["no_obs_steps"] = [short, short + span]
+        modes = ("auto",) + (("host",) if a.rank_transpose == "host" else ())
+        for mode in modes:
+            wall, step, sec, log = rank_run(
+                a.launcher, a.ranks, rank_scenario(shape, precision, every, obs_steps,
+                                                   a.backend),
+                wd, f"obs-{mode}", env={"SIMENGINE_TRANSPOSE": mode})
+            i = min(2, len(step) - 2)
+            us = float((wall[-1] - wall[i]) / (step[-1] - step[i]) * 1e6)
+            row[f"obs_{mode}_us"], row[f"obs_{mode}_log"] = us, log
+            row["obs_steps"] = obs_steps
+            print(f"  {text} observed every {every} ({mode}), {obs_steps} steps: {us:.1f} "
+                  f"us/step, process {sec:.1f} s; {log.strip()}", flush=True)
+    parts = [f"{text} on {a.ranks} ranks: without observations {row['no_obs_us']:.1f} us/step"]
+    for mode in ("auto", "host"):
+        if f"obs_{mode}_us" in row:
+            v = row[f"obs_{mode}_us"]
+            parts.append(f"observed ({'transpose ' + mode}) {v:.1f} us/step = "
+                         f"{v / row['no_obs_us']:.3f}x")
+    print("; ".join(parts), flush=True)
+    return row
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--cases", default=DEFAULT_CASES)
@@ -101,8 +201,32 @@ def main(argv=None):
                    help="host-S(k) CLI rows only for grids up to this many cells (the host FFT "
                         "of a 512³ field takes seconds per observation)")
     p.add_argument("--json", default=None)
+    p.add_argument("--ranks", type=int, default=0,
+                   help="run --rank-cases on this many MPI ranks instead of the one-GPU cases")
+    p.add_argument("--rank-cases", default="1024x1024x1024:float64:100,512x512x512:float64:100")
+    p.add_argument("--launcher", default="mpirun --allow-run-as-root -x PYTHONPATH "
+                                         "-x NCCL_NVLS_ENABLE=0 -x SIMENGINE_TRANSPOSE")
+    p.add_argument("--rank-seconds", type=float, default=9.0,
+                   help="steps between the two runs without observations (≥ 8 s of work)")
+    p.add_argument("--rank-obs-seconds", type=float, default=8.0,
+                   help="steps of the observed run, in seconds of steps")
+    p.add_argument("--step-ms-per-2e27", type=float, default=2.6,
+                   help="rough ms per step of 2^27 cells on one GPU (sizes the runs only)")
+    p.add_argument("--rank-transpose", choices=["auto", "host"], default="auto")
+    p.add_argument("--backend", default="cuda", help="(--ranks) the scenario's backend")
+    p.add_argument("--workdir", default=None, help="(--ranks) where the runs write")
     a = p.parse_args(argv)
     rows = []
+    if a.ranks:
+        for text in a.rank_cases.split(","):
+            try:
+                rows.append(rank_row(text, a))
+            except RuntimeError as exc:
+                print(f"{text} on {a.ranks} ranks failed: {exc}", flush=True)
+        if a.json:
+            with open(a.json, "w") as f:
+                json.dump(rows, f, indent=1)
+        return 0
     for text in a.cases.split(","):
         shape, precision, every, snap = parse_case(text)
         us, name = solver_us(shape, precision, steps=max(every, 200))

@@ -187,66 +187,6 @@ def test_cli_path_with_device_spectrum_writes_the_host_numbers(tmp_path, monkeyp
                 np.testing.assert_array_equal(a, b, err_msg=k)
 
 
-@pytest.mark.parametrize("shape", [(16,), (12, 10), (7, 9), (6, 5, 8), (5, 4, 3)], ids=str)
-@pytest.mark.parametrize("kind", [sp.FOURIER, sp.COSINE])
-def test_slab_share_sums_on_the_device_equal_the_host_slab_form(shape, kind):
-    """The kernel on each rank's share of the transposed spectrum (the slab-distributed device
-    form's geometry: offsets, full Fourier axes) gives the host slab partials, and their sum the
-    one-process length."""
-    from numba import cuda
-
-    from simengine.field.decomposition import split_rows
-
-    phi = _field(shape, 7)
-    h = 0.7
-    boundary = "mirror" if kind == sp.COSINE else "periodic"
-    mean = float(phi.mean())
-    for parts in (1, 2, 3):
-        rows = split_rows(shape[0], parts)
-        sends = {}
-
-        class Collected(Exception):
-            pass
-
-        def alltoall_of(r):
-            def exchange(send):  # collect all ranks' sends first (sequential stand-in)
-                sends[r] = send
-                raise Collected
-            return exchange
-
-        for r, (a, b) in enumerate(rows):  # pass 1: every rank's sends
-            with pytest.raises(Collected):
-                spc.slab_share(phi[a:b] - mean, shape, rows, r, kind, alltoall_of(r))
-        total = np.zeros(2)
-        shell_total = 0
-        for r, (a, b) in enumerate(rows):  # pass 2: each rank receives its blocks
-            recv = [sends[q][r] for q in range(len(rows))]
-            flat, geo, block = spc.slab_share(phi[a:b] - mean, shape, rows, r, kind,
-                                              lambda send, recv=recv: recv)
-            host, host_shells = obs.structure_factor_partials(
-                phi[a:b], rows, r, shape, h, mean, lambda send, recv=recv: recv,
-                boundary=boundary, radial=True)
-            shell_total += host_shells
-            if flat is None:
-                assert np.allclose(host, 0) and np.allclose(host_shells, 0)
-                continue
-            partial = cuda.device_array((spc.MAX_BLOCKS, 2), dtype=np.float64)
-            bins = cuda.to_device(np.zeros(3 * sp.shells(shape, h, kind)))
-            nblk = spc.launch_sums(cuda.to_device(np.ascontiguousarray(flat)), geo, h, kind,
-                                   partial, bins, block=block, field_shape=shape)
-            st, wk = np.sum(partial.copy_to_host()[:nblk], axis=0)
-            assert [wk, st] == pytest.approx(list(host), rel=1e-12, abs=1e-300)
-            dev_shells = bins.copy_to_host().reshape(-1, 3).T
-            if kind == sp.FOURIER:
-                dev_shells[2] /= phi.size
-            np.testing.assert_allclose(dev_shells, host_shells, rtol=1e-12, atol=1e-300)
-            total += [wk, st]
-        assert 2 * math.pi * total[1] / total[0] == pytest.approx(
-            obs.characteristic_length(phi, h, boundary=boundary), rel=1e-12)
-        whole = sp.radial_sums(phi, h, boundary)
-        np.testing.assert_allclose(shell_total, np.stack(whole), rtol=1e-12, atol=1e-300)
-
-
 def test_structure_factor_rows_are_stored_and_resume(tmp_path):
     """output.structure_factor: true stores the radial S(k) of every observation (the host form
     on the run's fields), keeps it through a resume, and refuses to mix it with rows without."""

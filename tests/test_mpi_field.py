@@ -34,6 +34,22 @@ def test_slab_solvers_over_mpi_equal_one_process(ranks, precision):
     assert f"checked 36 cases on {ranks} ranks (cpu), 0 failed" in r.stdout
 
 
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_slab_spectrum_transpose_over_mpi_gives_the_whole_spectrum(ranks):
+    """The slab S(k)'s transpose between real ranks (pack, host transport through alltoall,
+    the transform of axis 0): each rank's share is its columns of the whole field's spectrum
+    (1-D to 3-D, periodic and mirror, uneven slabs). tests/mpi/field_spectrum.py --gpu runs the
+    device forms (host and CUDA IPC transports) on a GPU machine."""
+    import subprocess
+
+    env = dict(os.environ, NUMBA_NUM_THREADS="1", MPIR_CVAR_CH4_PROGRESS_THROTTLE="true")
+    r = subprocess.run([MPIEXEC, "-n", str(ranks), sys.executable,
+                        str(HERE / "mpi" / "field_spectrum.py")],
+                       capture_output=True, text=True, timeout=300, env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"checked 14 cases on {ranks} ranks, 0 failed" in r.stdout
+
+
 FIELD = """kind: field
 name: f
 grid: {{shape: {shape}, spacing: 1.0}}

@@ -218,9 +218,22 @@ def device_spectrum_for(solver, grid, boundary, ranks: int, radial: bool = False
     if ds is None:
         return None, f"S(k) falls back to the host: {why}"
     if ranks > 1:
+        ds.connect(comm, transpose_mode())
         return ds, (f"S(k) on the GPUs (cuFFT on each slab, {ds.kind} transform, the transpose "
-                    f"through host memory and MPI)")
+                    f"{ds.transport_note})")
     return ds, f"S(k) on the GPU (cuFFT, {ds.kind} transform)"
+
+
+def transpose_mode() -> str:
+    """``SIMENGINE_TRANSPOSE``: how the slab spectrum's transpose travels between ranks —
+    ``auto`` (device to device where the ranks can open each other's CUDA IPC handles, else
+    through host memory and MPI), ``host``, ``peer`` (fail rather than fall back)."""
+    import os
+
+    mode = os.environ.get("SIMENGINE_TRANSPOSE", "auto").strip().lower() or "auto"
+    if mode not in ("auto", "host", "peer"):
+        raise ValueError(f"SIMENGINE_TRANSPOSE={mode!r}: expected auto, host or peer")
+    return mode
 
 
 def _setup(obj, shape, spacing, boundary_kind):
@@ -298,30 +311,66 @@ class DeviceSpectrum:
 
 class DeviceSlabSpectrum:
     """The slab-distributed twin of :class:`DeviceSpectrum` (one rank's part; collective): the
-    device transforms the axes the rank holds whole, the slabs are transposed through host
-    memory and MPI (``alltoall``; MPI need not be CUDA-aware), the device transforms axis 0 and
-    sums over the rank's share of k-space — :func:`simengine.field.observables.
-    structure_factor_partials` on the GPU, with the same result within rounding."""
+    device transforms the axes the rank holds whole, the slabs are transposed
+    (:mod:`.slab_transpose`: device to device through CUDA IPC between GPUs of one node, else
+    through host memory and MPI's ``alltoall``; MPI need not be CUDA-aware), the device
+    transforms axis 0 and sums over the rank's share of k-space —
+    :func:`simengine.field.observables.structure_factor_partials` on the GPU, with the same
+    result within rounding. :meth:`connect` (collective) picks the transport."""
 
     def __init__(self, shape, spacing: float, boundary_kind: str, rows, rank: int):
+        from .slab_transpose import layout_for
+
         _setup(self, shape, spacing, boundary_kind)
         cp = self.cp
         self.rows = [tuple(r) for r in rows]
         self.rank = int(rank)
         self._partial_cp = cp.zeros((MAX_BLOCKS, 2), dtype=cp.float64)
         self._partial = _numba_view(self._partial_cp)
+        self.layout, self.dtype = layout_for(self.shape, self.rows, self.kind)
+        self.transport = None
+        self.transport_note = "through host memory and MPI"
+
+    def connect(self, comm, mode: str = "auto"):
+        """Choose the transpose's transport (collective): ``peer`` (CUDA IPC) unless ``mode`` is
+        ``host`` or a rank cannot open the others' handles; ``mode`` ``peer`` raises
+        RuntimeError then. Sets :attr:`transport_note` (what the start-up line says)."""
+        from .slab_transpose import HostTransport, PeerTransport
+
+        why = "SIMENGINE_TRANSPOSE=host"
+        if mode != "host":
+            peer, why = PeerTransport.connect(comm, self.layout, self.dtype, self.cp)
+            if peer is not None:
+                self.transport = peer
+                self.transport_note = "device to device (CUDA IPC)"
+                return self
+            if mode == "peer":
+                raise RuntimeError(f"SIMENGINE_TRANSPOSE=peer: {why}")
+        self.transport = HostTransport(self.layout, self.rank, self.dtype, None, xp=self.cp,
+                                       to_host=self.cp.asnumpy)
+        self.transport_note = f"through host memory and MPI ({why})"
+        return self
 
     def partials(self, field, mean: float, alltoall, radial: bool = False):
         """``[Σ_{k≠0} |k|·S, Σ_{k≠0} S]`` over this rank's share (float64[2], unnormalised, as
         the host form) of the owned rows ``field`` (device, flat); with ``radial`` also the
         shell sums of the share (3 × shells, as
-        :func:`simengine.field.observables.structure_factor_partials`)."""
+        :func:`simengine.field.observables.structure_factor_partials`). ``alltoall``: the
+        host transport's exchange (unused by the peer transport)."""
+        from .slab_transpose import HostTransport, slab_share
+
         cp, shape = self.cp, self.shape
+        if self.transport is None:
+            self.transport = HostTransport(self.layout, self.rank, self.dtype, None, xp=cp,
+                                           to_host=cp.asnumpy)
+        if isinstance(self.transport, HostTransport):
+            self.transport.alltoall = alltoall
         start, stop = self.rows[self.rank]
-        x = _cupy_view(cp, field, (stop - start,) + shape[1:]).astype(cp.float64)
-        x -= float(mean)
-        flat, geo_shape, block = slab_share(x, shape, self.rows, self.rank, self.kind, alltoall,
-                                            cp, cp.asnumpy)
+        x = cp.subtract(_cupy_view(cp, field, (stop - start,) + shape[1:]), float(mean),
+                        dtype=cp.float64)  # one pass: the mean-free float64 copy
+        flat, geo_shape, block = slab_share(x, shape, self.rows, self.rank, self.kind,
+                                            self.transport, xp=cp)
+        del x
         nb = shells(shape, self.spacing, self.kind)
         if flat is None:
             return (np.zeros(2), np.zeros((3, nb))) if radial else np.zeros(2)
@@ -337,42 +386,6 @@ class DeviceSlabSpectrum:
         if self.kind == FOURIER:
             b[2] /= self.cells
         return out, b
-
-
-def slab_share(x, shape, rows, rank: int, kind: str, alltoall, xp=np, to_host=np.asarray):
-    """This rank's share of the whole spectrum of a slab-distributed mean-free field (``x``: its
-    owned rows, float64, in ``xp``'s memory): transforms of axes 1…d−1, the transpose through
-    host memory (``to_host``) and ``alltoall``, the transform of axis 0. Returns ``(flat
-    float64 view, shape for the kernel's geometry, (stored, offsets, half))``, or ``(None, …)``
-    for an empty share."""
-    from .observables import split_cols
-    from .spectrum import transform_axis
-
-    shape = tuple(int(n) for n in shape)
-    nd = len(shape)
-    if nd == 1:
-        x = x[:, None]
-        n1 = 1
-    else:
-        for ax in range(1, nd):
-            x = transform_axis(x, ax, kind, xp=xp)
-        n1 = shape[1]
-    cols = split_cols(n1, len(rows))
-    send = [to_host(xp.ascontiguousarray(x[:, c0:c1])) for c0, c1 in cols]
-    recv = alltoall(send)
-    b = transform_axis(xp.asarray(np.concatenate(recv, axis=0)), 0, kind, xp=xp)
-    c0, c1 = cols[rank]
-    if nd == 3:
-        stored, offsets = (shape[0], c1 - c0, shape[2]), (0, c0, 0)
-    else:
-        stored, offsets = (1, shape[0], c1 - c0), (0, 0, c0)
-    geo_shape = shape if nd == 3 else (shape[0], n1)
-    half = 0 if kind == FOURIER else -1
-    if stored[0] * stored[1] * stored[2] == 0:
-        return None, geo_shape, (stored, offsets, half)
-    b = xp.ascontiguousarray(b)
-    flat = b.view(np.float64).reshape(-1) if kind == FOURIER else b.reshape(-1)
-    return flat, geo_shape, (stored, offsets, half)
 
 
 def _numba_view(array):
