@@ -208,7 +208,7 @@ def main(argv=None):
                                          "-x NCCL_NVLS_ENABLE=0 -x SIMENGINE_TRANSPOSE")
     p.add_argument("--rank-seconds", type=float, default=9.0,
                    help="steps between the two runs without observations (≥ 8 s of work)")
-    p.add_argument("--rank-obs-seconds", type=float, default=8.0,
+    p.add_argument("--rank-obs-seconds", type=float, default=5.0,
                    help="steps of the observed run, in seconds of steps")
     p.add_argument("--step-ms-per-2e27", type=float, default=2.6,
                    help="rough ms per step of 2^27 cells on one GPU (sizes the runs only)")
@@ -223,9 +223,9 @@ def main(argv=None):
                 rows.append(rank_row(text, a))
             except RuntimeError as exc:
                 print(f"{text} on {a.ranks} ranks failed: {exc}", flush=True)
-        if a.json:
-            with open(a.json, "w") as f:
-                json.dump(rows, f, indent=1)
+            if a.json:  # after every row: a run cut short keeps what it measured
+                with open(a.json, "w") as f:
+                    json.dump(rows, f, indent=1)
         return 0
     for text in a.cases.split(","):
         shape, precision, every, snap = parse_case(text)

@@ -110,8 +110,7 @@ def solver_cases(comm, require_peer):
     from simengine.field.spectrum_cuda import device_spectrum_for
 
     failures, cases, notes = 0, 0, set()
-    for shape, bkind in (((48, 48, 48), "periodic"), ((41, 36, 50), "mirror"),
-                         ((300, 261), "periodic")):
+    for shape, bkind in (((48, 48, 48), "periodic"), ((41, 36, 50), "mirror")):
         model, grid = CahnHilliard(mobility=1.0, kappa=0.5), Grid(shape, 1.0)
         boundary = Boundary(bkind, 0.0)
         solver, slab, slabs = make_rank_solver(comm, model, grid, boundary, backend="cuda",
