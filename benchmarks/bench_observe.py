@@ -26,7 +26,7 @@ transpose device to device where the ranks share a node):
   times (last row's ``wall_time`` − first row's) over the difference of their steps (start-up,
   compilation and the writes at step 0 cancel; the final writes come after the last row);
 * the ratio (the target: ≤ 1.3× at 1024³ fp64 on 2 ranks every 100 steps).
-``--rank-transpose host`` adds the same observed run with ``SIMENGINE_TRANSPOSE=host``.
+``--rank-transpose peer,host`` runs the observed case once per ``SIMENGINE_TRANSPOSE`` value.
 """
 from __future__ import annotations
 
@@ -170,8 +170,7 @@ def rank_row(text, a):
         row["no_obs_us"] = ref
         row["no_obs_process_us"] = (rs["long"][2] - rs["short"][2]) / span * 1e6
         row["no_obs_steps"] = [short, short + span]
-        modes = ("auto",) + (("host",) if a.rank_transpose == "host" else ())
-        for mode in modes:
+        for mode in a.rank_transpose.split(","):
             wall, step, sec, log = rank_run(
                 a.launcher, a.ranks, rank_scenario(shape, precision, every, obs_steps,
                                                    a.backend),
@@ -183,7 +182,7 @@ def rank_row(text, a):
             print(f"  {text} observed every {every} ({mode}), {obs_steps} steps: {us:.1f} "
                   f"us/step, process {sec:.1f} s; {log.strip()}", flush=True)
     parts = [f"{text} on {a.ranks} ranks: without observations {row['no_obs_us']:.1f} us/step"]
-    for mode in ("auto", "host"):
+    for mode in a.rank_transpose.split(","):
         if f"obs_{mode}_us" in row:
             v = row[f"obs_{mode}_us"]
             parts.append(f"observed ({'transpose ' + mode}) {v:.1f} us/step = "
@@ -212,7 +211,9 @@ def main(argv=None):
                    help="steps of the observed run, in seconds of steps")
     p.add_argument("--step-ms-per-2e27", type=float, default=2.6,
                    help="rough ms per step of 2^27 cells on one GPU (sizes the runs only)")
-    p.add_argument("--rank-transpose", choices=["auto", "host"], default="auto")
+    p.add_argument("--rank-transpose", default="auto",
+                   help="SIMENGINE_TRANSPOSE of the observed runs, comma-separated (auto, peer, "
+                        "host: one observed run each)")
     p.add_argument("--backend", default="cuda", help="(--ranks) the scenario's backend")
     p.add_argument("--workdir", default=None, help="(--ranks) where the runs write")
     a = p.parse_args(argv)
