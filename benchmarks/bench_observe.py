@@ -126,7 +126,7 @@ def rank_run(launcher, ranks, scenario, workdir, tag, env=None):
         f.write(scenario)
     out = os.path.join(workdir, f"{tag}.h5")
     cmd = shlex.split(launcher) + ["-np", str(ranks), sys.executable, "-m", "simengine", "run",
-                                   path, "-o", out, "-q", "--overwrite"]
+                                   path, "-o", out, "--overwrite"]  # not -q: the S(k) line
     t = time.perf_counter()
     r = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, **(env or {})))
     seconds = time.perf_counter() - t
@@ -167,6 +167,10 @@ def rank_row(text, a):
             print(f"  {text} without observations, {steps} steps: in-run {rs[tag][0]:.2f} s, "
                   f"process {sec:.1f} s", flush=True)
         ref = (rs["long"][0] - rs["short"][0]) / (rs["long"][1] - rs["short"][1]) * 1e6
+        if rs["long"][0] - rs["short"][0] < 8:
+            print(f"  {text}: the runs without observations differ by "
+                  f"{rs['long'][0] - rs['short'][0]:.1f} s of steps (< 8 s): raise "
+                  f"--rank-seconds for a firmer reference", flush=True)
         row["no_obs_us"] = ref
         row["no_obs_process_us"] = (rs["long"][2] - rs["short"][2]) / span * 1e6
         row["no_obs_steps"] = [short, short + span]
@@ -205,7 +209,7 @@ def main(argv=None):
     p.add_argument("--rank-cases", default="1024x1024x1024:float64:100,512x512x512:float64:100")
     p.add_argument("--launcher", default="mpirun --allow-run-as-root -x PYTHONPATH "
                                          "-x NCCL_NVLS_ENABLE=0 -x SIMENGINE_TRANSPOSE")
-    p.add_argument("--rank-seconds", type=float, default=9.0,
+    p.add_argument("--rank-seconds", type=float, default=12.0,
                    help="steps between the two runs without observations (≥ 8 s of work)")
     p.add_argument("--rank-obs-seconds", type=float, default=5.0,
                    help="steps of the observed run, in seconds of steps")
