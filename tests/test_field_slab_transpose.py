@@ -141,3 +141,14 @@ def test_share_sums_on_the_device_give_the_one_process_spectrum(shape, kind):
             obs.characteristic_length(phi, h, boundary=boundary), rel=1e-12)
         whole = sp.radial_sums(phi, h, boundary)
         np.testing.assert_allclose(shell_total, np.stack(whole), rtol=1e-12, atol=1e-300)
+
+
+def test_transpose_mode_reads_the_environment(monkeypatch):
+    for mode in ("auto", "host", "peer"):
+        monkeypatch.setenv("SIMENGINE_TRANSPOSE", mode.upper())
+        assert spc.transpose_mode() == mode
+    monkeypatch.delenv("SIMENGINE_TRANSPOSE")
+    assert spc.transpose_mode() == "auto"
+    monkeypatch.setenv("SIMENGINE_TRANSPOSE", "nccl")
+    with pytest.raises(ValueError, match="SIMENGINE_TRANSPOSE='nccl': expected auto, host or peer"):
+        spc.transpose_mode()

@@ -143,7 +143,9 @@ def slab_share(x, shape, rows, rank: int, kind: str, transport, xp=np):
     send buffer, the transport's exchange, :func:`share_after`. Collective."""
     layout = transport.layout
     y = forward(x, shape, kind, xp)
-    pack(y, layout, rank, transport.send)
+    x = None  # the memory of the slab and of its transform goes back to the pool before the
+    pack(y, layout, rank, transport.send)  # transform of axis 0 (the caller keeps no reference)
+    y = None
     transport.exchange()
     return share_after(transport.recv, layout, rank, shape, kind, xp)
 

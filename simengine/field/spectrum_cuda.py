@@ -218,7 +218,12 @@ def device_spectrum_for(solver, grid, boundary, ranks: int, radial: bool = False
     if ds is None:
         return None, f"S(k) falls back to the host: {why}"
     if ranks > 1:
-        ds.connect(comm, transpose_mode())
+        try:
+            ds.connect(comm, transpose_mode())
+        except (RuntimeError, ValueError) as exc:  # SIMENGINE_TRANSPOSE: on every rank alike
+            from ..errors import UserError
+
+            raise UserError(str(exc)) from None
         return ds, (f"S(k) on the GPUs (cuFFT on each slab, {ds.kind} transform, the transpose "
                     f"{ds.transport_note})")
     return ds, f"S(k) on the GPU (cuFFT, {ds.kind} transform)"
@@ -366,11 +371,10 @@ class DeviceSlabSpectrum:
         if isinstance(self.transport, HostTransport):
             self.transport.alltoall = alltoall
         start, stop = self.rows[self.rank]
-        x = cp.subtract(_cupy_view(cp, field, (stop - start,) + shape[1:]), float(mean),
-                        dtype=cp.float64)  # one pass: the mean-free float64 copy
-        flat, geo_shape, block = slab_share(x, shape, self.rows, self.rank, self.kind,
-                                            self.transport, xp=cp)
-        del x
+        flat, geo_shape, block = slab_share(  # the mean-free float64 copy in one pass
+            cp.subtract(_cupy_view(cp, field, (stop - start,) + shape[1:]), float(mean),
+                        dtype=cp.float64), shape, self.rows, self.rank, self.kind,
+            self.transport, xp=cp)
         nb = shells(shape, self.spacing, self.kind)
         if flat is None:
             return (np.zeros(2), np.zeros((3, nb))) if radial else np.zeros(2)
@@ -433,6 +437,7 @@ class PendingSpectrum:
         return length_of_sums(float(sums[1]), st, o.cells), radial
 
 
-__all__ = ["COSINE", "FOURIER", "DeviceSpectrum", "cupy_or_reason", "device_spectrum_for",
+__all__ = ["COSINE", "FOURIER", "DeviceSlabSpectrum", "DeviceSpectrum", "cupy_or_reason",
+           "device_spectrum_for", "transpose_mode",
            "launch_sums",
            "radial_from_bins", "sums_kernel"]
