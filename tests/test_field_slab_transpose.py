@@ -152,3 +152,20 @@ def test_transpose_mode_reads_the_environment(monkeypatch):
     monkeypatch.setenv("SIMENGINE_TRANSPOSE", "nccl")
     with pytest.raises(ValueError, match="SIMENGINE_TRANSPOSE='nccl': expected auto, host or peer"):
         spc.transpose_mode()
+
+
+def test_memory_decides_where_the_slab_spectrum_runs():
+    """Temporaries that do not fit: S(k) on the host; buffers that do not fit beside them: the
+    host transport; a rank that refuses still takes part in the handle exchange and every rank
+    gets its reason."""
+    from simengine.parallel import SerialComm
+
+    gib = 1 << 30
+    assert spc.slab_memory_reasons(30 * gib, 8 * gib, 16 * gib) == (None, None)
+    dev, peer = spc.slab_memory_reasons(20 * gib, 8 * gib, 16 * gib)
+    assert dev is None and peer.startswith("its buffers need 8") and "20" in peer
+    dev, peer = spc.slab_memory_reasons(10 * gib, 8 * gib, 16 * gib)
+    assert peer is None and dev.startswith("its transforms need about 16") and "10" in dev
+    lay = st.TransposeLayout([(0, 4)], 4, (3,))
+    got, why = st.PeerTransport.connect(SerialComm(), lay, np.complex128, None, refuse="full")
+    assert got is None and why == "rank 0: full"

@@ -208,19 +208,26 @@ class PeerTransport:
         self.seconds = 0.0
 
     @classmethod
-    def connect(cls, comm, layout, dtype, cp):
+    def connect(cls, comm, layout, dtype, cp, refuse=None):
         """``(PeerTransport, None)`` when every rank opened every other rank's send buffer,
-        else ``(None, reason)`` on every rank (collective)."""
+        else ``(None, reason)`` on every rank (collective). ``refuse``: this rank's reason not
+        to allocate the buffers (it still takes part in the collectives)."""
         from numba import cuda
 
         rank, dtype = comm.rank, np.dtype(dtype)
         why, handle, send, recv, peers = None, None, None, None, {}
-        try:
-            send = cuda.device_array(max(1, layout.send_count(rank)) * dtype.itemsize, np.uint8)
-            recv = cuda.device_array(max(1, layout.recv_count(rank)) * dtype.itemsize, np.uint8)
-            handle = send.get_ipc_handle()
-        except Exception as exc:
-            why = f"rank {rank} cannot export a CUDA IPC handle ({type(exc).__name__}: {exc})"
+        if refuse:
+            why = f"rank {rank}: {refuse}"
+        else:
+            try:
+                send = cuda.device_array(max(1, layout.send_count(rank)) * dtype.itemsize,
+                                         np.uint8)
+                recv = cuda.device_array(max(1, layout.recv_count(rank)) * dtype.itemsize,
+                                         np.uint8)
+                handle = send.get_ipc_handle()
+            except Exception as exc:
+                why = (f"rank {rank} cannot export a CUDA IPC handle "
+                       f"({type(exc).__name__}: {exc})")
         handles = comm.allgather(handle)
         opened = []
         if why is None:

@@ -202,12 +202,14 @@ def device_spectrum_for(solver, grid, boundary, ranks: int, radial: bool = False
         how = "slab transforms through MPI" if ranks > 1 else "overlapped with the steps"
         return None, f"S(k) on the host, {how} ({cells} cells < {DEVICE_MIN_CELLS})"
     try:
+        why = None
         if ranks > 1:
             ds = DeviceSlabSpectrum(grid.shape, float(grid.spacing), boundary.kind,
                                     [(s.start, s.stop) for s in slabs], comm.rank)
+            why, ds.peer_refusal = slab_memory_reasons(int(ds.cp.cuda.runtime.memGetInfo()[0]),
+                                                       *ds.gpu_bytes())
         else:
             ds = DeviceSpectrum(grid.shape, float(grid.spacing), boundary.kind, radial=radial)
-        why = None
     except RuntimeError as exc:
         ds, why = None, str(exc)
     if ranks > 1:  # all ranks take the same path (a rank without CuPy moves all to the host)
@@ -227,6 +229,22 @@ def device_spectrum_for(solver, grid, boundary, ranks: int, radial: bool = False
         return ds, (f"S(k) on the GPUs (cuFFT on each slab, {ds.kind} transform, the transpose "
                     f"{ds.transport_note})")
     return ds, f"S(k) on the GPU (cuFFT, {ds.kind} transform)"
+
+
+def slab_memory_reasons(free: int, persistent: int, peak: int):
+    """``(why S(k) cannot run on the GPU, why its transpose cannot go device to device)``, each
+    None where it fits, for ``free`` bytes of GPU memory: one observation's temporaries
+    (``peak``) must fit, and the device-to-device buffers (``persistent``) beside them
+    (:meth:`DeviceSlabSpectrum.gpu_bytes`)."""
+    from ..machine import fmt_bytes
+
+    if free < peak:
+        return (f"its transforms need about {fmt_bytes(peak)} of GPU memory, "
+                f"{fmt_bytes(free)} free"), None
+    if free < peak + persistent:
+        return None, (f"its buffers need {fmt_bytes(persistent)} of GPU memory beside the "
+                      f"transforms' {fmt_bytes(peak)}, {fmt_bytes(free)} free")
+    return None, None
 
 
 def transpose_mode() -> str:
@@ -335,6 +353,17 @@ class DeviceSlabSpectrum:
         self.layout, self.dtype = layout_for(self.shape, self.rows, self.kind)
         self.transport = None
         self.transport_note = "through host memory and MPI"
+        #: why the device-to-device buffers do not fit the GPU (None: they do)
+        self.peer_refusal = None
+
+    def gpu_bytes(self):
+        """``(persistent, peak)``: the GPU bytes of the device-to-device transpose's two
+        buffers, and (an estimate) of one observation's temporaries — the mean-free copy, the
+        transforms' outputs and cuFFT work areas, about four blocks of the larger buffer's
+        size at once."""
+        lay, r = self.layout, self.rank
+        block = max(lay.send_count(r), lay.recv_count(r), 1) * self.dtype.itemsize
+        return 2 * block, 4 * block
 
     def connect(self, comm, mode: str = "auto"):
         """Choose the transpose's transport (collective): ``peer`` (CUDA IPC) unless ``mode`` is
@@ -344,7 +373,8 @@ class DeviceSlabSpectrum:
 
         why = "SIMENGINE_TRANSPOSE=host"
         if mode != "host":
-            peer, why = PeerTransport.connect(comm, self.layout, self.dtype, self.cp)
+            peer, why = PeerTransport.connect(comm, self.layout, self.dtype, self.cp,
+                                              refuse=self.peer_refusal)
             if peer is not None:
                 self.transport = peer
                 self.transport_note = "device to device (CUDA IPC)"
