@@ -29,7 +29,7 @@ import math
 import numpy as np
 from numba import cuda
 
-from . import device_graph, simulator
+from . import device_graph, minplus_nvrtc, simulator
 from .minplus import INT_INF, TileConfig, run_rounds
 
 #: tile configurations per distance type (the simulator uses tiny tiles)
@@ -143,17 +143,41 @@ def _set_arcs(D, P, indptr, indices, weights, n, zero, scale, preds):
                     P[u, v] = u
 
 
+def use_cxx(dtype, predecessors=False, config=None, kernel: str = "auto") -> bool:
+    """True when the CUDA C++ kernels (:mod:`.minplus_nvrtc`) run: ``kernel`` "cxx", or "auto"
+    on a GPU that has them (compute capability ≥ 9.0, CuPy) for float32/int32 distances, with no
+    numba tile ``config`` and no numba predecessor mode ("inline"/"recover") asked for."""
+    if kernel not in ("auto", "cxx", "numba"):
+        raise ValueError(f"Floyd-Warshall kernel {kernel!r} (auto, cxx or numba)")
+    if kernel != "auto":
+        return kernel == "cxx"
+    return (config is None and predecessors in (False, True)
+            and np.dtype(dtype) in (np.dtype(np.float32), np.dtype(np.int32))
+            and minplus_nvrtc.available())
+
+
+#: what the last :func:`floyd_warshall_device` ran (one line, for logs and benchmarks)
+last_kernel = ""
+
+
 def floyd_warshall_device(graph, dtype=None, predecessors: bool = False, config=None,
-                          dpx=None, zero_weights: bool = False, scale: int = 0):
+                          dpx=None, zero_weights: bool = False, scale: int = 0,
+                          kernel: str = "auto"):
     """Closed matrices on the device: ``(D, P, unreachable)``, D of shape (npad, npad) (the
     first n rows/columns are the graph's), P the int32 predecessors (None unless
-    ``predecessors``; True = :data:`PRED_MODE`, or the mode itself).  ``config``: a
-    :class:`~.minplus.TileConfig`; ``dpx``: None = automatic (ignored with predecessors);
-    ``zero_weights``: every arc weighs 0 (transitive closure); ``scale``: every arc weighs
-    w·scale + 1 (integer weights only)."""
+    ``predecessors``; True = the fastest mode, or a numba mode "inline"/"recover").  ``config``:
+    a :class:`~.minplus.TileConfig` (numba kernels); ``dpx``: None = automatic; ``zero_weights``:
+    every arc weighs 0 (transitive closure); ``scale``: every arc weighs w·scale + 1 (integer
+    weights only); ``kernel``: "auto", "cxx" (:mod:`.minplus_nvrtc`) or "numba"
+    (:mod:`.minplus`)."""
+    global last_kernel
     dt = choose_dtype(graph, dtype, scale) if not zero_weights else np.dtype(dtype or np.int32)
-    cfg = config or CONFIGS[dt]
-    dpx = use_dpx(dt) if dpx is None else bool(dpx)
+    cxx = use_cxx(dt, predecessors, config, kernel)
+    cfg = TileConfig(K=minplus_nvrtc.R) if cxx else (config or CONFIGS[dt])
+    if cxx:
+        dpx = True if dpx is None else bool(dpx)
+    else:
+        dpx = use_dpx(dt) if dpx is None else bool(dpx)
     n = graph.n
     check_memory(n, dt, bool(predecessors), cfg.K)
     dg = device_graph(graph)
@@ -170,8 +194,15 @@ def floyd_warshall_device(graph, dtype=None, predecessors: bool = False, config=
         _set_arcs[(n + INIT_THREADS - 1) // INIT_THREADS, INIT_THREADS](
             D, Pd, dg.indptr, dg.indices, dg.weights, n, zero_weights, scale,
             bool(predecessors))
-    run_rounds(D, P, nt, cfg, (PRED_MODE if predecessors is True else predecessors)
-               if predecessors else False, dpx)
+    if cxx:
+        bound = 0.0 if zero_weights else _weights_info(graph, scale)[1]
+        last_kernel = minplus_nvrtc.run_rounds(
+            D, P, nt, minplus_nvrtc.mode_for(dt, bool(predecessors), dpx, bound))
+    else:
+        mode = (PRED_MODE if predecessors is True else predecessors) if predecessors else False
+        run_rounds(D, P, nt, cfg, mode, dpx)
+        last_kernel = (f"numba min-plus, {dt.name}, K {cfg.K}"
+                       f"{', predecessors ' + mode if mode else ''}{', DPX' if dpx else ''}")
     return D, P, inf
 
 

@@ -1,0 +1,151 @@
+"""The min-plus rounds of the blocked Floyd–Warshall as CUDA C++ kernels (``minplus_tiles.cu``),
+compiled by NVRTC and launched through CuPy — the fast path on Hopper GPUs (compute capability ≥
+9.0) for float32 and int32 distances; :mod:`.minplus` (numba) is the path everywhere else and
+under the simulator.
+
+Round depth 128; the kernels of one round: ``fw_diag`` (the diagonal tile), ``fw_product`` with
+``WHICH`` = 20 / 21 (row / column panel) and 3 (every other tile).  The product's ``MODE`` (see
+the source): 0 float32; 1 int32 with DPX ``__viaddmin_s32``; 2 int32 without; 3 int32 with
+predecessors packed into the low 7 bits (one DPX instruction per update, distances < 2²²); 4 the
+argmin kept by a compare and select (any type).  Matrices are numba device arrays; CuPy wraps
+them without a copy (``__cuda_array_interface__``) and launches on the legacy default stream,
+the one numba uses, so the two order their work.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+#: round depth of the CUDA C++ kernels (the matrix is padded to a multiple of it)
+R = 128
+#: mode 3 needs every finite distance below this (7 low bits hold the intermediate's index)
+PACK_LIMIT = 1 << 22
+SOURCE = Path(__file__).with_name("minplus_tiles.cu")
+
+
+@dataclass(frozen=True)
+class ProductConfig:
+    """One ``fw_product`` instance: output tile ``BM × BN``, ``TM × TN`` per thread, inner chunk
+    ``KC`` through ``STAGES`` shared buffers, ``MINB`` blocks per SM (launch bounds), A read
+    ``VA`` values at a time."""
+    BM: int = 128
+    BN: int = 128
+    TM: int = 8
+    TN: int = 8
+    KC: int = 16
+    STAGES: int = 3
+    MINB: int = 2
+    VA: int = 2
+
+    @property
+    def threads(self) -> int:
+        return (self.BM // self.TM) * (self.BN // self.TN)
+
+    def shared_bytes(self) -> int:
+        return self.STAGES * (self.BM * (self.KC + 4) + self.KC * self.BN) * 4
+
+    def text(self) -> str:
+        return (f"{self.BM}x{self.BN} tile, {self.TM}x{self.TN}/thread, KC {self.KC}, "
+                f"{self.STAGES} stages, {self.MINB} blocks/SM, A x{self.VA}")
+
+
+#: the configurations the engine runs (phase 3 = "rest", and the two panels)
+REST = ProductConfig()
+ROW_PANEL = ProductConfig(BM=128, BN=64, TM=8, TN=4)
+COL_PANEL = ProductConfig(BM=64, BN=128, TM=4, TN=8)
+#: mode 4 (compare and select) keeps a second register tile: fewer outputs per thread
+SELECT_REST = ProductConfig(TM=8, TN=4, MINB=1)
+
+_modules: dict = {}
+
+
+def available() -> bool:
+    """True when the CUDA C++ kernels can run: a real GPU of compute capability ≥ 9.0 and CuPy."""
+    from . import simulator
+
+    if simulator():
+        return False
+    try:
+        import cupy  # noqa: F401
+        from numba import cuda
+    except ImportError:
+        return False
+    return tuple(cuda.get_current_device().compute_capability) >= (9, 0)
+
+
+def _ctype(dtype) -> str:
+    dt = np.dtype(dtype)
+    if dt == np.dtype(np.float32):
+        return "float"
+    if dt == np.dtype(np.int32):
+        return "int"
+    raise ValueError(f"no CUDA C++ min-plus kernel for {dt}")
+
+
+def _function(name: str):
+    """The compiled kernel ``name`` (a template instance), compiled on first use."""
+    fn = _modules.get(name)
+    if fn is None:
+        import cupy as cp
+
+        mod = cp.RawModule(code=SOURCE.read_text(), options=("-std=c++17", "-DSE_DPX"),
+                           name_expressions=[name])
+        fn = _modules[name] = mod.get_function(name)
+    return fn
+
+
+def product_kernel(dtype, mode: int, which: int, cfg: ProductConfig):
+    c = cfg
+    name = (f"fw_product<{_ctype(dtype)},{mode},{which},{c.BM},{c.BN},{c.TM},{c.TN},{c.KC},"
+            f"{c.STAGES},{c.MINB},{c.VA}>")
+    fn = _function(name)
+    smem = c.shared_bytes()
+    if smem > 48 * 1024 and fn.max_dynamic_shared_size_bytes < smem:
+        fn.max_dynamic_shared_size_bytes = smem
+    return fn, smem
+
+
+def diag_kernel(dtype, preds: bool):
+    return _function(f"fw_diag<{_ctype(dtype)},{'true' if preds else 'false'}>")
+
+
+def mode_for(dtype, preds: bool, dpx: bool = True, bound: float = float("inf")) -> int:
+    """The product mode for distance ``dtype`` with or without predecessors; ``bound``: an
+    upper bound on every finite distance (mode 3 needs < :data:`PACK_LIMIT`)."""
+    is_int = np.dtype(dtype) == np.dtype(np.int32)
+    if not preds:
+        return (1 if dpx else 2) if is_int else 0
+    return 3 if is_int and bound < PACK_LIMIT else 4
+
+
+def run_rounds(D, P, nt: int, mode: int, rest: ProductConfig | None = None,
+               row: ProductConfig = ROW_PANEL, col: ProductConfig = COL_PANEL) -> str:
+    """The ``nt`` rounds on the device matrices ``D`` (npad × npad, npad = 128·nt, float32 or
+    int32) and ``P`` (int32, when ``mode`` ≥ 3); returns a one-line description of the kernels."""
+    import cupy as cp
+
+    if D.shape[0] != nt * R:
+        raise ValueError("the matrix must be padded to a multiple of 128")
+    preds = mode >= 3
+    rest = rest or (SELECT_REST if mode == 4 else REST)
+    Dc = cp.asarray(D)
+    Pc = cp.asarray(P) if preds else Dc
+    npad = np.int32(nt * R)
+    k1 = diag_kernel(D.dtype, preds)
+    k20, s20 = product_kernel(D.dtype, mode, 20, row)
+    k21, s21 = product_kernel(D.dtype, mode, 21, col)
+    k3, s3 = product_kernel(D.dtype, mode, 3, rest)
+    g20 = (int(npad) // row.BN,)
+    g21 = (int(npad) // col.BM,)
+    g3 = (int(npad) // rest.BN, int(npad) // rest.BM)
+    for k in range(nt):
+        k0 = np.int32(k * R)
+        args = (Dc, Pc, npad, k0)
+        k1((1,), (32, 32), args)
+        if nt > 1:
+            k20(g20, (row.threads,), args, shared_mem=s20)
+            k21(g21, (col.threads,), args, shared_mem=s21)
+            k3(g3, (rest.threads,), args, shared_mem=s3)
+    return f"CUDA C++ min-plus (NVRTC), mode {mode}, rest {rest.text()}"
