@@ -33,7 +33,7 @@ extern "C" __global__ void upd_f(const float *in, float *out, int iters) {
     long long t0 = clock64();
     for (int it = 0; it < iters; ++it) {
 #pragma unroll
-        for (int i = 0; i < 16; ++i) acc[i] = fminf(acc[i], a + b[(i + it) & 15]);
+        for (int i = 0; i < 16; ++i) acc[i] = fminf(acc[i], a + b[i]);
         a += 1.0f;
     }
     long long t1 = clock64();
@@ -47,7 +47,7 @@ extern "C" __global__ void upd_dpx(const int *in, int *out, int iters) {
     long long t0 = clock64();
     for (int it = 0; it < iters; ++it) {
 #pragma unroll
-        for (int i = 0; i < 16; ++i) acc[i] = __viaddmin_s32(a, b[(i + it) & 15], acc[i]);
+        for (int i = 0; i < 16; ++i) acc[i] = __viaddmin_s32(a, b[i], acc[i]);
         a += 1;
     }
     long long t1 = clock64();
@@ -61,7 +61,7 @@ extern "C" __global__ void upd_i(const int *in, int *out, int iters) {
     long long t0 = clock64();
     for (int it = 0; it < iters; ++it) {
 #pragma unroll
-        for (int i = 0; i < 16; ++i) acc[i] = min(acc[i], a + b[(i + it) & 15]);
+        for (int i = 0; i < 16; ++i) acc[i] = min(acc[i], a + b[i]);
         a += 1;
     }
     long long t1 = clock64();
@@ -100,7 +100,7 @@ def micro():
         k = mod.get_function(name)
         inp = cp.arange(128, dtype=dt) % 7
         out = cp.zeros(sms * 8 * 1024, dtype=dt)
-        for threads, blocks in ((1024, sms * 2), (512, sms * 4)):
+        for threads, blocks in ((256, sms * 4), (256, sms * 8)):
             ms = _events_ms(lambda: k((blocks,), (threads,), (inp, out, np.int32(iters))))
             cyc = int(out[:2].view(cp.int64)[0].get())
             ghz = cyc / (ms * 1e6) if ms > 0 else float("nan")
@@ -209,6 +209,43 @@ def _check_preds(g, D, P, n, rows=64):
     return bad
 
 
+def phases(n):
+    """Event times of each kernel of one round (k = nt/2) and of all rounds, on a closed matrix;
+    host time of the first call on a fresh graph (weight scan included) and of a repeat."""
+    import cupy as cp
+    from simengine.network.cuda import minplus_nvrtc as mn
+    from simengine.network.cuda.floyd_warshall import floyd_warshall_device
+
+    for dt, mode in (("int32", 1), ("float32", 0), ("int32", 3)):
+        g = _graph(n)
+        t = time.perf_counter()
+        D, P, _ = floyd_warshall_device(g, dtype=dt, kernel="cxx", predecessors=mode == 3)
+        cp.cuda.Device().synchronize()
+        t1 = time.perf_counter() - t
+        t = time.perf_counter()
+        D, P, _ = floyd_warshall_device(g, dtype=dt, kernel="cxx", predecessors=mode == 3)
+        cp.cuda.Device().synchronize()
+        t2 = time.perf_counter() - t
+        nt = D.shape[0] // mn.R
+        Dc = cp.asarray(D)
+        Pc = cp.asarray(P) if P is not None else cp.zeros(D.shape, cp.int32)
+        args = (Dc, Pc, np.int32(D.shape[0]), np.int32((nt // 2) * mn.R))
+        k1 = mn.diag_kernel(np.dtype(dt), mode >= 3)
+        k2, s2 = mn.panels_kernel(np.dtype(dt), mode)
+        rest = mn.REST[mode]
+        k3, s3 = mn.product_kernel(np.dtype(dt), mode, 3, rest)
+        g3 = (D.shape[0] // rest.BN, D.shape[0] // rest.BM)
+        t_d = _events_ms(lambda: k1((1,), (32, 32), args), 7)
+        t_p = _events_ms(lambda: k2((D.shape[0] // 64, 2), (256,), args, shared_mem=s2), 7)
+        t_r = _events_ms(lambda: k3(g3, (rest.threads,), args, shared_mem=s3), 7)
+        t_all = _events_ms(lambda: mn.run_rounds(D, P, nt, mode), 3)
+        print(f"| {n} | {dt} mode {mode} | diag {1e3 * t_d:.0f} us | panels {1e3 * t_p:.0f} us | "
+              f"rest {t_r:.3f} ms ({(nt - 1) ** 2 * mn.R ** 3 / t_r / 1e9:.2f}e12/s) | "
+              f"rounds {t_all:.2f} ms | first call {1e3 * t1:.1f} ms, repeat {1e3 * t2:.1f} ms |",
+              flush=True)
+        del D, P, Dc, Pc
+
+
 def full(n, reps=3):
     import fw_gpu_rows
     from simengine.network.cuda import floyd_warshall as fwm
@@ -240,7 +277,7 @@ def full(n, reps=3):
                 chk = "exact" if np.array_equal(H, ref) else "MISMATCH"
             else:
                 chk = f"rel {np.nanmax(np.abs(H - ref) / np.where(np.isfinite(ref), ref, 1)):.1e}"
-            if P is not None:
+            if P is not None and weights == "int":
                 bad = _check_preds(g, H, P.copy_to_host()[:n, :n], n, rows=16)
                 chk += f", pred arcs bad {bad}"
             rows.append((n, weights, label, t, n ** 3 / t / 1e12, 100 * n ** 3 / t / peak, chk,
@@ -263,12 +300,13 @@ def main():
     ap.add_argument("--sass", action="store_true")
     ap.add_argument("--sweep", action="store_true")
     ap.add_argument("--full", action="store_true")
+    ap.add_argument("--phases", action="store_true")
     a = ap.parse_args()
     P = mn.ProductConfig
     cfgs = [(0, P()), (0, P(VA=4)), (0, P(STAGES=2)), (0, P(STAGES=4)),
             (0, P(MINB=1)), (0, P(BM=64, BN=128, TM=4, TN=8)),
             (1, P()), (1, P(MINB=1)), (1, P(VA=4, MINB=1)), (2, P()),
-            (2, P(MINB=1)), (3, P()), (3, P(MINB=1)), (4, mn.SELECT_REST)]
+            (2, P(MINB=1)), (3, P()), (3, P(MINB=1)), (4, mn.REST[4]), (0, P(VA=4, STAGES=2)), (0, P(VA=4, STAGES=4))]
     if a.micro:
         micro()
     if a.sass:
@@ -282,6 +320,8 @@ def main():
         t = time.perf_counter()
         sweep(a.n, cfgs)
         print(f"# sweep {time.perf_counter() - t:.0f} s")
+    if a.phases:
+        phases(a.n)
     if a.full:
         full(a.n)
 

@@ -47,17 +47,29 @@ DPX = False
 #: how the product kernel keeps predecessors: "inline" (argmin in the inner loop) or "recover"
 #: (searched after the product, only for the outputs that improved)
 PRED_MODE = "inline"
-#: integer weights whose worst path fits both: which type runs ("float32" or "int32")
+#: integer weights whose worst path fits both: which type runs ("float32" or "int32") with the
+#: numba kernels, and with the CUDA C++ kernels (int32: one VIADDMNMX per update; measured faster)
 EXACT_INT = "float32"
+EXACT_INT_CXX = "int32"
 INIT_THREADS = 16 if simulator() else 256
 
 
 def _weights_info(graph, scale: int = 0):
-    """(integral, bound on the longest shortest path) of the weights (× scale + 1 if scale)."""
+    """(integral, bound on the longest shortest path) of the weights (× scale + 1 if scale).
+    The scan of the weights (tens of ms at 10⁷ arcs) is done once per weight array and cached on
+    the graph."""
     n = graph.n
     w = graph.weights
-    integral = w is None or (len(w) == 0 or bool(np.all(np.floor(w) == w)))
-    maxw = 1.0 if w is None else (float(w.max()) if len(w) else 0.0)
+    hit = getattr(graph, "_simengine_fw_weights", None)
+    if hit is None or hit[0] is not w:
+        integral = w is None or (len(w) == 0 or bool(np.all(np.floor(w) == w)))
+        maxw = 1.0 if w is None else (float(w.max()) if len(w) else 0.0)
+        hit = (w, integral, maxw)
+        try:
+            graph._simengine_fw_weights = hit
+        except AttributeError:
+            pass
+    _, integral, maxw = hit
     if scale:
         maxw = maxw * scale + 1
     return integral, max(0, n - 1) * maxw
@@ -76,7 +88,7 @@ def choose_dtype(graph, dtype=None, scale: int = 0) -> np.dtype:
             raise ValueError(f"no Floyd-Warshall kernel for {dt}")
         return dt
     if integral and bound < (1 << 24):
-        return np.dtype(EXACT_INT)
+        return np.dtype(EXACT_INT_CXX if minplus_nvrtc.available() else EXACT_INT)
     if integral and bound < INT_INF:
         return np.dtype(np.int32)
     if scale and not (integral and bound < 2.0 ** 53):

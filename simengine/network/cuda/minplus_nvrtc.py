@@ -51,12 +51,12 @@ class ProductConfig:
                 f"{self.STAGES} stages, {self.MINB} blocks/SM, A x{self.VA}")
 
 
-#: the configurations the engine runs (phase 3 = "rest", and the two panels)
-REST = ProductConfig()
-ROW_PANEL = ProductConfig(BM=128, BN=64, TM=8, TN=4)
-COL_PANEL = ProductConfig(BM=64, BN=128, TM=4, TN=8)
+#: the "rest" configuration per mode (tile sweep on the H100, 2026-11-26: docs/measurements/);
 #: mode 4 (compare and select) keeps a second register tile: fewer outputs per thread
-SELECT_REST = ProductConfig(TM=8, TN=4, MINB=1)
+REST = {0: ProductConfig(VA=4), 1: ProductConfig(), 2: ProductConfig(), 3: ProductConfig(),
+        4: ProductConfig(TM=8, TN=4, MINB=1)}
+#: the panels (one launch, ``fw_panels``): KC, STAGES, MINB, VA of 128 × 64 / 64 × 128 tiles
+PANELS = ProductConfig(BM=128, BN=64, TM=8, TN=4)
 
 _modules: dict = {}
 
@@ -107,6 +107,15 @@ def product_kernel(dtype, mode: int, which: int, cfg: ProductConfig):
     return fn, smem
 
 
+def panels_kernel(dtype, mode: int, cfg: ProductConfig = PANELS):
+    c = cfg
+    fn = _function(f"fw_panels<{_ctype(dtype)},{mode},{c.KC},{c.STAGES},{c.MINB},{c.VA}>")
+    smem = max(c.shared_bytes(), c.STAGES * (64 * (c.KC + 4) + c.KC * 128) * 4)
+    if smem > 48 * 1024 and fn.max_dynamic_shared_size_bytes < smem:
+        fn.max_dynamic_shared_size_bytes = smem
+    return fn, smem
+
+
 def diag_kernel(dtype, preds: bool):
     return _function(f"fw_diag<{_ctype(dtype)},{'true' if preds else 'false'}>")
 
@@ -121,7 +130,7 @@ def mode_for(dtype, preds: bool, dpx: bool = True, bound: float = float("inf")) 
 
 
 def run_rounds(D, P, nt: int, mode: int, rest: ProductConfig | None = None,
-               row: ProductConfig = ROW_PANEL, col: ProductConfig = COL_PANEL) -> str:
+               panels: ProductConfig = PANELS) -> str:
     """The ``nt`` rounds on the device matrices ``D`` (npad × npad, npad = 128·nt, float32 or
     int32) and ``P`` (int32, when ``mode`` ≥ 3); returns a one-line description of the kernels."""
     import cupy as cp
@@ -129,23 +138,19 @@ def run_rounds(D, P, nt: int, mode: int, rest: ProductConfig | None = None,
     if D.shape[0] != nt * R:
         raise ValueError("the matrix must be padded to a multiple of 128")
     preds = mode >= 3
-    rest = rest or (SELECT_REST if mode == 4 else REST)
+    rest = rest or REST[mode]
     Dc = cp.asarray(D)
     Pc = cp.asarray(P) if preds else Dc
     npad = np.int32(nt * R)
     k1 = diag_kernel(D.dtype, preds)
-    k20, s20 = product_kernel(D.dtype, mode, 20, row)
-    k21, s21 = product_kernel(D.dtype, mode, 21, col)
+    k2, s2 = panels_kernel(D.dtype, mode, panels)
     k3, s3 = product_kernel(D.dtype, mode, 3, rest)
-    g20 = (int(npad) // row.BN,)
-    g21 = (int(npad) // col.BM,)
+    g2 = (int(npad) // 64, 2)
     g3 = (int(npad) // rest.BN, int(npad) // rest.BM)
     for k in range(nt):
-        k0 = np.int32(k * R)
-        args = (Dc, Pc, npad, k0)
+        args = (Dc, Pc, npad, np.int32(k * R))
         k1((1,), (32, 32), args)
         if nt > 1:
-            k20(g20, (row.threads,), args, shared_mem=s20)
-            k21(g21, (col.threads,), args, shared_mem=s21)
+            k2(g2, (256,), args, shared_mem=s2)
             k3(g3, (rest.threads,), args, shared_mem=s3)
     return f"CUDA C++ min-plus (NVRTC), mode {mode}, rest {rest.text()}"

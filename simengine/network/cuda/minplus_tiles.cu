@@ -59,9 +59,9 @@ __device__ __forceinline__ int se_step(int a, int b, int acc, int mode) {
 }
 
 template <typename T, int MODE, int WHICH, int BM, int BN, int TM, int TN, int KC, int STAGES,
-          int MINB, int VA>
-__global__ void __launch_bounds__((BM / TM) * (BN / TN), MINB)
-fw_product(T *__restrict__ D, int *__restrict__ P, int npad, int k0)
+          int VA>
+__device__ __forceinline__ void se_product(T *__restrict__ D, int *__restrict__ P, int npad,
+                                           int k0, int bx, int by)
 {
     typedef typename V4<T>::t T4;
     typedef typename V4<T>::t2 T2;
@@ -82,13 +82,13 @@ fw_product(T *__restrict__ D, int *__restrict__ P, int npad, int k0)
 
     int r0, c0;
     if (WHICH == 3) {
-        r0 = blockIdx.y * BM; c0 = blockIdx.x * BN;
+        r0 = by * BM; c0 = bx * BN;
         if ((r0 < k0 + SE_R && r0 + BM > k0) || (c0 < k0 + SE_R && c0 + BN > k0)) return;
     } else if (WHICH == 20) {
-        r0 = k0; c0 = blockIdx.x * BN;
+        r0 = k0; c0 = bx * BN;
         if (c0 < k0 + SE_R && c0 + BN > k0) return;
     } else {
-        r0 = blockIdx.x * BM; c0 = k0;
+        r0 = bx * BM; c0 = k0;
         if (r0 < k0 + SE_R && r0 + BM > k0) return;
     }
     extern __shared__ __align__(16) unsigned char se_smem[];
@@ -265,6 +265,27 @@ fw_product(T *__restrict__ D, int *__restrict__ P, int npad, int k0)
             }
         }
     }
+}
+
+template <typename T, int MODE, int WHICH, int BM, int BN, int TM, int TN, int KC, int STAGES,
+          int MINB, int VA>
+__global__ void __launch_bounds__((BM / TM) * (BN / TN), MINB)
+fw_product(T *__restrict__ D, int *__restrict__ P, int npad, int k0)
+{
+    se_product<T, MODE, WHICH, BM, BN, TM, TN, KC, STAGES, VA>(D, P, npad, k0, blockIdx.x,
+                                                               blockIdx.y);
+}
+
+// Both panels of a round in one launch (blockIdx.y = 0: row panel in 128 × 64 tiles, 1: column
+// panel in 64 × 128 tiles; 256 threads, 8 × 4 / 4 × 8 outputs each): twice the blocks of either.
+template <typename T, int MODE, int KC, int STAGES, int MINB, int VA>
+__global__ void __launch_bounds__(256, MINB)
+fw_panels(T *__restrict__ D, int *__restrict__ P, int npad, int k0)
+{
+    if (blockIdx.y == 0)
+        se_product<T, MODE, 20, 128, 64, 8, 4, KC, STAGES, VA>(D, P, npad, k0, blockIdx.x, 0);
+    else
+        se_product<T, MODE, 21, 64, 128, 4, 8, KC, STAGES, VA>(D, P, npad, k0, blockIdx.x, 0);
 }
 
 // The diagonal tile (k0 … k0 + 127)²: 128 steps, 32 × 32 threads with 4 × 4 values each (rows
