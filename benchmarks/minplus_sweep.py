@@ -238,10 +238,11 @@ def phases(n):
         t_d = _events_ms(lambda: k1((1,), (32, 32), args), 7)
         t_p = _events_ms(lambda: k2((D.shape[0] // 64, 2), (256,), args, shared_mem=s2), 7)
         t_r = _events_ms(lambda: k3(g3, (rest.threads,), args, shared_mem=s3), 7)
-        t_all = _events_ms(lambda: mn.run_rounds(D, P, nt, mode), 3)
+        t_all = _events_ms(lambda: mn.run_rounds(D, P, nt, mode, lookahead=False), 3)
+        t_la = _events_ms(lambda: mn.run_rounds(D, P, nt, mode, lookahead=True), 3)
         print(f"| {n} | {dt} mode {mode} | diag {1e3 * t_d:.0f} us | panels {1e3 * t_p:.0f} us | "
               f"rest {t_r:.3f} ms ({(nt - 1) ** 2 * mn.R ** 3 / t_r / 1e9:.2f}e12/s) | "
-              f"rounds {t_all:.2f} ms | first call {1e3 * t1:.1f} ms, repeat {1e3 * t2:.1f} ms |",
+              f"rounds {t_all:.2f} ms, look-ahead {t_la:.2f} ms | first call {1e3 * t1:.1f} ms, repeat {1e3 * t2:.1f} ms |",
               flush=True)
         del D, P, Dc, Pc
 

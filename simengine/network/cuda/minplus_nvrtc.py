@@ -58,6 +58,9 @@ REST = {0: ProductConfig(VA=4), 1: ProductConfig(), 2: ProductConfig(), 3: Produ
 #: the panels (one launch, ``fw_panels``): KC, STAGES, MINB, VA of 128 × 64 / 64 × 128 tiles
 PANELS = ProductConfig(BM=128, BN=64, TM=8, TN=4)
 
+#: split each round's rest so the next round's diagonal and panels overlap it (two streams)
+LOOKAHEAD = True
+
 _modules: dict = {}
 
 
@@ -130,15 +133,22 @@ def mode_for(dtype, preds: bool, dpx: bool = True, bound: float = float("inf")) 
 
 
 def run_rounds(D, P, nt: int, mode: int, rest: ProductConfig | None = None,
-               panels: ProductConfig = PANELS) -> str:
+               panels: ProductConfig = PANELS, lookahead: bool | None = None) -> str:
     """The ``nt`` rounds on the device matrices ``D`` (npad × npad, npad = 128·nt, float32 or
-    int32) and ``P`` (int32, when ``mode`` ≥ 3); returns a one-line description of the kernels."""
+    int32) and ``P`` (int32, when ``mode`` ≥ 3); returns a one-line description of the kernels.
+
+    ``lookahead`` (default :data:`LOOKAHEAD`): round k's rest is split — the tiles of row and
+    column k + 1 first, then round k + 1's diagonal and panels on a second stream while the
+    other tiles of round k run (they touch disjoint tiles), so the one-block diagonal closure
+    and the panels leave the critical path."""
     import cupy as cp
 
     if D.shape[0] != nt * R:
         raise ValueError("the matrix must be padded to a multiple of 128")
     preds = mode >= 3
     rest = rest or REST[mode]
+    lookahead = LOOKAHEAD if lookahead is None else lookahead
+    lookahead = lookahead and nt > 2 and rest.BM == R and rest.BN == R
     Dc = cp.asarray(D)
     Pc = cp.asarray(P) if preds else Dc
     npad = np.int32(nt * R)
@@ -147,10 +157,43 @@ def run_rounds(D, P, nt: int, mode: int, rest: ProductConfig | None = None,
     k3, s3 = product_kernel(D.dtype, mode, 3, rest)
     g2 = (int(npad) // 64, 2)
     g3 = (int(npad) // rest.BN, int(npad) // rest.BM)
+    text = f"CUDA C++ min-plus (NVRTC), mode {mode}, rest {rest.text()}"
+
+    def args(k):
+        return (Dc, Pc, npad, np.int32(k * R))
+
+    if not lookahead:
+        for k in range(nt):
+            k1((1,), (32, 32), args(k))
+            if nt > 1:
+                k2(g2, (256,), args(k), shared_mem=s2)
+                k3(g3, (rest.threads,), args(k), shared_mem=s3)
+        return text
+    k4, _ = product_kernel(D.dtype, mode, 4, rest)
+    k5, _ = product_kernel(D.dtype, mode, 5, rest)
+    main, side = cp.cuda.Stream(non_blocking=True), cp.cuda.Stream(non_blocking=True)
+    ready, closed = cp.cuda.Event(disable_timing=True), cp.cuda.Event(disable_timing=True)
+    ready.record(cp.cuda.Stream.null)
+    main.wait_event(ready)
+    with main:
+        k1((1,), (32, 32), args(0))
+        k2(g2, (256,), args(0), shared_mem=s2)
     for k in range(nt):
-        args = (Dc, Pc, npad, np.int32(k * R))
-        k1((1,), (32, 32), args)
-        if nt > 1:
-            k2(g2, (256,), args, shared_mem=s2)
-            k3(g3, (rest.threads,), args, shared_mem=s3)
-    return f"CUDA C++ min-plus (NVRTC), mode {mode}, rest {rest.text()}"
+        if k + 1 < nt:
+            with main:
+                k4((nt, 2), (rest.threads,), args(k), shared_mem=s3)
+            ready.record(main)
+            side.wait_event(ready)
+            with side:
+                k1((1,), (32, 32), args(k + 1))
+                k2(g2, (256,), args(k + 1), shared_mem=s2)
+            closed.record(side)
+            with main:
+                k5(g3, (rest.threads,), args(k), shared_mem=s3)
+            main.wait_event(closed)
+        else:
+            with main:
+                k3(g3, (rest.threads,), args(k), shared_mem=s3)
+    ready.record(main)
+    cp.cuda.Stream.null.wait_event(ready)
+    return text + ", look-ahead"

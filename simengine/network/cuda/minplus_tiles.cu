@@ -4,7 +4,10 @@
 //   fw_diag     — the diagonal tile, 128 in-place steps, the tile in registers (1024 threads);
 //   fw_product  — WHICH = 20: the row panel C(k, j) ← min(C, D*(k,k) ⊗ C(k, j)),
 //                 WHICH = 21: the column panel C(i, k) ← min(C, C(i, k) ⊗ D*(k,k)),
-//                 WHICH = 3:  every other tile C(i, j) ← min(C, C(i, k) ⊗ C(k, j)).
+//                 WHICH = 3:  every other tile C(i, j) ← min(C, C(i, k) ⊗ C(k, j)),
+//                 WHICH = 4 / 5: the same split in two for the look-ahead — the tiles of row and
+//                 column k + 1 first (the next round's diagonal and panels can then start on
+//                 a second stream), then the others.
 // The product is shaped like an SGEMM: a BM × BN output tile per block, TM × TN outputs per
 // thread in registers (groups of 4 rows / 4 columns, so every shared read is 16 bytes), the
 // 128-deep inner dimension streamed KC at a time through a STAGES-deep ring of shared tiles
@@ -78,12 +81,24 @@ __device__ __forceinline__ void se_product(T *__restrict__ D, int *__restrict__ 
     static_assert(TM % 4 == 0 && TN % 4 == 0 && SE_R % KC == 0 && KC % 4 == 0, "tile shape");
     static_assert(VA == 2 || VA == 4, "A is read 2 or 4 kk at a time");
     static_assert(WHICH != 20 || BM == SE_R, "row panel blocks own the panel's rows");
+    static_assert((WHICH != 4 && WHICH != 5) || (BM == SE_R && BN == SE_R), "round-sized tiles");
     static_assert(WHICH != 21 || BN == SE_R, "column panel blocks own the panel's columns");
 
     int r0, c0;
     if (WHICH == 3) {
         r0 = by * BM; c0 = bx * BN;
         if ((r0 < k0 + SE_R && r0 + BM > k0) || (c0 < k0 + SE_R && c0 + BN > k0)) return;
+    } else if (WHICH == 4) {           // look-ahead: the tiles of row and column k + 1
+        if (by == 0) {
+            r0 = k0 + SE_R; c0 = bx * BN;
+            if (c0 == k0) return;
+        } else {
+            r0 = bx * BM; c0 = k0 + SE_R;
+            if (r0 == k0 || r0 == k0 + SE_R) return;
+        }
+    } else if (WHICH == 5) {           // look-ahead: every tile outside rows/columns k, k + 1
+        r0 = by * BM; c0 = bx * BN;
+        if (r0 == k0 || r0 == k0 + SE_R || c0 == k0 || c0 == k0 + SE_R) return;
     } else if (WHICH == 20) {
         r0 = k0; c0 = bx * BN;
         if (c0 < k0 + SE_R && c0 + BN > k0) return;
