@@ -70,3 +70,18 @@ def test_cxx_transitive_closure_and_engine_rows():
     g = _graph(300, 0.01, True, "int", seed=12)
     assert np.array_equal(fw.transitive_closure(g), np.isfinite(_reference(g)))
     assert fw.last_kernel.startswith("CUDA C++")
+
+
+def test_cxx_lookahead_and_plain_rounds_agree(monkeypatch):
+    """The two-stream look-ahead schedule and the plain one give scipy's distances."""
+    from simengine.network.cuda import floyd_warshall as fw, minplus_nvrtc as mn
+
+    g = _graph(700, 0.01, True, "int", seed=21)
+    ref = _reference(g)
+    for la in (True, False):
+        monkeypatch.setattr(mn, "LOOKAHEAD", la)
+        D, P = fw.floyd_warshall(g, predecessors=True, dtype="int32")
+        assert fw.last_kernel.endswith("look-ahead") == la
+        assert np.array_equal(D, ref)
+        _check_paths(g, D, P)
+        assert np.array_equal(fw.floyd_warshall(g, dtype="float32"), ref)
