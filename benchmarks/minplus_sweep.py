@@ -216,14 +216,14 @@ def phases(n):
     from simengine.network.cuda import minplus_nvrtc as mn
     from simengine.network.cuda.floyd_warshall import floyd_warshall_device
 
-    for dt, mode in (("int32", 1), ("float32", 0), ("int32", 3)):
+    for dt, mode in (("int32", 1), ("float32", 0), ("int32", 3), ("float32", 5)):
         g = _graph(n)
         t = time.perf_counter()
-        D, P, _ = floyd_warshall_device(g, dtype=dt, kernel="cxx", predecessors=mode == 3)
+        D, P, _ = floyd_warshall_device(g, dtype=dt, kernel="cxx", predecessors=mode >= 3)
         cp.cuda.Device().synchronize()
         t1 = time.perf_counter() - t
         t = time.perf_counter()
-        D, P, _ = floyd_warshall_device(g, dtype=dt, kernel="cxx", predecessors=mode == 3)
+        D, P, _ = floyd_warshall_device(g, dtype=dt, kernel="cxx", predecessors=mode >= 3)
         cp.cuda.Device().synchronize()
         t2 = time.perf_counter() - t
         nt = D.shape[0] // mn.R
@@ -231,7 +231,7 @@ def phases(n):
         Pc = cp.asarray(P) if P is not None else cp.zeros(D.shape, cp.int32)
         args = (Dc, Pc, np.int32(D.shape[0]), np.int32((nt // 2) * mn.R))
         k1 = mn.diag_kernel(np.dtype(dt), mode >= 3)
-        k2, s2 = mn.panels_kernel(np.dtype(dt), mode)
+        k2, s2 = mn.panels_kernel(np.dtype(dt), 4 if mode == 5 else mode)
         rest = mn.REST[mode]
         k3, s3 = mn.product_kernel(np.dtype(dt), mode, 3, rest)
         g3 = (D.shape[0] // rest.BN, D.shape[0] // rest.BM)

@@ -41,20 +41,27 @@ def test_cxx_distances_and_predecessors_match_scipy(weights, directed, density, 
     _check_paths(g, D2, P)
 
 
-def test_cxx_select_mode_keeps_valid_predecessors():
-    """Mode 4 (compare and select): float32 real weights, and int32 beyond the packed range."""
+@pytest.mark.parametrize("float_mode", [5, 4])
+def test_cxx_float_and_select_predecessors(monkeypatch, float_mode):
+    """float32 real weights with predecessors (mode 5: chunk record and search; mode 4: compare
+    and select), and int32 beyond the packed range (mode 4)."""
     from simengine.network.cuda import floyd_warshall as fw, minplus_nvrtc as mn
 
+    monkeypatch.setattr(mn, "FLOAT_PRED_MODE", float_mode)
     g = _graph(700, 0.02, True, "real", seed=4)
     ref = _reference(g)
     D, P = fw.floyd_warshall(g, predecessors=True, dtype="float32")
-    assert "mode 4" in fw.last_kernel
+    assert f"mode {float_mode}" in fw.last_kernel
     np.testing.assert_allclose(D, ref, rtol=1e-5)
+    assert np.array_equal(fw.floyd_warshall(g, dtype="float32"), D)
     W = {(u, v): w for u, v, w in zip(*g.arcs(), g.weights)}
-    for i in range(0, g.n, 50):            # float32 sums: check the arcs, not the lengths
+    for i in range(0, g.n, 50):            # float32 sums: the last arc and its length
+        assert P[i, i] == -1
         for j in np.nonzero(np.isfinite(D[i]))[0]:
             if j != i:
-                assert (int(P[i, j]), int(j)) in W
+                u = int(P[i, j])
+                assert (u, int(j)) in W
+                assert np.isclose(D[i, u] + W[(u, int(j))], D[i, j], rtol=1e-5)
     gi = _graph(300, 0.05, False, "int", seed=6)
     gi.weights[:] = gi.weights * 40000     # (n-1)·max w >= 2^22: no packing
     Dr, Pr = fw.floyd_warshall(gi, predecessors=True, dtype="int32")

@@ -7,7 +7,8 @@ Round depth 128; the kernels of one round: ``fw_diag`` (the diagonal tile), ``fw
 ``WHICH`` = 20 / 21 (row / column panel) and 3 (every other tile).  The product's ``MODE`` (see
 the source): 0 float32; 1 int32 with DPX ``__viaddmin_s32``; 2 int32 without; 3 int32 with
 predecessors packed into the low 7 bits (one DPX instruction per update, distances < 2²²); 4 the
-argmin kept by a compare and select (any type).  Matrices are numba device arrays; CuPy wraps
+argmin kept by a compare and select (any type); 5 float32 with the chunk of the minimum recorded
+and the argmin searched in it afterwards.  Matrices are numba device arrays; CuPy wraps
 them without a copy (``__cuda_array_interface__``) and launches on the legacy default stream,
 the one numba uses, so the two order their work.
 """
@@ -54,10 +55,12 @@ class ProductConfig:
 #: the "rest" configuration per mode (tile sweep on the H100, 2026-11-26: docs/measurements/);
 #: mode 4 (compare and select) keeps a second register tile: fewer outputs per thread
 REST = {0: ProductConfig(VA=4), 1: ProductConfig(), 2: ProductConfig(), 3: ProductConfig(),
-        4: ProductConfig(TM=8, TN=4, MINB=1)}
+        4: ProductConfig(TM=8, TN=4, MINB=1), 5: ProductConfig(TM=8, TN=4, MINB=1)}
 #: the panels (one launch, ``fw_panels``): KC, STAGES, MINB, VA of 128 × 64 / 64 × 128 tiles
 PANELS = ProductConfig(BM=128, BN=64, TM=8, TN=4)
 
+#: predecessors with float32 distances: 4 (compare and select) or 5 (chunk record and search)
+FLOAT_PRED_MODE = 5
 #: split each round's rest so the next round's diagonal and panels overlap it (two streams)
 LOOKAHEAD = True
 
@@ -129,7 +132,9 @@ def mode_for(dtype, preds: bool, dpx: bool = True, bound: float = float("inf")) 
     is_int = np.dtype(dtype) == np.dtype(np.int32)
     if not preds:
         return (1 if dpx else 2) if is_int else 0
-    return 3 if is_int and bound < PACK_LIMIT else 4
+    if is_int:
+        return 3 if bound < PACK_LIMIT else 4
+    return FLOAT_PRED_MODE
 
 
 def run_rounds(D, P, nt: int, mode: int, rest: ProductConfig | None = None,
@@ -153,7 +158,7 @@ def run_rounds(D, P, nt: int, mode: int, rest: ProductConfig | None = None,
     Pc = cp.asarray(P) if preds else Dc
     npad = np.int32(nt * R)
     k1 = diag_kernel(D.dtype, preds)
-    k2, s2 = panels_kernel(D.dtype, mode, panels)
+    k2, s2 = panels_kernel(D.dtype, 4 if mode == 5 else mode, panels)   # (same predecessors)
     k3, s3 = product_kernel(D.dtype, mode, 3, rest)
     g2 = (int(npad) // 64, 2)
     g3 = (int(npad) // rest.BN, int(npad) // rest.BM)

@@ -23,6 +23,10 @@
 //      gives the smallest distance and, on ties, the smallest kk in one instruction; distances
 //      must stay below 2^22 (the caller checks); P[i, j] ← P[k0 + kk, j] where it improves
 //   4  T + predecessors, select: if (a + b < acc) { acc = a + b; kk* = kk }
+//   5  float + predecessors, by chunk: the add-and-min of mode 0 into a chunk minimum, merged
+//      after each chunk of KC (recording the chunk of the last strict improvement); where the
+//      tile improves, the first kk of that chunk whose sum equals the minimum is searched in
+//      the operands (device memory, KC candidates)
 // no includes: NVRTC compiles it as is (the DPX intrinsic only with -DSE_DPX)
 
 #define SE_R 128
@@ -46,6 +50,7 @@ template <int N> __device__ __forceinline__ void se_wait() {
 template <typename T, int MODE> __device__ __forceinline__ T se_inf();
 template <> __device__ __forceinline__ float se_inf<float, 0>() { return __int_as_float(0x7f800000); }
 template <> __device__ __forceinline__ float se_inf<float, 4>() { return __int_as_float(0x7f800000); }
+template <> __device__ __forceinline__ float se_inf<float, 5>() { return __int_as_float(0x7f800000); }
 template <> __device__ __forceinline__ int se_inf<int, 1>() { return SE_INT_INF; }
 template <> __device__ __forceinline__ int se_inf<int, 2>() { return SE_INT_INF; }
 template <> __device__ __forceinline__ int se_inf<int, 3>() { return 0x7fffffff; }
@@ -80,6 +85,7 @@ __device__ __forceinline__ void se_product(T *__restrict__ D, int *__restrict__ 
     static_assert(CA % NT == 0 && CB % NT == 0, "copies per thread");
     static_assert(TM % 4 == 0 && TN % 4 == 0 && SE_R % KC == 0 && KC % 4 == 0, "tile shape");
     static_assert(VA == 2 || VA == 4, "A is read 2 or 4 kk at a time");
+    static_assert(MODE != 5 || NC <= 16, "mode 5 keeps 4-bit chunk indices");
     static_assert(WHICH != 20 || BM == SE_R, "row panel blocks own the panel's rows");
     static_assert((WHICH != 4 && WHICH != 5) || (BM == SE_R && BN == SE_R), "round-sized tiles");
     static_assert(WHICH != 21 || BN == SE_R, "column panel blocks own the panel's columns");
@@ -157,12 +163,17 @@ __device__ __forceinline__ void se_product(T *__restrict__ D, int *__restrict__ 
 
     T acc[TM][TN];
     int kb[TM][TN];                           // mode 4: the first kk of the minimum
+    T cm[TM][TN];                             // mode 5: the minimum of the current chunk
+    unsigned kc[(TM * TN + 7) / 8];           // mode 5: its chunk index, 4 bits per output
+#pragma unroll
+    for (int q = 0; q < (TM * TN + 7) / 8; ++q) kc[q] = 0;
     const T INF = se_inf<T, MODE>();
 #pragma unroll
     for (int r = 0; r < TM; ++r)
 #pragma unroll
         for (int c = 0; c < TN; ++c) {
             acc[r][c] = INF;
+            cm[r][c] = INF;
             if (MODE == 4) kb[r][c] = -1;
         }
 
@@ -212,12 +223,27 @@ __device__ __forceinline__ void se_product(T *__restrict__ D, int *__restrict__ 
                                 acc[r][cc] = cand;
                                 kb[r][cc] = c * KC + kq * VA + u;
                             }
+                        } else if (MODE == 5) {
+                            cm[r][cc] = fminf(cm[r][cc], a[r][u] + b[cc]);
                         } else {
                             acc[r][cc] = se_step(a[r][u], b[cc], acc[r][cc], MODE);
                         }
                     }
                 }
             }
+        }
+        if (MODE == 5) {                  // the chunk of the last strict improvement
+#pragma unroll
+            for (int r = 0; r < TM; ++r)
+#pragma unroll
+                for (int cc = 0; cc < TN; ++cc) {
+                    if (cm[r][cc] < acc[r][cc]) {
+                        const int e = r * TN + cc, sh = (e & 7) * 4;
+                        acc[r][cc] = cm[r][cc];
+                        kc[e >> 3] = (kc[e >> 3] & ~(15u << sh)) | ((unsigned)c << sh);
+                    }
+                    cm[r][cc] = INF;
+                }
         }
     }
     se_wait<0>();
@@ -242,10 +268,12 @@ __device__ __forceinline__ void se_product(T *__restrict__ D, int *__restrict__ 
     }
     // predecessors: the new distance and P[k0 + kk, j] where the tile improves (kk: the first of
     // the minimum); the row panel's P is its own output tile, so it is read before any write
-    constexpr int PR = WHICH == 20 ? TM : 1, PC = WHICH == 20 ? TN : 1;
+    // (mode 5 also reads the operands again: both panels then write after a barrier)
+    constexpr bool TWO = WHICH == 20 || (MODE == 5 && WHICH == 21);
+    constexpr int PR = TWO ? TM : 1, PC = TWO ? TN : 1;
     int pn[PR][PC];
 #pragma unroll
-    for (int pass = 0; pass < (WHICH == 20 ? 2 : 1); ++pass) {
+    for (int pass = 0; pass < (TWO ? 2 : 1); ++pass) {
         if (pass == 1) __syncthreads();
 #pragma unroll
         for (int r = 0; r < TM; ++r) {
@@ -253,7 +281,7 @@ __device__ __forceinline__ void se_product(T *__restrict__ D, int *__restrict__ 
 #pragma unroll
             for (int cc = 0; cc < TN; ++cc) {
                 int j = c0 + (cc / 4) * SN + tx * 4 + (cc % 4);
-                if (WHICH == 20 && pass == 1) {
+                if (TWO && pass == 1) {
                     if (pn[r % PR][cc % PC] != -2) {
                         D[row + j] = acc[r][cc];
                         P[row + j] = pn[r % PR][cc % PC];
@@ -268,10 +296,23 @@ __device__ __forceinline__ void se_product(T *__restrict__ D, int *__restrict__ 
                         kk = v & 127;
                         acc[r][cc] = (T)(v >> 7);
                     }
-                } else if (acc[r][cc] < old) {
+                } else if (MODE == 5 && acc[r][cc] < old) {
+                    // the first kk of the recorded chunk whose sum is the minimum (the same
+                    // addition, so bit-equal); its chunk predecessors all gave larger sums
+                    const int e = r * TN + cc;
+                    const int base = (int)((kc[e >> 3] >> ((e & 7) * 4)) & 15u) * KC;
+                    const T *arow = D + row + k0 + base;
+                    kk = base;
+                    for (int q = 0; q < KC; ++q)
+                        if (arow[q] + D[(unsigned long long)(k0 + base + q) * npad + j] ==
+                            acc[r][cc]) {
+                            kk = base + q;
+                            break;
+                        }
+                } else if (MODE != 5 && acc[r][cc] < old) {
                     kk = kb[r][cc];
                 }
-                if (WHICH == 20) {
+                if (TWO) {
                     pn[r % PR][cc % PC] = kk < 0 ? -2 : P[(unsigned long long)(k0 + kk) * npad + j];
                 } else if (kk >= 0) {
                     P[row + j] = P[(unsigned long long)(k0 + kk) * npad + j];
