@@ -26,50 +26,27 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-MICRO = r"""
-extern "C" __global__ void upd_f(const float *in, float *out, int iters) {
-    float a = in[threadIdx.x], acc[16], b[16];
+_MICRO_KERNEL = r"""
+extern "C" __global__ void upd_NAME(const T *in, T *out, int iters) {
+    T a = in[threadIdx.x], acc[16], b[16];
     for (int i = 0; i < 16; ++i) { acc[i] = in[i + 32]; b[i] = in[i + 64]; }
     long long t0 = clock64();
     for (int it = 0; it < iters; ++it) {
 #pragma unroll
-        for (int i = 0; i < 16; ++i) acc[i] = fminf(acc[i], a + b[i]);
-        a += 1.0f;
-    }
-    long long t1 = clock64();
-    float s = 0; for (int i = 0; i < 16; ++i) s += acc[i];
-    out[blockIdx.x * blockDim.x + threadIdx.x] = s;
-    if (threadIdx.x == 0 && blockIdx.x == 0) ((long long *)out)[0] = t1 - t0;
-}
-extern "C" __global__ void upd_dpx(const int *in, int *out, int iters) {
-    int a = in[threadIdx.x], acc[16], b[16];
-    for (int i = 0; i < 16; ++i) { acc[i] = in[i + 32]; b[i] = in[i + 64]; }
-    long long t0 = clock64();
-    for (int it = 0; it < iters; ++it) {
-#pragma unroll
-        for (int i = 0; i < 16; ++i) acc[i] = __viaddmin_s32(a, b[i], acc[i]);
+        for (int i = 0; i < 16; ++i) acc[i] = STEP;
         a += 1;
     }
     long long t1 = clock64();
-    int s = 0; for (int i = 0; i < 16; ++i) s ^= acc[i];
-    out[blockIdx.x * blockDim.x + threadIdx.x] = s;
-    if (threadIdx.x == 0 && blockIdx.x == 0) ((long long *)out)[0] = t1 - t0;
-}
-extern "C" __global__ void upd_i(const int *in, int *out, int iters) {
-    int a = in[threadIdx.x], acc[16], b[16];
-    for (int i = 0; i < 16; ++i) { acc[i] = in[i + 32]; b[i] = in[i + 64]; }
-    long long t0 = clock64();
-    for (int it = 0; it < iters; ++it) {
-#pragma unroll
-        for (int i = 0; i < 16; ++i) acc[i] = min(acc[i], a + b[i]);
-        a += 1;
-    }
-    long long t1 = clock64();
-    int s = 0; for (int i = 0; i < 16; ++i) s ^= acc[i];
+    T s = 0; for (int i = 0; i < 16; ++i) s += acc[i];
     out[blockIdx.x * blockDim.x + threadIdx.x] = s;
     if (threadIdx.x == 0 && blockIdx.x == 0) ((long long *)out)[0] = t1 - t0;
 }
 """
+#: the add-and-min forms timed by :func:`micro` (name, C type, one update)
+_FORMS = (("f", "float", "fminf(acc[i], a + b[i])"), ("dpx", "int", "__viaddmin_s32(a, b[i], acc[i])"),
+          ("i", "int", "min(acc[i], a + b[i])"))
+MICRO = "".join(_MICRO_KERNEL.replace("NAME", n).replace("T ", t + " ").replace("T *", t + " *")
+                .replace("STEP", e) for n, t, e in _FORMS)
 
 
 def _events_ms(fn, reps=5):
