@@ -222,6 +222,19 @@ def phases(n):
               f"rounds {t_all:.2f} ms, look-ahead {t_la:.2f} ms | first call {1e3 * t1:.1f} ms, repeat {1e3 * t2:.1f} ms |",
               flush=True)
         del D, P, Dc, Pc
+    g = _graph(n, "real")
+    for cfg in (mn.ProductConfig(TM=8, TN=4, MINB=1), mn.ProductConfig(TM=8, TN=8, MINB=1)):
+        old, mn.REST[5] = mn.REST[5], cfg
+        ts = []
+        for _ in range(3):
+            cp.cuda.Device().synchronize()
+            t = time.perf_counter()
+            floyd_warshall_device(g, dtype="float32", kernel="cxx", predecessors=True)
+            cp.cuda.Device().synchronize()
+            ts.append(time.perf_counter() - t)
+        mn.REST[5] = old
+        print(f"| {n} | float32 real + pred, mode 5 | {cfg.text()} | {1e3 * min(ts[1:]):.1f} ms |",
+              flush=True)
 
 
 def full(n, reps=3):

@@ -176,7 +176,11 @@ def run_rounds(D, P, nt: int, mode: int, rest: ProductConfig | None = None,
         return text
     k4, _ = product_kernel(D.dtype, mode, 4, rest)
     k5, _ = product_kernel(D.dtype, mode, 5, rest)
-    main, side = cp.cuda.Stream(non_blocking=True), cp.cuda.Stream(non_blocking=True)
+    # the side stream has the higher priority: its diagonal block and panels take SMs as the
+    # rest's blocks retire instead of queueing behind all of them
+    top = cp.cuda.runtime.deviceGetStreamPriorityRange()[1]
+    main = cp.cuda.Stream(non_blocking=True)
+    side = cp.cuda.Stream(non_blocking=True, priority=top)
     ready, closed = cp.cuda.Event(disable_timing=True), cp.cuda.Event(disable_timing=True)
     ready.record(cp.cuda.Stream.null)
     main.wait_event(ready)

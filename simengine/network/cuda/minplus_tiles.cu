@@ -302,13 +302,12 @@ __device__ __forceinline__ void se_product(T *__restrict__ D, int *__restrict__ 
                     const int e = r * TN + cc;
                     const int base = (int)((kc[e >> 3] >> ((e & 7) * 4)) & 15u) * KC;
                     const T *arow = D + row + k0 + base;
+                    const T *bcol = D + (unsigned long long)(k0 + base) * npad + j;
                     kk = base;
-                    for (int q = 0; q < KC; ++q)
-                        if (arow[q] + D[(unsigned long long)(k0 + base + q) * npad + j] ==
-                            acc[r][cc]) {
+#pragma unroll
+                    for (int q = KC - 1; q >= 0; --q)   // all loads independent: no early exit
+                        if (arow[q] + bcol[(unsigned long long)q * npad] == acc[r][cc])
                             kk = base + q;
-                            break;
-                        }
                 } else if (MODE != 5 && acc[r][cc] < old) {
                     kk = kb[r][cc];
                 }
@@ -346,7 +345,8 @@ fw_panels(T *__restrict__ D, int *__restrict__ P, int npad, int k0)
 
 // The diagonal tile (k0 … k0 + 127)²: 128 steps, 32 × 32 threads with 4 × 4 values each (rows
 // ty + 32a, columns tx + 32b); row kk and column kk go through double-buffered shared vectors,
-// one barrier per step (they do not change in step kk: the diagonal is 0, weights ≥ 0).
+// one barrier per step (they do not change in step kk: the diagonal is 0, weights ≥ 0).  It runs
+// on one SM: with the look-ahead (minplus_nvrtc.py) it overlaps the previous round's rest.
 template <typename T, bool PRED>
 __global__ void __launch_bounds__(1024, 1)
 fw_diag(T *__restrict__ D, int *__restrict__ P, int npad, int k0)
@@ -364,29 +364,46 @@ fw_diag(T *__restrict__ D, int *__restrict__ P, int npad, int k0)
             v[a][b] = D[at];
             if (PRED) p[a][b] = P[at];
         }
+    // step kk = 32·A + q: row kk is v[A][·] of the threads with ty == q, column kk is v[·][A] of
+    // those with tx == q (A unrolled: registers indexed by constants only)
+#pragma unroll
+    for (int A = 0; A < 4; ++A) {
 #pragma unroll 1
-    for (int kk = 0; kk < SE_R; ++kk) {
-        const int s = kk & 1;
+        for (int q = 0; q < 32; ++q) {
+            const int s = q & 1;
+            if (ty == q) {
 #pragma unroll
-        for (int a = 0; a < 4; ++a)
-#pragma unroll
-            for (int b = 0; b < 4; ++b) {
-                if (ty + 32 * a == kk) {
-                    rowb[s][tx + 32 * b] = v[a][b];
-                    if (PRED) prow[s][tx + 32 * b] = p[a][b];
+                for (int b = 0; b < 4; ++b) {
+                    rowb[s][tx + 32 * b] = v[A][b];
+                    if (PRED) prow[s][tx + 32 * b] = p[A][b];
                 }
-                if (tx + 32 * b == kk) colb[s][ty + 32 * a] = v[a][b];
             }
-        __syncthreads();
+            if (tx == q) {
 #pragma unroll
-        for (int a = 0; a < 4; ++a) {
-            T ca = colb[s][ty + 32 * a];
+                for (int a = 0; a < 4; ++a) colb[s][ty + 32 * a] = v[a][A];
+            }
+            __syncthreads();
+            T rb[4];
+            int rp[4];
 #pragma unroll
             for (int b = 0; b < 4; ++b) {
-                T cand = ca + rowb[s][tx + 32 * b];
-                if (cand < v[a][b]) {
-                    v[a][b] = cand;
-                    if (PRED) p[a][b] = prow[s][tx + 32 * b];
+                rb[b] = rowb[s][tx + 32 * b];
+                if (PRED) rp[b] = prow[s][tx + 32 * b];
+            }
+#pragma unroll
+            for (int a = 0; a < 4; ++a) {
+                T ca = colb[s][ty + 32 * a];
+#pragma unroll
+                for (int b = 0; b < 4; ++b) {
+                    T cand = ca + rb[b];
+                    if (PRED) {
+                        if (cand < v[a][b]) {
+                            v[a][b] = cand;
+                            p[a][b] = rp[b];
+                        }
+                    } else {
+                        v[a][b] = min(v[a][b], cand);
+                    }
                 }
             }
         }
