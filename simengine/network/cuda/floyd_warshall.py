@@ -2,13 +2,15 @@
 
 The n × n matrix is padded to a multiple of the tile K and closed in n/K rounds of three phases
 (diagonal tile, its row and column panels, every other tile), the last two as register-tiled
-min-plus products (:mod:`.minplus`; design and figures in docs/network-gpu.md).  Padded vertices
-are isolated.
+min-plus products: CUDA C++ kernels compiled by NVRTC (:mod:`.minplus_nvrtc`) on GPUs of compute
+capability ≥ 9.0 with CuPy, for float32/int32 distances; the numba kernels (:mod:`.minplus`)
+elsewhere (design and figures in docs/network-gpu.md).  Padded vertices are isolated.
 
 Distance type (:func:`choose_dtype`), always exact unless the caller asks for float32:
 
-* integer weights (or none) whose worst path, (n − 1)·max w, stays below 2²⁴ → float32: the
-  sums are exact integers, and the FP32 pipes do an add and a min per update;
+* integer weights (or none) whose worst path, (n − 1)·max w, stays below 2²⁴ → int32 with the
+  CUDA C++ kernels (one ``VIADDMNMX`` per update), float32 with the numba ones (exact integer
+  sums on the FP32 pipes);
 * integer weights below 2³⁰ − 1 → int32 (sentinel :data:`.minplus.INT_INF`), optionally with
   Hopper's ``__viaddmin_s32`` (one instruction for add and min; :data:`DPX`, ``dpx=True``);
 * otherwise float64 (``inf``).  ``dtype="float32"`` forces float32 for real weights (rounded:
