@@ -178,9 +178,9 @@ def run_rounds(D, P, nt: int, mode: int, rest: ProductConfig | None = None,
     k5, _ = product_kernel(D.dtype, mode, 5, rest)
     # the side stream has the higher priority: its diagonal block and panels take SMs as the
     # rest's blocks retire instead of queueing behind all of them
-    top = cp.cuda.runtime.deviceGetStreamPriorityRange()[1]
+    # (CUDA clamps a priority beyond the device's range to its greatest)
     main = cp.cuda.Stream(non_blocking=True)
-    side = cp.cuda.Stream(non_blocking=True, priority=top)
+    side = cp.cuda.Stream(non_blocking=True, priority=-1000)
     ready, closed = cp.cuda.Event(disable_timing=True), cp.cuda.Event(disable_timing=True)
     ready.record(cp.cuda.Stream.null)
     main.wait_event(ready)
