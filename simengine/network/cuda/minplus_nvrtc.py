@@ -91,14 +91,16 @@ def _ctype(dtype) -> str:
 
 
 def _function(name: str):
-    """The compiled kernel ``name`` (a template instance), compiled on first use."""
-    fn = _modules.get(name)
-    if fn is None:
-        import cupy as cp
+    """The compiled kernel ``name`` (a template instance) on CuPy's current device, compiled on
+    first use (CuPy caches the binary on disk; a module is loaded per device)."""
+    import cupy as cp
 
+    key = (name, cp.cuda.Device().id)
+    fn = _modules.get(key)
+    if fn is None:
         mod = cp.RawModule(code=SOURCE.read_text(), options=("-std=c++17", "-DSE_DPX"),
                            name_expressions=[name])
-        fn = _modules[name] = mod.get_function(name)
+        fn = _modules[key] = mod.get_function(name)
     return fn
 
 
@@ -140,14 +142,21 @@ def mode_for(dtype, preds: bool, dpx: bool = True, bound: float = float("inf")) 
 def run_rounds(D, P, nt: int, mode: int, rest: ProductConfig | None = None,
                panels: ProductConfig = PANELS, lookahead: bool | None = None) -> str:
     """The ``nt`` rounds on the device matrices ``D`` (npad × npad, npad = 128·nt, float32 or
-    int32) and ``P`` (int32, when ``mode`` ≥ 3); returns a one-line description of the kernels.
+    int32) and ``P`` (int32, when ``mode`` ≥ 3) on numba's current device (CuPy is pointed at it);
+    returns a one-line description of the kernels.
 
     ``lookahead`` (default :data:`LOOKAHEAD`): round k's rest is split — the tiles of row and
     column k + 1 first, then round k + 1's diagonal and panels on a second stream while the
     other tiles of round k run (they touch disjoint tiles), so the one-block diagonal closure
     and the panels leave the critical path."""
     import cupy as cp
+    from numba import cuda
 
+    with cp.cuda.Device(cuda.get_current_device().id):     # CuPy's device = numba's
+        return _run_rounds(cp, D, P, nt, mode, rest, panels, lookahead)
+
+
+def _run_rounds(cp, D, P, nt, mode, rest, panels, lookahead):
     if D.shape[0] != nt * R:
         raise ValueError("the matrix must be padded to a multiple of 128")
     preds = mode >= 3
