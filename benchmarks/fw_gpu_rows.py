@@ -1,6 +1,6 @@
 """Floyd–Warshall kernel rows of ``bench_network_gpu.py --fw-sizes``: the min-plus kernels
-(:mod:`simengine.network.cuda.floyd_warshall`) in each distance type, with and without
-predecessors and DPX, next to the first kernel
+(:mod:`simengine.network.cuda.floyd_warshall`) — CUDA C++ ("C++", Hopper with CuPy) and numba —
+in each distance type, with and without predecessors and DPX, next to the first kernel
 (`benchmarks/fw_classic.py`,
 float64) in the same run, on G(n, p) graphs with integer weights 1–10 and real weights.
 
