@@ -3,14 +3,17 @@ compiled by NVRTC and launched through CuPy — the fast path on Hopper GPUs (co
 9.0) for float32 and int32 distances; :mod:`.minplus` (numba) is the path everywhere else and
 under the simulator.
 
-Round depth 128; the kernels of one round: ``fw_diag`` (the diagonal tile), ``fw_product`` with
-``WHICH`` = 20 / 21 (row / column panel) and 3 (every other tile).  The product's ``MODE`` (see
+Round depth 128; the kernels of one round: ``fw_diag`` (the diagonal tile), ``fw_panels`` (row
+and column panel, ``WHICH`` = 20 / 21 of the product) and ``fw_product`` with ``WHICH`` = 3
+(every other tile) or, with the look-ahead, 4 then 5 (the tiles of row/column k + 1, then the
+others).  The product's ``MODE`` (see
 the source): 0 float32; 1 int32 with DPX ``__viaddmin_s32``; 2 int32 without; 3 int32 with
 predecessors packed into the low 7 bits (one DPX instruction per update, distances < 2²²); 4 the
 argmin kept by a compare and select (any type); 5 float32 with the chunk of the minimum recorded
 and the argmin searched in it afterwards.  Matrices are numba device arrays; CuPy wraps
-them without a copy (``__cuda_array_interface__``) and launches on the legacy default stream,
-the one numba uses, so the two order their work.
+them without a copy (``__cuda_array_interface__``) on numba's current device.  Without the
+look-ahead the kernels go to the legacy default stream, the one numba uses; with it, to two
+streams that start after and end before the legacy stream's work (events).
 """
 from __future__ import annotations
 
