@@ -1,6 +1,6 @@
 """Floyd–Warshall kernel rows of ``bench_network_gpu.py --fw-sizes``: the min-plus kernels
-(:mod:`simengine.network.cuda.floyd_warshall`) in each distance type, with and without
-predecessors and DPX, next to the first kernel
+(:mod:`simengine.network.cuda.floyd_warshall`) — CUDA C++ ("C++", Hopper with CuPy) and numba —
+in each distance type, with and without predecessors and DPX, next to the first kernel
 (`benchmarks/fw_classic.py`,
 float64) in the same run, on G(n, p) graphs with integer weights 1–10 and real weights.
 
@@ -58,21 +58,24 @@ def _time(fn, reps):
 
 
 def variants(weights, n=0):
-    """(label, kwargs of floyd_warshall_device) timed for one weight kind (fewer beyond 8192)."""
+    """(label, kwargs of floyd_warshall_device) timed for one weight kind (fewer beyond 8192):
+    the CUDA C++ kernels ("C++", Hopper) next to the numba ones."""
     if weights == "int":
-        v = [("float32 (exact ints)", {"dtype": "float32"}),
-             ("int32", {"dtype": "int32", "dpx": False}),
-             ("int32 DPX", {"dtype": "int32", "dpx": True}),
-             ("float32 (exact ints) + pred", {"dtype": "float32", "predecessors": "inline"}),
-             ("float32 (exact ints) + pred (recover)",
-              {"dtype": "float32", "predecessors": "recover"}),
-             ("int32 + pred", {"dtype": "int32", "predecessors": "inline"})]
+        v = [("int32 C++", {"dtype": "int32", "kernel": "cxx"}),
+             ("float32 C++", {"dtype": "float32", "kernel": "cxx"}),
+             ("float32 numba (exact ints)", {"dtype": "float32", "kernel": "numba"}),
+             ("int32 numba DPX", {"dtype": "int32", "dpx": True, "kernel": "numba"}),
+             ("int32 C++ + pred", {"dtype": "int32", "kernel": "cxx", "predecessors": True}),
+             ("float32 numba (exact ints) + pred",
+              {"dtype": "float32", "predecessors": "inline", "kernel": "numba"})]
     else:
-        v = [("float32", {"dtype": "float32"}), ("float64", {"dtype": "float64"}),
-             ("float32 + pred", {"dtype": "float32", "predecessors": "inline"}),
+        v = [("float32 C++", {"dtype": "float32", "kernel": "cxx"}),
+             ("float32 numba", {"dtype": "float32", "kernel": "numba"}),
+             ("float64", {"dtype": "float64"}),
+             ("float32 C++ + pred", {"dtype": "float32", "kernel": "cxx", "predecessors": True}),
              ("float64 + pred", {"dtype": "float64", "predecessors": "inline"})]
     if n > 8192:
-        keep = ("float32 (exact ints)", "int32 DPX", "float32 (exact ints) + pred")
+        keep = ("int32 C++", "float32 C++", "int32 C++ + pred")
         v = [x for x in v if x[0] in keep]
     return v
 
@@ -119,6 +122,8 @@ def fw_rows(sizes, density=0.1, seed=1, classic_max=8192, reps=3, configs=()):
                 except Exception as e:          # e.g. DPX linking on a device without it
                     print(f"# {label} n={n}: {type(e).__name__}: {str(e)[:300]}", flush=True)
                     continue
+                from simengine.network.cuda import floyd_warshall as fwm
+                print(f"# n={n} {weights} {label}: {t:.4f} s ({fwm.last_kernel})", flush=True)
                 H = to_host(D, n, inf) if ref is not None else None
                 if ref is None:
                     check = "n/a"

@@ -455,7 +455,8 @@ def _network_plan(sc, ranks: int, graph=None) -> Plan:
         from .network.backends import plan as plan_run
 
         alg = plan_run(graph, spec.metrics.algorithm, backend, num_sources=total_k).algorithm
-    if spec.metrics.store_predecessors and alg == "fw":   # network/predecessors.route_plan
+    if (spec.metrics.store_predecessors and alg == "fw" and gs.weighted
+            and not gs.integer_weights):            # network/predecessors.route_plan
         alg = ("msbfs" if not gs.weighted else "frontier" if backend == "cuda"
                else "dial" if gs.integer_weights else "dijkstra")
     plan.items.extend(_engine_items(gs, alg, k, backend, spec.solver.batch))

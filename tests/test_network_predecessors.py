@@ -85,14 +85,28 @@ def test_gpu_predecessors_equal_the_cpu_rows(weights):
         np.testing.assert_array_equal(P, ref, err_msg=alg)
 
 
-@pytest.mark.parametrize("backend,alg", [("cpu", "dial"), ("cuda", "frontier")])
-def test_floyd_warshall_is_routed_through_the_plan(backend, alg):
-    g = random_graph(False, "int", seed=1, n=10, m=20)
+@pytest.mark.parametrize("backend,alg", [("cpu", "dijkstra"), ("cuda", "frontier")])
+def test_floyd_warshall_on_real_weights_is_routed_through_the_plan(backend, alg):
+    g = random_graph(False, "float", seed=1, n=10, m=20)
     said = []
     _, P = predecessors(g, "fw", backend, sources=[0, 4], log=said.append)
     assert len(said) == 1 and f"runs {alg} instead of fw" in said[0]
     assert "store_predecessors" in said[0]
     check_rows(g, [0, 4], P)
+
+
+@pytest.mark.parametrize("backend", ["cpu", "cuda"])
+@pytest.mark.parametrize("weights", ["int", "zero"])
+def test_floyd_warshall_on_integer_weights_gives_the_rows_of_every_algorithm(backend, weights):
+    """Exact distances: fw keeps running (no substitution) and its rows give Dijkstra's
+    predecessors."""
+    g = random_graph(True, weights, seed=2, n=14, m=30)
+    S = [0, 5, 13]
+    said = []
+    _, P = predecessors(g, "fw", backend, sources=S, log=said.append)
+    assert said == []
+    np.testing.assert_array_equal(P, predecessors(g, "dijkstra", sources=S)[1])
+    check_rows(g, S, P)
 
 
 def test_run_sources_checks_the_arrays():
@@ -173,13 +187,14 @@ def test_predecessors_need_distances_and_are_counted_in_memory(tmp_path, monkeyp
     monkeypatch.setenv(resources.HOST_LIMIT_ENV, "3000000")
     with pytest.raises(UserError, match="metrics.store_predecessors"):
         resources.check(sc)
-    # a dense weighted graph: auto would run Floyd-Warshall, predecessors run a per-source engine
+    # a dense integer-weighted graph: auto runs Floyd-Warshall, with predecessors too (its exact
+    # rows give them; real weights, from a file, would run a per-source engine)
     dense = text.replace("n: 600, m: 1800, seed: 1}", "n: 100, m: 2000, seed: 1, "
                          "weights: {type: uniform_int, low: 1, high: 9, seed: 1}}")
     whats = lambda t: [i.what for i in resources.estimate(  # noqa: E731
         scenario_from_text(t, str(tmp_path / "d.yaml"))).items]
     assert any("Floyd" in w for w in whats(dense.replace(", store_predecessors: true", "")))
-    assert not any("Floyd" in w for w in whats(dense))
+    assert any("Floyd" in w for w in whats(dense))
 
 
 def test_predecessors_on_a_real_weighted_graph():

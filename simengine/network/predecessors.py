@@ -11,9 +11,12 @@ every algorithm and backend gives the same predecessors for the same distances. 
 and ``pred[unreachable]`` are −1 (scipy writes −9999).
 
 The CPU kernel is :mod:`simengine.network.cpu.predecessors`, the GPU one
-:mod:`simengine.network.cuda.predecessors`.  Floyd–Warshall computes no rows per source in an order
-that keeps its sums exact for real weights, so a run that asks for predecessors and ``fw`` runs a
-per-source algorithm through the plan (:func:`route_plan`, logged).
+:mod:`simengine.network.cuda.predecessors`.  With integer weights (or none) Floyd–Warshall's
+distances are exact, so ``fw`` keeps running and its rows give the predecessors by the same rule
+(the min-plus kernels' own predecessor matrix picks among equal paths differently, so the rule is
+applied to the rows, not copied from it).  With real weights Floyd–Warshall sums in an order that
+is not a path's, so a run that asks for predecessors and ``fw`` runs a per-source algorithm through
+the plan (:func:`route_plan`, logged).
 """
 from __future__ import annotations
 
@@ -23,9 +26,10 @@ from .statistics import unreachable_sentinel
 
 
 def route_plan(plan, graph):
-    """``plan``, or — when it runs Floyd–Warshall — a substituted plan for a per-source algorithm
-    that records predecessors (the same distances), with the reason."""
-    if plan.algorithm != "fw":
+    """``plan``, or — when it runs Floyd–Warshall on real weights — a substituted plan for a
+    per-source algorithm whose rows give the predecessors (the same distances), with the
+    reason."""
+    if plan.algorithm != "fw" or exact_rows(graph):
         return plan
     from dataclasses import replace
 
@@ -38,8 +42,16 @@ def route_plan(plan, graph):
 
         alg = weighted_choice(graph)
     return replace(plan, algorithm=alg, substituted=True,
-                   reason=f"metrics.store_predecessors: Floyd-Warshall records no predecessors; "
-                          f"{alg} gives the same distances and its rows give the predecessors")
+                   reason=f"metrics.store_predecessors: Floyd-Warshall's sums of real weights are "
+                          f"not path sums; {alg} gives the same distances and its rows give the "
+                          f"predecessors")
+
+
+def exact_rows(graph) -> bool:
+    """True when every distance is an exact float64 path sum in any order of addition: no weights
+    or integer weights (below 2^53 by :func:`~.weights.check_weights`)."""
+    w = graph.weights
+    return w is None or len(w) == 0 or bool(np.all(w == np.floor(w)))
 
 
 def predecessor_rows(graph, sources, dist, out, backend: str = "cpu", device=None) -> None:

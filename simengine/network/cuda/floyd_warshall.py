@@ -2,13 +2,15 @@
 
 The n × n matrix is padded to a multiple of the tile K and closed in n/K rounds of three phases
 (diagonal tile, its row and column panels, every other tile), the last two as register-tiled
-min-plus products (:mod:`.minplus`; design and figures in docs/network-gpu.md).  Padded vertices
-are isolated.
+min-plus products: CUDA C++ kernels compiled by NVRTC (:mod:`.minplus_nvrtc`) on GPUs of compute
+capability ≥ 9.0 with CuPy, for float32/int32 distances; the numba kernels (:mod:`.minplus`)
+elsewhere (design and figures in docs/network-gpu.md).  Padded vertices are isolated.
 
 Distance type (:func:`choose_dtype`), always exact unless the caller asks for float32:
 
-* integer weights (or none) whose worst path, (n − 1)·max w, stays below 2²⁴ → float32: the
-  sums are exact integers, and the FP32 pipes do an add and a min per update;
+* integer weights (or none) whose worst path, (n − 1)·max w, stays below 2²⁴ → int32 with the
+  CUDA C++ kernels (one ``VIADDMNMX`` per update), float32 with the numba ones (exact integer
+  sums on the FP32 pipes);
 * integer weights below 2³⁰ − 1 → int32 (sentinel :data:`.minplus.INT_INF`), optionally with
   Hopper's ``__viaddmin_s32`` (one instruction for add and min; :data:`DPX`, ``dpx=True``);
 * otherwise float64 (``inf``).  ``dtype="float32"`` forces float32 for real weights (rounded:
@@ -29,7 +31,7 @@ import math
 import numpy as np
 from numba import cuda
 
-from . import device_graph, simulator
+from . import device_graph, minplus_nvrtc, simulator
 from .minplus import INT_INF, TileConfig, run_rounds
 
 #: tile configurations per distance type (the simulator uses tiny tiles)
@@ -47,17 +49,29 @@ DPX = False
 #: how the product kernel keeps predecessors: "inline" (argmin in the inner loop) or "recover"
 #: (searched after the product, only for the outputs that improved)
 PRED_MODE = "inline"
-#: integer weights whose worst path fits both: which type runs ("float32" or "int32")
+#: integer weights whose worst path fits both: which type runs ("float32" or "int32") with the
+#: numba kernels, and with the CUDA C++ kernels (int32: one VIADDMNMX per update; measured faster)
 EXACT_INT = "float32"
+EXACT_INT_CXX = "int32"
 INIT_THREADS = 16 if simulator() else 256
 
 
 def _weights_info(graph, scale: int = 0):
-    """(integral, bound on the longest shortest path) of the weights (× scale + 1 if scale)."""
+    """(integral, bound on the longest shortest path) of the weights (× scale + 1 if scale).
+    The scan of the weights (tens of ms at 10⁷ arcs) is done once per weight array and cached on
+    the graph."""
     n = graph.n
     w = graph.weights
-    integral = w is None or (len(w) == 0 or bool(np.all(np.floor(w) == w)))
-    maxw = 1.0 if w is None else (float(w.max()) if len(w) else 0.0)
+    hit = getattr(graph, "_simengine_fw_weights", None)
+    if hit is None or hit[0] is not w:
+        integral = w is None or (len(w) == 0 or bool(np.all(np.floor(w) == w)))
+        maxw = 1.0 if w is None else (float(w.max()) if len(w) else 0.0)
+        hit = (w, integral, maxw)
+        try:
+            graph._simengine_fw_weights = hit
+        except AttributeError:
+            pass
+    _, integral, maxw = hit
     if scale:
         maxw = maxw * scale + 1
     return integral, max(0, n - 1) * maxw
@@ -76,7 +90,7 @@ def choose_dtype(graph, dtype=None, scale: int = 0) -> np.dtype:
             raise ValueError(f"no Floyd-Warshall kernel for {dt}")
         return dt
     if integral and bound < (1 << 24):
-        return np.dtype(EXACT_INT)
+        return np.dtype(EXACT_INT_CXX if minplus_nvrtc.available() else EXACT_INT)
     if integral and bound < INT_INF:
         return np.dtype(np.int32)
     if scale and not (integral and bound < 2.0 ** 53):
@@ -143,17 +157,41 @@ def _set_arcs(D, P, indptr, indices, weights, n, zero, scale, preds):
                     P[u, v] = u
 
 
+def use_cxx(dtype, predecessors=False, config=None, kernel: str = "auto") -> bool:
+    """True when the CUDA C++ kernels (:mod:`.minplus_nvrtc`) run: ``kernel`` "cxx", or "auto"
+    on a GPU that has them (compute capability ≥ 9.0, CuPy) for float32/int32 distances, with no
+    numba tile ``config`` and no numba predecessor mode ("inline"/"recover") asked for."""
+    if kernel not in ("auto", "cxx", "numba"):
+        raise ValueError(f"Floyd-Warshall kernel {kernel!r} (auto, cxx or numba)")
+    if kernel != "auto":
+        return kernel == "cxx"
+    return (config is None and predecessors in (False, True)
+            and np.dtype(dtype) in (np.dtype(np.float32), np.dtype(np.int32))
+            and minplus_nvrtc.available())
+
+
+#: what the last :func:`floyd_warshall_device` ran (one line, for logs and benchmarks)
+last_kernel = ""
+
+
 def floyd_warshall_device(graph, dtype=None, predecessors: bool = False, config=None,
-                          dpx=None, zero_weights: bool = False, scale: int = 0):
+                          dpx=None, zero_weights: bool = False, scale: int = 0,
+                          kernel: str = "auto"):
     """Closed matrices on the device: ``(D, P, unreachable)``, D of shape (npad, npad) (the
     first n rows/columns are the graph's), P the int32 predecessors (None unless
-    ``predecessors``; True = :data:`PRED_MODE`, or the mode itself).  ``config``: a
-    :class:`~.minplus.TileConfig`; ``dpx``: None = automatic (ignored with predecessors);
-    ``zero_weights``: every arc weighs 0 (transitive closure); ``scale``: every arc weighs
-    w·scale + 1 (integer weights only)."""
+    ``predecessors``; True = the fastest mode, or a numba mode "inline"/"recover").  ``config``:
+    a :class:`~.minplus.TileConfig` (numba kernels); ``dpx``: None = automatic; ``zero_weights``:
+    every arc weighs 0 (transitive closure); ``scale``: every arc weighs w·scale + 1 (integer
+    weights only); ``kernel``: "auto", "cxx" (:mod:`.minplus_nvrtc`) or "numba"
+    (:mod:`.minplus`)."""
+    global last_kernel
     dt = choose_dtype(graph, dtype, scale) if not zero_weights else np.dtype(dtype or np.int32)
-    cfg = config or CONFIGS[dt]
-    dpx = use_dpx(dt) if dpx is None else bool(dpx)
+    cxx = use_cxx(dt, predecessors, config, kernel)
+    cfg = TileConfig(K=minplus_nvrtc.R) if cxx else (config or CONFIGS[dt])
+    if cxx:
+        dpx = True if dpx is None else bool(dpx)
+    else:
+        dpx = use_dpx(dt) if dpx is None else bool(dpx)
     n = graph.n
     check_memory(n, dt, bool(predecessors), cfg.K)
     dg = device_graph(graph)
@@ -170,8 +208,15 @@ def floyd_warshall_device(graph, dtype=None, predecessors: bool = False, config=
         _set_arcs[(n + INIT_THREADS - 1) // INIT_THREADS, INIT_THREADS](
             D, Pd, dg.indptr, dg.indices, dg.weights, n, zero_weights, scale,
             bool(predecessors))
-    run_rounds(D, P, nt, cfg, (PRED_MODE if predecessors is True else predecessors)
-               if predecessors else False, dpx)
+    if cxx:
+        bound = 0.0 if zero_weights else _weights_info(graph, scale)[1]
+        last_kernel = minplus_nvrtc.run_rounds(
+            D, P, nt, minplus_nvrtc.mode_for(dt, bool(predecessors), dpx, bound))
+    else:
+        mode = (PRED_MODE if predecessors is True else predecessors) if predecessors else False
+        run_rounds(D, P, nt, cfg, mode, dpx)
+        last_kernel = (f"numba min-plus, {dt.name}, K {cfg.K}"
+                       f"{', predecessors ' + mode if mode else ''}{', DPX' if dpx else ''}")
     return D, P, inf
 
 
