@@ -39,10 +39,13 @@ else:  # ragged grids; the frame form's at most 2^18 cells (fused: true takes th
 
 #: (form, boundary, precision, split): every (boundary, precision) pair once, each form every
 #: boundary and both precisions; 1 slab = a periodic slab exchanging with itself; "device" = one
-#: periodic slab through MPIHaloExchange's CUDA-aware path (a stand-in communicator)
+#: periodic slab through MPIHaloExchange's CUDA-aware path (a stand-in communicator);
+#: "pipelined" = the exchange started behind the edge strips (cuda/fused_slab.py) on the slab
+#: that owns enough rows, exchange-then-step on the other
 CASES = [("frame", "periodic", np.float64, THREE), ("frame", "mirror", np.float32, 2),
          ("frame", "fixed", np.float64, THREE), ("warp", "periodic", np.float32, "device"),
-         ("warp", "mirror", np.float64, THREE), ("warp", "fixed", np.float32, 2)]
+         ("warp", "mirror", np.float64, THREE), ("warp", "fixed", np.float32, 2),
+         ("warp", "fixed", np.float64, "pipelined")]
 if not SIM:
     CASES += [("frame", "periodic", np.float32, 1), ("warp", "fixed", np.float64, THREE)]
 
@@ -58,6 +61,26 @@ def _factory(form, bnd, dtype, monkeypatch):
                                slab=slab, exchange=exchange, **kw)
 
     return factory
+
+
+class _Pipelining:
+    """An in-process exchange offering ``start(array, ready)`` / ``finish``, as the peer
+    exchange does: the slab's step runs as edge strips + interior (cuda/fused_slab.py)."""
+
+    pipelines = True
+
+    def __init__(self, exchange):
+        self.exchange, self.starts = exchange, 0
+
+    def __call__(self, array):
+        self.exchange(array)
+
+    def start(self, array, ready=None):
+        self.starts += 1
+        self.exchange(array)
+
+    def finish(self, array):
+        pass
 
 
 class _SelfComm:
@@ -100,10 +123,19 @@ def test_fused_slabs_equal_the_whole_grid(form, bnd, dtype, split, monkeypatch):
         got, solvers = s.state(), [s]
         assert comm.sent == 2 * STEPS  # one exchange (two Sendrecv) per step
     else:
+        pipelined = split == "pipelined"
+        if pipelined:
+            n = shape[0]
+            split, build = [(0, n - 4), (n - 4, n)], factory
+            factory = lambda slab, exchange: build(slab, _Pipelining(exchange))  # noqa: E731
         g = SlabGroup(factory, shape[0], split, bnd, FUSED_HALO)
         g.load(phi)
         g.advance(STEPS)
         got, solvers = g.state(), g.solvers
+        if pipelined:
+            assert [s.exchange.starts for s in solvers] == [STEPS, 0]
+            assert solvers[0]._pipe[0] is not None and solvers[1]._pipe[0] is None
+            assert "overlapped with the interior" in solvers[0].plan_summary
     np.testing.assert_array_equal(got, expect)
     for s in solvers:
         assert s.plan_choice.form.name == "fused-" + form and s.stages_per_step == 1

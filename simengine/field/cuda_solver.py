@@ -14,6 +14,7 @@ from numba import cuda
 from . import cuda as ck
 from . import plans
 from .cuda.fused_launch import graph_recording
+from .cuda.fused_slab import PipelinedStep, can_pipeline
 from .solver import FieldSolver
 
 
@@ -63,7 +64,7 @@ class CudaFieldSolver(FieldSolver):
         self.plan = self._make_plan(block, self.lo, self.hi)
         self.block = self.plan.block
         # the plan registry (field/plans.py): a fused RK2 form, or None for the unfused stages
-        case = plans.case_of(self, block)
+        case = self._case = plans.case_of(self, block)
         self.plan_choice = plans.choose(case, fused)
         self.fused_plan = self.plan_choice.build(case) if self.plan_choice.fused else None
         #: a fused form on a slab: a step is one "stage" (the 4-row exchange, one launch); on
@@ -71,6 +72,7 @@ class CudaFieldSolver(FieldSolver):
         self._fused_slab = self.fused_plan is not None and not self.slab.whole
         if self._fused_slab:
             self.stages_per_step = 1
+        self._pipe = None  # the pipelined slab step (cuda/fused_slab.py) and its exchanger
         self._plans = {}
         self.cells = int(np.prod(self.shape))
         self.row_cells = self.cells // self.shape[0]
@@ -108,6 +110,8 @@ class CudaFieldSolver(FieldSolver):
             s = self.slab
             how = getattr(self.exchange, "label", None) or "in-process"
             where = (f" on slab rows {s.start}:{s.stop}, halo {s.depth}, exchange {how}")
+            if self._fused_slab and can_pipeline(self.exchange, self.lo, self.hi):
+                where += " overlapped with the interior"
         return f"{form}: {self.plan_choice.reason}{where}"
 
     @property
@@ -187,8 +191,16 @@ class CudaFieldSolver(FieldSolver):
         one stage: the exchange of φ's 4-row halo, then the fused launch φ → buffers[2]."""
         if not self._fused_slab:
             return super().run_stage(i)
-        self.exchange(self.buffers[0])
         c1, c2 = self.coefs
+        ex = self.exchange
+        if self._pipe is None or self._pipe[1] is not ex:
+            pipe = (PipelinedStep(self.plan_choice.form.build, self._case)
+                    if can_pipeline(ex, self.lo, self.hi) else None)
+            self._pipe = (pipe, ex)
+        if self._pipe[0] is not None:  # the exchange overlapped with the step's interior
+            self._pipe[0](ex, self.buffers[0], self.buffers[2], c1, c2, self.scal)
+            return
+        ex(self.buffers[0])
         self.fused_plan(self.buffers[0], self.buffers[2], c1, c2, self.scal)
 
     def end_step(self) -> None:

@@ -177,14 +177,21 @@ class PeerHaloExchange:
     #: by :meth:`connect` from ``SIMENGINE_HALO_OVERLAP``)
     depth = 0
 
-    def start(self, array):
-        """Begin the exchange of ``array``'s halo: wait for this GPU, barrier, then start the
+    #: a fused slab step may start the exchange behind an event (``cuda/fused_slab.py``)
+    pipelines = True
+
+    def start(self, array, ready=None):
+        """Begin the exchange of ``array``'s halo: wait for this GPU (or only for the event
+        ``ready``, after which the rows the neighbours read are final), barrier, then start the
         copies on the exchange stream, which does not block the default stream (the stage of
         the rows away from the halo runs meanwhile)."""
         from numba import cuda
 
         t = time.perf_counter()
-        cuda.synchronize()
+        if ready is None:
+            cuda.synchronize()
+        else:
+            ready.synchronize()
         t1 = time.perf_counter()
         self.comm.barrier()
         t2 = time.perf_counter()

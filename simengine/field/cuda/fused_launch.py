@@ -35,6 +35,15 @@ class FusedStep:
     _fast = None
     lo = 0
     hi = None
+    #: the CUDA stream of the launches (None: the legacy default stream); a slab's pipelined
+    #: step (:mod:`.fused_slab`) runs on its own stream so that halo copies overlap it
+    stream = None
+
+    def _configure(self):
+        """The dispatcher configured for this plan's launch geometry and stream."""
+        if self.stream is None:
+            return self.fn[self.griddim, self.blockdim]
+        return self.fn[self.griddim, self.blockdim, self.stream]
 
     def _init_launch(self):
         self._kargs, self._keep = {}, {}
@@ -64,9 +73,9 @@ class FusedStep:
                 return
             self._fast = None  # pragma: no cover - numba-cuda internals changed
         if SIMULATOR:
-            self.fn[self.griddim, self.blockdim](*args)
+            self._configure()(*args)
             return
-        self._configured = self.fn[self.griddim, self.blockdim]
+        self._configured = self._configure()
         self._configured(*args)
         self._fast = _launch_api.compiled(self.fn)
         self._compiled()

@@ -365,4 +365,4 @@ class WarpFusedPlan(FusedStep):
     def _compiled(self):
         if self.auto_length:
             self._fit_length()
-            self._configured = self.fn[self.griddim, self.blockdim]
+            self._configured = self._configure()
