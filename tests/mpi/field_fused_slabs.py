@@ -44,7 +44,7 @@ def main():
         # simulator: tiny grids (a warp writes 56 columns; 8-row chunks); GPU: grids no tile or
         # chunk divides, the warp form above the size cap as auto would run it
         if SIMULATOR:
-            shape = (16, 16) if comm.size == 2 else (20, 16)
+            shape = ((16, 16) if comm.size == 2 else (20, 16)) if form == "warp" else (12, 8)
             kw = dict(march=8) if form == "warp" else {}
             plans.FUSED_SMALL_CELLS = 16 if form == "warp" else 1 << 18
         else:
