@@ -6,11 +6,13 @@ Driver (prints the table): it launches itself once per rank count, in the same r
     GPU host with 2 GPUs (one GPU per rank; Open MPI, host-staged halos):
         python benchmarks/bench_field_mpi.py --backend cuda --ranks 1,2 \\
             --launcher "mpirun --allow-run-as-root" --cases 2d16384,3d512,3d1024
-The one-process run is the plain solver (no halo); N ranks run slab solvers exchanging 2 halo
-rows per stage: device to device from the neighbour's buffer where the GPUs share a node ("halo"
-= peer, CUDA IPC), else through host buffers (host; ``SIMENGINE_HALO=host`` forces it). There is
-no overlap of interior update and exchange: "halo %" is the share of the step spent in the
-exchange (device sync, barrier and copies). GPU runs measure the honest roofline (best device
+The one-process run is the plain solver (no halo); N ranks run slab solvers of the same plan
+exchanging its halo (2 rows per stage for the unfused stages, 4 rows per step for a fused step):
+device to device from the neighbour's buffer where the GPUs share a node ("halo" = peer, CUDA
+IPC), else through host buffers (host; ``SIMENGINE_HALO=host`` forces it). "halo %" is the share
+of the step spent in the exchange (waiting for the GPU, barrier and copies); a fused step on
+peer slabs overlaps the exchange with its interior, so there the wait is the interior's compute
+and the share is not exposed time. GPU runs measure the honest roofline (best device
 copy, benchmarks/roofline.py) first.
 Bandwidth per GPU counts the words a step must move per cell: 2 for a fused RK2 step (φⁿ read,
 φⁿ⁺¹ written), 5 for the unfused stages. ``--fused false`` runs the unfused stages (2 halo rows
