@@ -64,10 +64,6 @@ class PipelinedStep:
         self.edges, self.interior = self.parts[:2], self.parts[2]
         self._edges_done = None  # the event recorded after the last step's edge strips
 
-    @property
-    def description(self) -> str:
-        return self.interior.description + ", exchange overlapped with the interior"
-
     def __call__(self, exchange, src, out, coef1, coef2, scal):
         """One step: the exchange of ``src``'s halo (behind the previous step's edge strips),
         the two edge strips, then the interior (not waited for)."""
@@ -83,8 +79,3 @@ class PipelinedStep:
                 self._edges_done = cuda.event(timing=False)
             self._edges_done.record(self.stream)
         self.interior(src, out, coef1, coef2, scal)
-
-    def reset(self):
-        """Forget the last event (work outside this step ran since): the next step waits for
-        the whole GPU first."""
-        self._edges_done = None
