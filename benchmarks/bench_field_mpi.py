@@ -6,13 +6,17 @@ Driver (prints the table): it launches itself once per rank count, in the same r
     GPU host with 2 GPUs (one GPU per rank; Open MPI, host-staged halos):
         python benchmarks/bench_field_mpi.py --backend cuda --ranks 1,2 \\
             --launcher "mpirun --allow-run-as-root" --cases 2d16384,3d512,3d1024
-The one-process run is the plain solver (no halo); N ranks run slab solvers exchanging 2 halo
-rows per stage: device to device from the neighbour's buffer where the GPUs share a node ("halo"
-= peer, CUDA IPC), else through host buffers (host; ``SIMENGINE_HALO=host`` forces it). There is
-no overlap of interior update and exchange: "halo %" is the share of the step spent in the
-exchange (device sync, barrier and copies). GPU runs measure the honest roofline (best device
+The one-process run is the plain solver (no halo); N ranks run slab solvers of the same plan
+exchanging its halo (2 rows per stage for the unfused stages, 4 rows per step for a fused step):
+device to device from the neighbour's buffer where the GPUs share a node ("halo" = peer, CUDA
+IPC), else through host buffers (host; ``SIMENGINE_HALO=host`` forces it). "halo %" is the share
+of the step spent in the exchange (waiting for the GPU, barrier and copies); a fused step on
+peer slabs overlaps the exchange with its interior, so there the wait is the interior's compute
+and the share is not exposed time. GPU runs measure the honest roofline (best device
 copy, benchmarks/roofline.py) first.
-Bandwidth per GPU uses the unfused RK2 model of 5 arrays moved per cell and step.
+Bandwidth per GPU counts the words a step must move per cell: 2 for a fused RK2 step (φⁿ read,
+φⁿ⁺¹ written), 5 for the unfused stages. ``--fused false`` runs the unfused stages (2 halo rows
+before each stage) where ``auto`` runs a fused form (4 halo rows once per step).
 """
 from __future__ import annotations
 
@@ -50,7 +54,8 @@ def worker(a):
     model = CahnHilliard(mobility=1.0, kappa=1.0)
     grid = Grid(shape, 1.0)
     boundary = Boundary("periodic", 0.0)
-    kw = dict(kernel=kernel, precision=a.precision, integrator="rk2", dt=0.01)
+    kw = dict(kernel=kernel, precision=a.precision, integrator="rk2", dt=0.01,
+              fused={"auto": None, "true": True, "false": False}[a.fused])
     if comm.size > 1:
         solver, slab, _ = make_rank_solver(comm, model, grid, boundary, backend=a.backend, **kw)
         start, stop = slab.start, slab.stop
@@ -83,7 +88,8 @@ def worker(a):
     if comm.rank == 0:
         cells_local = max(r["rows"] for r in res) * int(np.prod(shape[1:]))
         el = max(r["el"] for r in res)
-        bw = 5 * cells_local * np.dtype(a.precision).itemsize * steps / el
+        words = 2 if getattr(solver, "fused_plan", None) is not None else 5
+        bw = words * cells_local * np.dtype(a.precision).itemsize * steps / el
         print("RESULT " + json.dumps({"ms": 1e3 * el / steps, "bw": bw,
                                       "halo": max(r["halo"] for r in res) / el,
                                       "exchange": {"PeerHaloExchange": "peer",
@@ -94,7 +100,9 @@ def worker(a):
                                       + (" (no overlap: " + ex.stream_note + ")"
                                          if getattr(ex, "stream_note", None) else ""),
                                       "parts": [r["parts"] for r in res],
-                                      "name": solver.name}), flush=True)
+                                      "name": solver.name,
+                                      "plan": getattr(solver, "plan_summary", "")}),
+              flush=True)
 
 
 def main(argv=None):
@@ -105,6 +113,7 @@ def main(argv=None):
     ap.add_argument("--precision", default="float64")
     ap.add_argument("--launcher", default="mpiexec")
     ap.add_argument("--steps", type=int, default=0)
+    ap.add_argument("--fused", default="auto", choices=["auto", "true", "false"])
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--worker", action="store_true")
     ap.add_argument("--case")
@@ -136,7 +145,8 @@ def main(argv=None):
         base = None
         for n in ranks:
             cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--case", case,
-                   "--backend", a.backend, "--precision", a.precision, "--steps", str(a.steps)]
+                   "--backend", a.backend, "--precision", a.precision, "--steps", str(a.steps),
+                   "--fused", a.fused]
             if n > 1:
                 cmd = shlex.split(a.launcher) + ["-n", str(n)] + cmd
             r = subprocess.run(cmd, capture_output=True, text=True, env=env)
@@ -150,6 +160,8 @@ def main(argv=None):
                 base = res["ms"]
             sp = base / res["ms"]
             frac = f"{100 * res['bw'] / roof:.0f}%" if roof else "–"
+            if res.get("plan"):
+                print(f"# {case} on {n}: plan {res['plan']}", flush=True)
             if res.get("parts") and res["parts"][0]:
                 print("# per step and rank, ms waiting for the GPU / in the barrier / copying: "
                       + "; ".join(" / ".join(f"{1e3 * x:.3f}" for x in p)

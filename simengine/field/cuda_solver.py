@@ -14,7 +14,7 @@ from numba import cuda
 from . import cuda as ck
 from . import plans
 from .cuda.fused_launch import graph_recording
-from .decomposition import HALO
+from .cuda.fused_slab import PipelinedStep, can_pipeline
 from .solver import FieldSolver
 
 
@@ -64,9 +64,15 @@ class CudaFieldSolver(FieldSolver):
         self.plan = self._make_plan(block, self.lo, self.hi)
         self.block = self.plan.block
         # the plan registry (field/plans.py): a fused RK2 form, or None for the unfused stages
-        case = plans.case_of(self, block)
+        case = self._case = plans.case_of(self, block)
         self.plan_choice = plans.choose(case, fused)
         self.fused_plan = self.plan_choice.build(case) if self.plan_choice.fused else None
+        #: a fused form on a slab: a step is one "stage" (the 4-row exchange, one launch); on
+        #: the whole grid run_stage keeps offering the unfused stages on the same buffers
+        self._fused_slab = self.fused_plan is not None and not self.slab.whole
+        if self._fused_slab:
+            self.stages_per_step = 1
+        self._pipe = None  # the pipelined slab step (cuda/fused_slab.py) and its exchanger
         self._plans = {}
         self.cells = int(np.prod(self.shape))
         self.row_cells = self.cells // self.shape[0]
@@ -99,7 +105,14 @@ class CudaFieldSolver(FieldSolver):
         form = self.plan_choice.form.name
         if not self.plan_choice.fused:
             form += "/" + plans.stage_kernel(self.plan)
-        return f"{form}: {self.plan_choice.reason}"
+        where = ""
+        if not self.slab.whole:  # a slab: its rows, its halo and how the halo arrives
+            s = self.slab
+            how = getattr(self.exchange, "label", None) or "in-process"
+            where = (f" on slab rows {s.start}:{s.stop}, halo {s.depth}, exchange {how}")
+            if self._fused_slab and can_pipeline(self.exchange, self.lo, self.hi):
+                where += " overlapped with the interior"
+        return f"{form}: {self.plan_choice.reason}{where}"
 
     @property
     def name(self) -> str:
@@ -163,11 +176,38 @@ class CudaFieldSolver(FieldSolver):
 
     def _launch_steps(self, n: int) -> None:
         """``n`` steps launched one by one."""
-        if self.fused_plan is not None:  # a fused RK2 form: one launch per step
+        if self.fused_plan is None:
+            super().advance(n)
+        elif self.slab.whole:  # a fused RK2 form: one launch per step
             self.fused_plan.advance(self.buffers, n, self.coefs, self.scal)
             self.steps += int(n)
+        else:  # a fused form on a slab: the 4-row halo exchange, then the step
+            for _ in range(int(n)):
+                self.run_stage(0)
+                self.end_step()
+
+    def run_stage(self, i: int) -> None:
+        """Stage ``i`` of the current step (lockstep drivers); a fused form's step on a slab is
+        one stage: the exchange of φ's 4-row halo, then the fused launch φ → buffers[2]."""
+        if not self._fused_slab:
+            return super().run_stage(i)
+        c1, c2 = self.coefs
+        ex = self.exchange
+        if self._pipe is None or self._pipe[1] is not ex:
+            pipe = (PipelinedStep(self.plan_choice.form.build, self._case)
+                    if can_pipeline(ex, self.lo, self.hi) else None)
+            self._pipe = (pipe, ex)
+        if self._pipe[0] is not None:  # the exchange overlapped with the step's interior
+            self._pipe[0](ex, self.buffers[0], self.buffers[2], c1, c2, self.scal)
             return
-        super().advance(n)
+        ex(self.buffers[0])
+        self.fused_plan(self.buffers[0], self.buffers[2], c1, c2, self.scal)
+
+    def end_step(self) -> None:
+        if not self._fused_slab:
+            return super().end_step()
+        self.buffers[0], self.buffers[2] = self.buffers[2], self.buffers[0]
+        self.steps += 1
 
     def _graphs_usable(self) -> bool:
         return (self.use_graphs and not ck.SIMULATOR and self.slab.whole
@@ -200,30 +240,39 @@ class CudaFieldSolver(FieldSolver):
     # -- halo access (host side, pinned) ------------------------------------------------------
     def _pins(self):
         if self._pinned is None:
-            n = HALO * self.row_cells
+            n = self.slab.depth * self.row_cells
             self._pinned = [cuda.pinned_array(n, dtype=self.dtype) for _ in range(2)]
         return self._pinned
 
     def boundary_rows(self, array):
-        """Host copies of the owned rows ``[lo, lo+2)`` and ``[hi-2, hi)`` of a device buffer,
-        in two pinned host arrays (reused by the next call) of :meth:`halo_shape`."""
-        rc = self.row_cells
+        """Host copies of the owned rows ``[lo, lo+d)`` and ``[hi-d, hi)`` (d: the slab's halo
+        depth) of a device buffer, in two pinned host arrays (reused by the next call) of
+        :meth:`halo_shape`."""
         low, high = self._pins()
-        array[self.lo * rc:(self.lo + HALO) * rc].copy_to_host(low)
-        array[(self.hi - HALO) * rc:self.hi * rc].copy_to_host(high)
+        send_low, send_high = self.edge_views(array)[:2]
+        send_low.copy_to_host(low)
+        send_high.copy_to_host(high)
         shp = self.halo_shape()
         return low.reshape(shp), high.reshape(shp)
 
     def set_halo(self, array, low, high) -> None:
-        """Copy host rows into the halo ``[lo-2, lo)`` (``low``) and ``[hi, hi+2)`` (``high``)
+        """Copy host rows into the halo ``[lo-d, lo)`` (``low``) and ``[hi, hi+d)`` (``high``)
         of a device buffer; ``None`` skips a side (no halo there)."""
-        rc = self.row_cells
+        _, _, halo_low, halo_high = self.edge_views(array)
         if low is not None:
-            host = np.ascontiguousarray(low, dtype=self.dtype).reshape(-1)
-            array[(self.lo - HALO) * rc:self.lo * rc].copy_to_device(host)
+            halo_low.copy_to_device(np.ascontiguousarray(low, dtype=self.dtype).reshape(-1))
         if high is not None:
-            host = np.ascontiguousarray(high, dtype=self.dtype).reshape(-1)
-            array[self.hi * rc:(self.hi + HALO) * rc].copy_to_device(host)
+            halo_high.copy_to_device(np.ascontiguousarray(high, dtype=self.dtype).reshape(-1))
+
+    def edge_views(self, array):
+        """Flat device views of ``array`` (no copy): the owned rows a neighbour needs
+        ``[lo, lo+d)``, ``[hi-d, hi)`` and the halo rows ``[lo-d, lo)``, ``[hi, hi+d)`` (d: the
+        slab's halo depth; a side without a halo gives an empty view) — what a CUDA-aware MPI
+        sends and receives in place."""
+        rc, d, lo, hi = self.row_cells, self.slab.depth, self.lo, self.hi
+        return (array[lo * rc:(lo + d) * rc], array[(hi - d) * rc:hi * rc],
+                array[max(lo - d, 0) * rc:lo * rc], array[hi * rc:(hi + d) * rc]
+                if hi + d <= self.shape[0] else array[hi * rc:hi * rc])
 
     # -- observables -------------------------------------------------------------------------
     def _partial_buffer(self):

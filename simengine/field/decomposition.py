@@ -1,8 +1,10 @@
 """Slab decomposition of a field along axis 0, and the in-process halo exchange.
 
 A solver can be built for a *slab*: the rows ``[start, stop)`` of axis 0 of the global grid. It
-stores them with ``HALO`` = 2 extra rows on each side — the stage ``R = M lap(f'(φ) − κ lap φ)``
-reads φ two rows away — except on a side that is a global face with a non-periodic boundary
+stores them with ``depth`` extra rows on each side — :data:`HALO` = 2 for the unfused stages (the
+stage ``R = M lap(f'(φ) − κ lap φ)`` reads φ two rows away, exchanged before each stage),
+:data:`FUSED_HALO` = 4 for a fused RK2 step (two stages in one launch, exchanged once per step;
+``field/plans.py`` declares each form's depth) — except on a side that is a global face with a non-periodic boundary
 (mirror, fixed): there the slab has no halo and the kernels apply the real boundary rule, exactly as
 on the whole grid. A stage updates only the owned rows ``lo:hi`` (``lo`` = low halo depth,
 ``hi = lo + owned``), and every read of a row outside them lands in a halo row, which the
@@ -23,13 +25,16 @@ import numpy as np
 
 #: halo depth (rows) a stage needs on each side of a slab
 HALO = 2
+#: halo depth of a fused RK2 step (both stages in one launch: twice a stage's footprint)
+FUSED_HALO = 4
 
 
 @dataclass(frozen=True)
 class Slab:
     """Rows ``[start, stop)`` of axis 0 (global extent ``n``), stored with ``halo_lo`` /
     ``halo_hi`` halo rows; ``lower`` / ``upper`` are the indices of the slabs whose rows fill
-    them (``None`` where there is no halo)."""
+    them (``None`` where there is no halo); ``depth`` is the halo depth of a side that has one
+    (every slab owns at least ``depth`` rows)."""
 
     n: int
     start: int
@@ -40,6 +45,7 @@ class Slab:
     halo_hi: int = 0
     lower: int | None = None
     upper: int | None = None
+    depth: int = HALO
 
     @property
     def owned(self) -> int:
@@ -85,11 +91,11 @@ def split_rows(n: int, parts: int) -> list[tuple[int, int]]:
     return out
 
 
-def make_slabs(n: int, bounds, boundary_kind: str) -> list[Slab]:
+def make_slabs(n: int, bounds, boundary_kind: str, depth: int = HALO) -> list[Slab]:
     """Slabs for the row ranges ``bounds`` (consecutive, covering ``0..n``; or an int = that many
-    balanced parts). Every slab must own at least ``HALO`` rows (its neighbours' halos come from
-    its rows alone)."""
-    n = int(n)
+    balanced parts) with halos of ``depth`` rows. Every slab must own at least ``depth`` rows
+    (its neighbours' halos come from its rows alone)."""
+    n, depth = int(n), int(depth)
     if isinstance(bounds, (int, np.integer)):
         bounds = split_rows(n, int(bounds))
     bounds = [(int(a), int(b)) for a, b in bounds]
@@ -100,13 +106,14 @@ def make_slabs(n: int, bounds, boundary_kind: str) -> list[Slab]:
     periodic = boundary_kind == "periodic"
     slabs = []
     for i, (a, b) in enumerate(bounds):
-        if b - a < HALO:
+        if b - a < depth:
             raise ValueError(f"slab {i} owns {b - a} rows (rows {a}..{b}); every slab needs at "
-                             f"least {HALO} (grid axis 0 has {n} rows for {k} slabs)")
+                             f"least {depth} (grid axis 0 has {n} rows for {k} slabs)")
         has_lo = periodic or i > 0
         has_hi = periodic or i < k - 1
-        slabs.append(Slab(n, a, b, i, k, HALO if has_lo else 0, HALO if has_hi else 0,
-                          (i - 1) % k if has_lo else None, (i + 1) % k if has_hi else None))
+        slabs.append(Slab(n, a, b, i, k, depth if has_lo else 0, depth if has_hi else 0,
+                          (i - 1) % k if has_lo else None, (i + 1) % k if has_hi else None,
+                          depth))
     return slabs
 
 
@@ -132,11 +139,12 @@ def local_exchange(group: "SlabGroup", index: int):
 
 
 class SlabGroup:
-    """K slab solvers of one process advanced in lockstep (stage by stage), exchanging halos
-    through :func:`local_exchange`. ``factory(slab, exchange)`` builds one solver."""
+    """K slab solvers of one process advanced in lockstep (stage by stage; a fused solver's step
+    is one stage), exchanging halos through :func:`local_exchange`. ``factory(slab, exchange)``
+    builds one solver; ``depth``: the slabs' halo depth."""
 
-    def __init__(self, factory, n: int, bounds, boundary_kind: str):
-        self.slabs = make_slabs(n, bounds, boundary_kind)
+    def __init__(self, factory, n: int, bounds, boundary_kind: str, depth: int = HALO):
+        self.slabs = make_slabs(n, bounds, boundary_kind, depth)
         self.solvers = []
         for s in self.slabs:
             self.solvers.append(factory(s, local_exchange(self, s.index)))

@@ -1,17 +1,20 @@
 """A field spread over MPI ranks: one slab of axis 0 per rank, halos exchanged between stages.
 
 The distributed twin of building a solver with :func:`simengine.field.backends.make_solver`:
-:func:`make_rank_solver` builds this rank's slab solver (``field/decomposition.py``: halo depth 2,
-no halo on a non-periodic global face, so each cell sees exactly the arithmetic of the
+:func:`make_rank_solver` builds this rank's slab solver (``field/decomposition.py``: the halo
+depth of the form the grid runs, ``plans.slab_depth``: 4 rows once per step for a fused CUDA
+step, 2 rows before each stage otherwise; no halo on a non-periodic global face, so each cell sees exactly the arithmetic of the
 one-process run and the field is bit-identical for any number of ranks) with an
 :class:`MPIHaloExchange` as its ``exchange`` hook, and :func:`rank_observables` reduces the
 observables of all slabs (mass, free energy, min, max, the S(k) length scale) in float64.
 
 Halos of CUDA slabs whose GPUs share a node are copied device to device from the neighbours'
-buffers (:class:`PeerHaloExchange`, CUDA IPC). Otherwise they travel through host buffers
-(:class:`MPIHaloExchange`: the CUDA solver copies its boundary rows to pinned host memory): MPI
-need not be CUDA-aware (the GPU host's is not, and a device buffer handed to it crashes it).
-``SIMENGINE_HALO=host`` forces the host path, ``peer`` requires the peer path.
+buffers (:class:`PeerHaloExchange`, CUDA IPC). Otherwise they travel by :class:`MPIHaloExchange`:
+device buffers straight to ``MPI_Sendrecv`` where the MPI library says it is CUDA-aware
+(:mod:`simengine.parallel.cuda_aware`), else through pinned host buffers (the CUDA solver copies
+its boundary rows to the host; the GPU host's MPI is not CUDA-aware, and a device buffer handed
+to it crashes it). ``SIMENGINE_HALO=host`` forces host staging, ``peer`` requires the peer path.
+Each exchanger's ``label`` names it in the start-up log (``peer``, ``mpi-device``, ``host``).
 """
 from __future__ import annotations
 
@@ -25,18 +28,23 @@ from .decomposition import HALO, make_slabs
 
 
 class MPIHaloExchange:
-    """The ``exchange(array)`` hook of one rank's slab solver: sends its two top owned rows to the
-    upper neighbour while receiving the lower neighbour's into its low halo, then the mirror
-    image (``MPI_Sendrecv``; a missing neighbour at a non-periodic face is skipped). Collective
-    between neighbours. ``seconds`` accumulates the time spent, for the benchmarks."""
+    """The ``exchange(array)`` hook of one rank's slab solver: sends its top ``depth`` owned rows
+    to the upper neighbour while receiving the lower neighbour's into its low halo, then the
+    mirror image (``MPI_Sendrecv``; a missing neighbour at a non-periodic face is skipped).
+    Collective between neighbours. ``seconds`` accumulates the time spent, for the benchmarks.
 
-    def __init__(self, comm, slab):
+    ``device=True`` (a CUDA solver, a CUDA-aware MPI): the rows go from and to the device
+    buffer itself (flat device views, after the GPU's work is done), no host copy."""
+
+    def __init__(self, comm, slab, device=False):
         self.comm = comm
         self.slab = slab
         self.solver = None
         self.seconds = 0.0
         self.calls = 0
         self._recv = None
+        self.device = bool(device)
+        self.label = "mpi-device" if self.device else "host"
 
     def bind(self, solver):
         self.solver = solver
@@ -44,6 +52,8 @@ class MPIHaloExchange:
         self._recv = (np.empty(shp, solver.dtype), np.empty(shp, solver.dtype))
 
     def __call__(self, array):
+        if self.device:
+            return self._device(array)
         t = time.perf_counter()
         s, sol = self.slab, self.solver
         low_rows, high_rows = sol.boundary_rows(array)
@@ -54,6 +64,22 @@ class MPIHaloExchange:
         self.comm.sendrecv(low_rows, s.lower, recv_high, s.upper, tag=12)
         sol.set_halo(array, recv_low if s.lower is not None else None,
                      recv_high if s.upper is not None else None)
+        self.seconds += time.perf_counter() - t
+        self.calls += 1
+
+    def _device(self, array):
+        """The same two ``Sendrecv``s on device views of ``array`` (CUDA-aware MPI)."""
+        from numba import cuda
+
+        t = time.perf_counter()
+        s, sol = self.slab, self.solver
+        send_low, send_high, halo_low, halo_high = sol.edge_views(array)
+        cuda.synchronize()  # the rows sent are final
+        raw, null = self.comm.comm, self.comm.MPI.PROC_NULL
+        up = null if s.upper is None else s.upper
+        down = null if s.lower is None else s.lower
+        raw.Sendrecv(send_high, dest=up, sendtag=11, recvbuf=halo_low, source=down, recvtag=11)
+        raw.Sendrecv(send_low, dest=down, sendtag=12, recvbuf=halo_high, source=up, recvtag=12)
         self.seconds += time.perf_counter() - t
         self.calls += 1
 
@@ -86,6 +112,7 @@ class PeerHaloExchange:
         #: seconds spent waiting for this GPU's stage, in the barrier, in the copies
         self.parts = np.zeros(3)
         self._peers = {}
+        self.label = "peer"
 
     @classmethod
     def connect(cls, comm, slab, slabs, solver):
@@ -150,14 +177,21 @@ class PeerHaloExchange:
     #: by :meth:`connect` from ``SIMENGINE_HALO_OVERLAP``)
     depth = 0
 
-    def start(self, array):
-        """Begin the exchange of ``array``'s halo: wait for this GPU, barrier, then start the
+    #: a fused slab step may start the exchange behind an event (``cuda/fused_slab.py``)
+    pipelines = True
+
+    def start(self, array, ready=None):
+        """Begin the exchange of ``array``'s halo: wait for this GPU (or only for the event
+        ``ready``, after which the rows the neighbours read are final), barrier, then start the
         copies on the exchange stream, which does not block the default stream (the stage of
         the rows away from the halo runs meanwhile)."""
         from numba import cuda
 
         t = time.perf_counter()
-        cuda.synchronize()
+        if ready is None:
+            cuda.synchronize()
+        else:
+            ready.synchronize()
         t1 = time.perf_counter()
         self.comm.barrier()
         t2 = time.perf_counter()
@@ -176,14 +210,14 @@ class PeerHaloExchange:
     def _pull(self, array):
         s, sol = self.slab, self.solver
         slot = self._slots.index(id(array))
-        rc = sol.row_cells
+        rc, d = sol.row_cells, s.depth  # the slab's halo depth: 2 (stages) or 4 (fused)
         if s.lower is not None:
             nb = self.slabs[s.lower]
-            self._copy(array, (s.lo - HALO) * rc, self._peers[s.lower][slot],
-                       (nb.hi - HALO) * rc, HALO * rc)
+            self._copy(array, (s.lo - d) * rc, self._peers[s.lower][slot], (nb.hi - d) * rc,
+                       d * rc)
         if s.upper is not None:
             nb = self.slabs[s.upper]
-            self._copy(array, s.hi * rc, self._peers[s.upper][slot], nb.lo * rc, HALO * rc)
+            self._copy(array, s.hi * rc, self._peers[s.upper][slot], nb.lo * rc, d * rc)
 
     def __call__(self, array):
         """The whole exchange (no overlap): :meth:`start` then :meth:`finish`."""
@@ -237,22 +271,47 @@ def halo_mode() -> str:
     return mode
 
 
-def rank_slabs(comm, n0: int, boundary_kind: str):
-    """Balanced slabs of axis 0 (``n0`` rows), one per rank."""
-    return make_slabs(int(n0), comm.size, boundary_kind)
+def rank_slabs(comm, n0: int, boundary_kind: str, depth: int = HALO):
+    """Balanced slabs of axis 0 (``n0`` rows), one per rank, with halos of ``depth`` rows."""
+    return make_slabs(int(n0), comm.size, boundary_kind, depth)
+
+
+def halo_depth(grid, boundary, backend, kwargs) -> int:
+    """The slabs' halo depth for a solver of ``backend`` with options ``kwargs``: the depth of
+    the form the whole grid runs (``plans.slab_depth``; 2 on the CPU)."""
+    from .backends import resolve
+
+    if resolve(backend) != "cuda":
+        return HALO
+    from .plans import slab_depth
+
+    return slab_depth(grid.shape, boundary.code, **kwargs)
 
 
 def make_rank_solver(comm, model, grid, boundary, *, backend="auto", **kwargs):
-    """This rank's slab solver, exchanging halos through ``comm``. Returns (solver, slab, slabs)."""
-    from .backends import make_solver
+    """This rank's slab solver, exchanging halos through ``comm``. Returns (solver, slab, slabs).
 
-    slabs = rank_slabs(comm, grid.shape[0], boundary.kind)
+    The halo depth follows the plan the grid runs (:func:`halo_depth`); the exchanger is the
+    peer copy between GPUs of one node, else ``MPI_Sendrecv`` of device buffers where the MPI is
+    CUDA-aware, else host staging; ``solver.exchange.label`` names it (the CUDA solver's
+    ``plan_summary`` quotes it, with what the CUDA-aware query answered)."""
+    from .backends import make_solver, resolve
+
+    slabs = rank_slabs(comm, grid.shape[0], boundary.kind,
+                       halo_depth(grid, boundary, backend, kwargs))
     slab = slabs[comm.rank]
-    ex = MPIHaloExchange(comm, slab)
+    mode = halo_mode()
+    device_mpi, how = False, None
+    if comm.size > 1 and mode != "host" and resolve(backend) == "cuda" and not _simulator():
+        from ..parallel.cuda_aware import cuda_aware
+
+        device_mpi, how = cuda_aware(comm)
+    ex = MPIHaloExchange(comm, slab, device=device_mpi)
     solver = make_solver(model, grid, boundary, backend=backend, slab=slab, exchange=ex,
                          **kwargs)
     ex.bind(solver)
-    mode = halo_mode()
+    if how is not None:
+        ex.label += f" (CUDA-aware MPI: {how})"
     if comm.size > 1 and mode != "host" and comm.allreduce(
             getattr(solver, "backend", "") == "cuda" and not _simulator(), "and"):
         peer = PeerHaloExchange.connect(comm, slab, slabs, solver)

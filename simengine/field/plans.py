@@ -8,9 +8,9 @@ one-line reason, logged at start-up by the field job). The forms, in the order `
 ================  =====  ========  ==============================================================
 form              ndim   slab      auto picks it
 ================  =====  ========  ==============================================================
-``fused-warp``    2      whole     2-D grids above :data:`FUSED_SMALL_CELLS` cells
+``fused-warp``    2      halo 4    2-D grids above :data:`FUSED_SMALL_CELLS` cells
                                    (:mod:`.cuda.fused_warp`: one warp marches a strip of rows)
-``fused-frame``   2      whole     2-D grids of at most :data:`FUSED_SMALL_CELLS` cells
+``fused-frame``   2      halo 4    2-D grids of at most :data:`FUSED_SMALL_CELLS` cells
                                    (:mod:`.cuda.fused_frame`: one thread per frame cell)
 ``stages``        1–3    halo 2    everything else: two launches of the unfused stage kernels
                                    (:class:`.cuda.plan.StagePlan`)
@@ -20,13 +20,18 @@ The stage kernel of ``stages`` (:data:`STAGE_KERNELS`: ``smarch``, ``march``, ``
 ``direct``, ``tiled``) follows the per-(dimension, precision) defaults of ``cuda/config.py``,
 applied by :class:`~.cuda.plan.StagePlan`; :func:`stage_kernel` names the one a plan runs.
 
-Rules: ``fused: auto`` runs a fused form only for RK2 on the whole grid with the ``global`` /
-``texture`` strategies, no launch hint of the unfused kernels (``block``, ``cells_per_thread``,
+A slab of a decomposed grid (MPI ranks, ``SlabGroup``) is built with the halo depth of the form
+its grid runs (:func:`slab_depth`: the whole grid's choice, so the same grid runs the same form
+on any number of slabs; the cell-count rule looks at the whole grid) and exchanges that many rows
+before each launch: 4 once per fused step, 2 before each unfused stage.
+
+Rules: ``fused: auto`` runs a fused form only for RK2 with the ``global`` / ``texture``
+strategies, no launch hint of the unfused kernels (``block``, ``cells_per_thread``,
 ``march``, ``vec``) and on a real GPU (under the CUDA simulator the unfused stages stay the
 default so that their tests test them). ``fused: true`` runs the first fused form that supports
 the case (a ``block`` is then the frame form's thread block, the frame = tile + 4 on every
 side; ``march`` the warp form's rows per chunk); where none does (1-D and 3-D fields, Euler, a
-slab of a decomposed grid, ``cells_per_thread``) it is refused with a :class:`PlanError` (a
+slab built with a halo under 4 rows, ``cells_per_thread``) it is refused with a :class:`PlanError` (a
 one-line :class:`~simengine.errors.UserError`). ``fused: false`` runs the
 stages. Measurements behind the rules: docs/field-gpu.md.
 """
@@ -38,6 +43,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from ..errors import UserError
+from .decomposition import FUSED_HALO, HALO
 
 #: ``fused: auto``: the frame-blocked fused step on 2-D grids of at most this many cells (H100:
 #: 200² fp64 2.45 µs/step against 9.0 for two unfused stages), the warp-marching fused step above
@@ -69,8 +75,12 @@ class Case:
     integrator: str = "rk2"
     #: the solver holds the whole grid (not one slab of a decomposed grid)
     whole: bool = True
-    #: halo rows the slab holds on either side (a slab; decomposition.HALO today)
+    #: halo rows the slab holds on either side (a slab: its ``depth``)
     slab_halo: int = 2
+    #: cells of the whole grid (the ``auto`` size rule; None: ``cells``, the whole grid)
+    grid_cells: Optional[int] = None
+    #: the rows of axis 0 a slab's step writes in its stored array (None: the whole grid)
+    write_rows: Optional[tuple] = None
     #: a launch hint of the unfused kernels was given (block, cells_per_thread, march, vec)
     hints: bool = False
     block: Optional[tuple] = None  # an explicit block (tuple)
@@ -81,7 +91,8 @@ class Case:
 
     @property
     def cells(self) -> int:
-        return int(np.prod(self.shape3))
+        """Cells of the whole grid (a slab runs the form its grid runs)."""
+        return int(np.prod(self.shape3)) if self.grid_cells is None else int(self.grid_cells)
 
 
 @dataclass(frozen=True)
@@ -92,8 +103,8 @@ class Form:
     fused: bool
     ndims: tuple
     #: halo rows a slab of a decomposed grid must hold to run this form (its stencil depth per
-    #: exchange); None = whole grid only. A fused form on slabs (issue 27) declares 4: the
-    #: chooser then runs it on slabs built with a 4-row halo (``Case.slab_halo``)
+    #: exchange); None = whole grid only. The fused forms declare 4 (one exchange per step),
+    #: the stages 2 (one per stage); a slab's depth comes from :func:`slab_depth`
     halo: Optional[int]
     ensemble: bool
     #: the ``auto`` rule in words (docs, ``simengine`` log)
@@ -141,7 +152,7 @@ class Choice:
 
 
 def _auto_fusable(case: Case) -> bool:
-    return (case.integrator == "rk2" and case.whole and not case.simulator
+    return (case.integrator == "rk2" and not case.simulator
             and case.kernel in FUSED_AUTO_KERNELS and not case.hints)
 
 
@@ -161,7 +172,7 @@ def _build_warp(case):
     from .cuda.fused_warp import WarpFusedPlan
 
     return WarpFusedPlan(case.kernel, 2, case.shape3, case.boundary, case.dtype,
-                         length=case.march)
+                         length=case.march, rows=case.write_rows)
 
 
 def _frame_wins(case):
@@ -185,7 +196,7 @@ def _build_frame(case):
                             f"first) above 8: the frame of a tile and its 4-cell halo")
         tile = (case.block[1] - 8, case.block[0] - 8)
     return FramePlan(case.kernel, 2, case.shape3, case.boundary, case.dtype, tile=tile,
-                     sms=case.sms)
+                     sms=case.sms, rows=case.write_rows)
 
 
 def _never(case):
@@ -197,11 +208,11 @@ def _always(case):
 
 
 FORMS = (
-    Form("fused-warp", True, (2,), None, False,
+    Form("fused-warp", True, (2,), FUSED_HALO, False,
          f"2-D, more than {FUSED_SMALL_CELLS} cells", _warp_wins, _warp_takes, _build_warp),
-    Form("fused-frame", True, (2,), None, False,
+    Form("fused-frame", True, (2,), FUSED_HALO, False,
          f"2-D, at most {FUSED_SMALL_CELLS} cells", _frame_wins, _frame_takes, _build_frame),
-    Form("stages", False, (1, 2, 3), 2, True,
+    Form("stages", False, (1, 2, 3), HALO, True,
          "every case no fused form wins", _never, _always),
 )
 BY_NAME = {f.name: f for f in FORMS}
@@ -233,8 +244,8 @@ def _unfused_reason(case: Case) -> str:
     """Why ``auto`` runs the unfused stages for a case no fused form wins."""
     if case.integrator != "rk2":
         return "euler is one stage"
-    if not case.whole:
-        return "slab (halo 2): unfused"
+    if not case.whole and case.slab_halo < FUSED_HALO and case.ndim == 2:
+        return f"slab (halo {case.slab_halo}): unfused"
     if case.simulator:
         return "auto: unfused under the simulator"
     if case.kernel not in FUSED_AUTO_KERNELS or case.ndim != 2:
@@ -273,17 +284,44 @@ def case_of(solver, fused_block) -> Case:
     """The :class:`Case` of a CUDA solver being set up (``fused_block``: its ``block`` hint as
     given: a tuple, ``"auto"`` or None)."""
     from .cuda.config import SIMULATOR
-    from .decomposition import HALO
 
     h = solver._hints
     explicit = isinstance(fused_block, (list, tuple))
     hints = explicit or isinstance(fused_block, str) or any(
         h.get(k) is not None for k in ("cpt", "march", "vec"))
+    whole = solver.slab.whole
     return Case(ndim=solver.grid.ndim, shape3=tuple(solver.shape3),
                 dtype=np.dtype(solver.dtype).name, boundary=solver.boundary.code,
-                kernel=solver.kernel, integrator=solver.integrator, whole=solver.slab.whole,
-                slab_halo=HALO, hints=hints, block=tuple(fused_block) if explicit else None,
-                rows=h.get("cpt"), march=h.get("march"), simulator=SIMULATOR)
+                kernel=solver.kernel, integrator=solver.integrator, whole=whole,
+                slab_halo=solver.slab.depth, grid_cells=int(np.prod(solver.grid.shape)),
+                write_rows=None if whole else (solver.lo, solver.hi), hints=hints,
+                block=tuple(fused_block) if explicit else None, rows=h.get("cpt"),
+                march=h.get("march"), simulator=SIMULATOR)
+
+
+def slab_depth(grid_shape, boundary_code: int, *, kernel="texture", precision="float64",
+               integrator="rk2", fused=None, block=None, cells_per_thread=None, march=None,
+               vec=None, simulator=None, **_other) -> int:
+    """The halo depth of the slabs of a grid decomposed for the CUDA backend: that of the form
+    the whole grid runs for these solver options (4 where a fused form runs, else 2), so that
+    every slab runs what the one-process run runs. A request that cannot run (``fused: true``
+    in 3-D) gives the stages' depth here; the slab solver then refuses it with its one line."""
+    from .cuda.config import SIMULATOR
+    from .params import precision_dtype
+
+    explicit = isinstance(block, (list, tuple))
+    hints = block is not None or any(v is not None for v in (cells_per_thread, march, vec))
+    shape = tuple(int(n) for n in grid_shape)
+    shape3 = (1,) * (3 - len(shape)) + shape
+    case = Case(ndim=len(shape), shape3=shape3, dtype=precision_dtype(precision).name,
+                boundary=int(boundary_code), kernel=kernel, integrator=integrator, hints=hints,
+                block=tuple(block) if explicit else None, rows=cells_per_thread, march=march,
+                simulator=SIMULATOR if simulator is None else bool(simulator))
+    try:
+        form = choose(case, fused).form
+    except PlanError:
+        return STAGES.halo
+    return form.halo
 
 
 def table() -> str:

@@ -23,7 +23,7 @@ import numpy as np
 from . import cpu as ck
 from . import integrator as integ
 from . import observables
-from .decomposition import HALO, Slab, whole_slab
+from .decomposition import Slab, whole_slab
 from .model import BOUNDARY_KINDS, Boundary, CahnHilliard, Grid
 from .params import PRECISIONS, pack, precision_dtype  # noqa: F401  (PRECISIONS re-exported)
 
@@ -67,8 +67,9 @@ class FieldSolver:
         self.slab = whole_slab(grid.shape[0]) if slab is None else slab
         if self.slab.n != int(grid.shape[0]):
             raise ValueError(f"slab of {self.slab.n} rows for a grid of {grid.shape[0]}")
-        if not self.slab.whole and self.slab.owned < HALO:
-            raise ValueError(f"a slab must own at least {HALO} rows, got {self.slab.owned}")
+        if not self.slab.whole and self.slab.owned < self.slab.depth:
+            raise ValueError(f"a slab must own at least {self.slab.depth} rows, got "
+                             f"{self.slab.owned}")
         self.lo, self.hi = self.slab.lo, self.slab.hi
         rest = tuple(int(n) for n in grid.shape[1:])
         self.local_shape = (self.slab.rows,) + rest
@@ -102,7 +103,7 @@ class FieldSolver:
 
     def halo_shape(self) -> tuple:
         """Shape of one side's halo rows (and of each array :meth:`boundary_rows` returns)."""
-        return (HALO,) + tuple(self.local_shape[1:])
+        return (self.slab.depth,) + tuple(self.local_shape[1:])
 
     def buffer_index(self, array) -> int:
         for i, b in enumerate(self.buffers):
@@ -190,16 +191,18 @@ class CpuFieldSolver(FieldSolver):
 
     # ------------------------------------------------------------------ halo access
     def boundary_rows(self, array):
-        """The owned rows a neighbour needs: ``(array[lo:lo+2], array[hi-2:hi])`` (views)."""
-        return array[self.lo:self.lo + HALO], array[self.hi - HALO:self.hi]
+        """The owned rows a neighbour needs: ``(array[lo:lo+d], array[hi-d:hi])`` (views)."""
+        d = self.slab.depth
+        return array[self.lo:self.lo + d], array[self.hi - d:self.hi]
 
     def set_halo(self, array, low, high) -> None:
-        """Write the halo rows ``[lo-2, lo)`` from ``low`` and ``[hi, hi+2)`` from ``high``
-        (``None``: that side has no halo)."""
+        """Write the halo rows ``[lo-d, lo)`` from ``low`` and ``[hi, hi+d)`` from ``high``
+        (d: the slab's halo depth; ``None``: that side has no halo)."""
+        d = self.slab.depth
         if low is not None:
-            array[self.lo - HALO:self.lo] = low
+            array[self.lo - d:self.lo] = low
         if high is not None:
-            array[self.hi:self.hi + HALO] = high
+            array[self.hi:self.hi + d] = high
 
     def _partials(self):
         return observables.field_partials(self.buffers[0], self.lo, self.hi, self.model,

@@ -38,7 +38,7 @@ from numba import cuda
 
 from .access import LD, LDNC, ST
 from .config import FIXED, SIMULATOR
-from .fused_launch import FusedStep
+from .fused_launch import FusedStep, output_rows
 from .physics import SHARED_LIMIT, fold_fn, ftype, itemsize, mu, outside2, pairs2, rate
 
 #: threads (x first) and output tile (TY, TX) on small 2-D grids whose tiles fit in one wave of
@@ -80,8 +80,8 @@ def _frame_step(load, fold, fixed, PX, PY, TX, TY):
     the instruction)."""
 
     @cuda.jit(device=True)
-    def body(src, out, i0, j0, n1, n2, coef1, coef2, mh2, kh2, nd2, c0, c1, c2, c3, vphi, vmu,
-             sphi, smu, sst):
+    def body(src, out, i0, j0, n1, n2, hi, coef1, coef2, mh2, kh2, nd2, c0, c1, c2, c3, vphi,
+             vmu, sphi, smu, sst):
         tx = cuda.threadIdx.x
         ty = cuda.threadIdx.y
         q = ty * PX + tx
@@ -123,7 +123,7 @@ def _frame_step(load, fold, fixed, PX, PY, TX, TY):
         cuda.syncthreads()
         if in4:  # φⁿ⁺¹ = φ + coef2·M lap μ(φ*), to the tile
             v = LD(sphi, q) + coef2 * rate(pairs2(smu, q, PX), LD(smu, q), mh2, nd2)
-            if gj < n1 and gi < n2:
+            if gj < hi and gi < n2:
                 ST(out, gj * n2 + gi, v)
         cuda.syncthreads()
 
@@ -133,10 +133,11 @@ def _frame_step(load, fold, fixed, PX, PY, TX, TY):
 @functools.lru_cache(maxsize=None)
 def frame_kernel_2d(bc: int, nc: bool, dtype: str, tile: tuple):
     """One fused RK2 step of a 2-D field, one output tile ``tile`` = (TY, TX) per block of
-    (TX + 8, TY + 8) threads. Arguments: ``(src, out, n0, n1, n2, coef1, coef2, mh2, kh2, nd2,
-    c0, c1, c2, c3, vphi, vmu)`` (coefficients and scalars in the array dtype, see
+    (TX + 8, TY + 8) threads. Arguments: ``(src, out, n0, n1, n2, lo, hi, coef1, coef2, mh2,
+    kh2, nd2, c0, c1, c2, c3, vphi, vmu)`` (coefficients and scalars in the array dtype, see
     :func:`simengine.field.params.stage_scalars`) with the field's 3-D view
-    ``(1, n1, n2)``; ``src`` and ``out`` must be different buffers. Tiles at least 4 cells from
+    ``(1, n1, n2)``, rows ``lo:hi`` written (:func:`.fused_launch.output_rows`); ``src`` and
+    ``out`` must be different buffers. Tiles at least 4 cells from
     every boundary load by flat offset and skip all boundary logic."""
     TY, TX = int(tile[0]), int(tile[1])
     PX, PY = TX + 8, TY + 8
@@ -145,14 +146,15 @@ def frame_kernel_2d(bc: int, nc: bool, dtype: str, tile: tuple):
     fdt = ftype(dtype)
 
     @cuda.jit
-    def kernel(src, out, n0, n1, n2, coef1, coef2, mh2, kh2, nd2, c0, c1, c2, c3, vphi, vmu):
+    def kernel(src, out, n0, n1, n2, lo, hi, coef1, coef2, mh2, kh2, nd2, c0, c1, c2, c3, vphi,
+               vmu):
         sphi = cuda.shared.array(NP, fdt)
         smu = cuda.shared.array(NP, fdt)
         sst = cuda.shared.array(NP, fdt)
         i0 = numba.int64(cuda.blockIdx.x) * TX
-        j0 = numba.int64(cuda.blockIdx.y) * TY
-        body(src, out, i0, j0, n1, n2, coef1, coef2, mh2, kh2, nd2, c0, c1, c2, c3, vphi, vmu,
-             sphi, smu, sst)
+        j0 = lo + numba.int64(cuda.blockIdx.y) * TY
+        body(src, out, i0, j0, n1, n2, hi, coef1, coef2, mh2, kh2, nd2, c0, c1, c2, c3, vphi,
+             vmu, sphi, smu, sst)
 
     return kernel
 
@@ -161,16 +163,18 @@ class FramePlan(FusedStep):
     """The frame-blocked fused step for one 2-D field shape (:func:`frame_kernel_2d`), the
     interface of :class:`~.fused_launch.FusedStep`. ``tile``: output tile (TY, TX), the block is
     the frame (TX + 8, TY + 8); unset: :func:`frame_shape` (``sms`` multiprocessors, default the
-    current device's)."""
+    current device's); ``rows``: the rows of axis 0 written (a slab's owned rows), default all."""
 
-    def __init__(self, kernel: str, ndim: int, shape3, bc: int, dtype, *, tile=None, sms=None):
+    def __init__(self, kernel: str, ndim: int, shape3, bc: int, dtype, *, tile=None, sms=None,
+                 rows=None):
         if int(ndim) != 2:
             raise ValueError("the frame-blocked fused step is for 2-D fields")
         self.kernel_name, self.ndim, self.bc = kernel, 2, int(bc)
         self.dtype = np.dtype(dtype)
         self.shape3 = tuple(int(n) for n in shape3)
+        self.lo, self.hi = output_rows(self.shape3, rows)
         if tile is None:
-            _block, tile = frame_shape(self.shape3[1], self.shape3[2], sms=sms)
+            _block, tile = frame_shape(self.hi - self.lo, self.shape3[2], sms=sms)
         self.tile = tuple(int(t) for t in tile)
         if len(self.tile) != 2 or min(self.tile) < 1:
             raise ValueError(f"frame-blocked fused step: tile {tile!r} must be two positive "
@@ -183,8 +187,9 @@ class FramePlan(FusedStep):
                              f"{self.shared_bytes} B of shared memory; choose a smaller tile")
         nc = kernel in ("texture", "combined")
         self.fn = frame_kernel_2d(self.bc, nc, self.dtype.name, self.tile)
-        _n0, n1, n2 = self.shape3
-        self.griddim = (math.ceil(n2 / self.tile[1]), math.ceil(n1 / self.tile[0]), 1)
+        n2 = self.shape3[2]
+        self.griddim = (math.ceil(n2 / self.tile[1]), math.ceil((self.hi - self.lo) / self.tile[0]),
+                        1)
         self.blockdim = self.block + (1,)
         self._init_launch()
 

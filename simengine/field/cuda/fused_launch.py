@@ -6,8 +6,16 @@ instead of the unfused stages' 5); φ* never leaves the chip: a form recomputes 
 of 4 cells around what it writes (two stages of a 2-cell-deep stencil).
 
 A form subclasses :class:`FusedStep` and sets ``fn`` (the kernel), ``griddim``, ``blockdim``,
-``dtype``, ``shape3``; :meth:`FusedStep._args` builds the kernel's arguments (a form with other
-arguments overrides it) and :meth:`FusedStep._compiled` runs once after the first real launch.
+``dtype``, ``shape3`` and ``lo``, ``hi`` (the rows of axis 0 it writes: all of them for the whole
+grid, the owned rows of a slab stored with a 4-row halo — :func:`output_rows`);
+:meth:`FusedStep._args` builds the kernel's arguments (a form with other arguments overrides it)
+and :meth:`FusedStep._compiled` runs once after the first real launch.
+
+On a slab the kernels read rows ``lo − 4 … hi + 3`` of the stored array: halo rows where the slab
+has a halo (filled by the solver's ``exchange`` before each step), else — a global mirror or fixed
+face, where the slab has no halo and ``lo = 0`` / ``hi`` = the stored rows — the boundary's fold
+or outside rule at the array's edge, which is the global face. Every cell thus sees the values
+and the arithmetic of the whole-grid step: K slabs are bit-identical to the whole grid.
 """
 from __future__ import annotations
 
@@ -25,6 +33,17 @@ class FusedStep:
     rows = 1
     march = 0
     _fast = None
+    lo = 0
+    hi = None
+    #: the CUDA stream of the launches (None: the legacy default stream); a slab's pipelined
+    #: step (:mod:`.fused_slab`) runs on its own stream so that halo copies overlap it
+    stream = None
+
+    def _configure(self):
+        """The dispatcher configured for this plan's launch geometry and stream."""
+        if self.stream is None:
+            return self.fn[self.griddim, self.blockdim]
+        return self.fn[self.griddim, self.blockdim, self.stream]
 
     def _init_launch(self):
         self._kargs, self._keep = {}, {}
@@ -33,7 +52,7 @@ class FusedStep:
     def _args(self, src, out, coef1, coef2, scal):
         t = self.dtype.type
         n0, n1, n2 = self.shape3
-        return (src, out, n0, n1, n2, t(coef1), t(coef2), *scal)
+        return (src, out, n0, n1, n2, self.lo, self.hi, t(coef1), t(coef2), *scal)
 
     def _compiled(self):
         """Called once after the first (compiling) launch on a GPU."""
@@ -54,9 +73,9 @@ class FusedStep:
                 return
             self._fast = None  # pragma: no cover - numba-cuda internals changed
         if SIMULATOR:
-            self.fn[self.griddim, self.blockdim](*args)
+            self._configure()(*args)
             return
-        self._configured = self.fn[self.griddim, self.blockdim]
+        self._configured = self._configure()
         self._configured(*args)
         self._fast = _launch_api.compiled(self.fn)
         self._compiled()
@@ -81,6 +100,18 @@ class FusedStep:
         for _ in range(int(nsteps)):
             self(buffers[0], buffers[2], c1, c2, scal)
             buffers[0], buffers[2] = buffers[2], buffers[0]
+
+
+def output_rows(shape3, rows) -> tuple:
+    """``(lo, hi)``: the rows of axis 0 a fused step writes — ``rows`` (a slab's owned rows in
+    its stored array) or all of them. A slab's halo side must hold the fused step's 4 rows."""
+    n1 = int(shape3[1])
+    lo, hi = (0, n1) if rows is None else (int(rows[0]), int(rows[1]))
+    if not 0 <= lo < hi <= n1:
+        raise ValueError(f"fused step: rows {lo}:{hi} outside the {n1} stored rows")
+    if (lo and lo < 4) or (n1 - hi and n1 - hi < 4):
+        raise ValueError(f"fused step: rows {lo}:{hi} of {n1}: a halo side needs 4 rows")
+    return lo, hi
 
 
 #: the fused step as a one-stage scheme for :class:`simengine.field.cuda.graph.StepGraph`:

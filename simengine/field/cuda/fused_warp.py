@@ -36,7 +36,7 @@ from numba import cuda
 
 from .access import LD, LD2, LDNC, LDNC2, ST, ST2
 from .config import FIXED, SIMULATOR
-from .fused_launch import FusedStep
+from .fused_launch import FusedStep, output_rows
 from .occupancy import device_attr, occupancy_report
 from .physics import fold_fn, ftype, mu, rate
 
@@ -115,8 +115,9 @@ def warp_kernel(bc: int, nc: bool, dtype: str, cols: int = 2, ahead: int = 1):
     and stores; one column per lane was measured slower and removed).
 
     Launch with ``(32·W,)`` threads per block over ``(ceil(ceil(n2 / (32·cols − 8)) / W),
-    ceil(n1 / L))`` blocks. Arguments: ``(src, out, n0, n1, n2, L, coef1, coef2, mh2, kh2, nd2,
-    c0, c1, c2, c3, vphi, vmu)`` with the field's 3-D view ``(1, n1, n2)``. ``ahead`` = 1 loads
+    ceil((hi − lo) / L))`` blocks. Arguments: ``(src, out, n0, n1, n2, lo, hi, L, coef1, coef2,
+    mh2, kh2, nd2, c0, c1, c2, c3, vphi, vmu)`` with the field's 3-D view ``(1, n1, n2)``; rows
+    ``lo:hi`` are written (:func:`.fused_launch.output_rows`). ``ahead`` = 1 loads
     row t + 1 while row t is computed (twice the bytes in flight per warp), 0 loads row t at the
     top of its iteration."""
     C = int(cols)
@@ -151,7 +152,7 @@ def warp_kernel(bc: int, nc: bool, dtype: str, cols: int = 2, ahead: int = 1):
         return va, vb
 
     @cuda.jit
-    def kernel(src, out, n0, n1, n2, L, coef1, coef2, mh2, kh2, nd2, c0, c1, c2, c3,
+    def kernel(src, out, n0, n1, n2, lo, hi, L, coef1, coef2, mh2, kh2, nd2, c0, c1, c2, c3,
                 vphi, vmu):
         scr = scratch()
         tid = cuda.threadIdx.x
@@ -160,8 +161,8 @@ def warp_kernel(bc: int, nc: bool, dtype: str, cols: int = 2, ahead: int = 1):
         x0 = w * OW
         if not sim and x0 >= n2:
             return
-        kb = numba.int64(cuda.blockIdx.y) * L
-        ke = min(kb + L, n1)
+        kb = lo + numba.int64(cuda.blockIdx.y) * L
+        ke = min(kb + L, hi)
         ga = x0 - HALO + 2 * lane  # this lane's columns ga (a) and ga + 1 (b)
         gb = ga + 1
         ia = fold(ga, n2)
@@ -293,12 +294,13 @@ class WarpFusedPlan(FusedStep):
     form = "warp"
 
     def __init__(self, kernel: str, ndim: int, shape3, bc: int, dtype, *, cols=None,
-                 length=None, warps=None, ahead=None):
+                 length=None, warps=None, ahead=None, rows=None):
         if int(ndim) != 2:
             raise ValueError("the warp-marching fused step is for 2-D fields")
         self.kernel_name, self.ndim, self.bc = kernel, 2, int(bc)
         self.dtype = np.dtype(dtype)
         self.shape3 = tuple(int(n) for n in shape3)
+        self.lo, self.hi = output_rows(self.shape3, rows)
         self.cols = int(cols or DEFAULT_WARP_COLS)
         self.auto_length = not length
         self.length = int(length or DEFAULT_WARP_LENGTH)
@@ -320,8 +322,8 @@ class WarpFusedPlan(FusedStep):
     def _geometry(self):
         _, n1, n2 = self.shape3
         ow = out_width(self.cols)
-        self.griddim = (math.ceil(math.ceil(n2 / ow) / self.warps), math.ceil(n1 / self.length),
-                        1)
+        self.griddim = (math.ceil(math.ceil(n2 / ow) / self.warps),
+                        math.ceil((self.hi - self.lo) / self.length), 1)
         self.tile = (self.length, ow * self.warps)  # (y, x) output cells of one block
 
     def _fit_length(self):
@@ -345,7 +347,7 @@ class WarpFusedPlan(FusedStep):
         if per_sm < 1:
             return
         chunks = max(1, int(WARP_FILL * per_sm * int(sms)) // self.griddim[0])
-        self.length = max(WARP_MIN_LENGTH, math.ceil(self.shape3[1] / chunks))
+        self.length = max(WARP_MIN_LENGTH, math.ceil((self.hi - self.lo) / chunks))
         self._geometry()
         self._kargs.clear()
 
@@ -358,9 +360,9 @@ class WarpFusedPlan(FusedStep):
     def _args(self, src, out, coef1, coef2, scal):
         t = self.dtype.type
         n0, n1, n2 = self.shape3
-        return (src, out, n0, n1, n2, self.length, t(coef1), t(coef2), *scal)
+        return (src, out, n0, n1, n2, self.lo, self.hi, self.length, t(coef1), t(coef2), *scal)
 
     def _compiled(self):
         if self.auto_length:
             self._fit_length()
-            self._configured = self.fn[self.griddim, self.blockdim]
+            self._configured = self._configure()
