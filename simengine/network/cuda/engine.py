@@ -86,7 +86,7 @@ def _default_batch(alg: str, n: int) -> int:
 
 
 def iter_partials(graph, sources, algorithm: str, store=None, batch=None, bin_width=1.0,
-                  device=None, sort_by_degree=False, delta=None, persistent=True):
+                  device=None, sort_by_degree=False, delta=None, persistent=True, columns=None):
     """Generator of ChunkPartials computed on GPU ``device`` (None: the current one), one per batch,
     in source order.
 
@@ -94,18 +94,20 @@ def iter_partials(graph, sources, algorithm: str, store=None, batch=None, bin_wi
     ``batch``: sources per batch (msbfs: 32·W, W = batch // 32).  Options: ``sort_by_degree``
     (bfs), ``delta`` (nearfar), ``persistent`` (msbfs: one cooperative launch per batch; dobfs:
     one per source).  Every step runs with the device's context current; the caller's code
-    between two partials does not.
+    between two partials does not.  ``columns`` (a :class:`.columns.DeviceColumns`): the column
+    sums of every batch are folded into it on the device and the partials carry None columns.
     """
     if algorithm not in RUNS:
         raise ValueError(f"the CUDA engine does not run {algorithm!r}")
     from . import on_device
 
     gen = _partials(graph, np.ascontiguousarray(sources, dtype=np.int64), algorithm, store, batch,
-                    bin_width, sort_by_degree, delta, persistent)
+                    bin_width, sort_by_degree, delta, persistent, columns)
     return on_device(gen, device)
 
 
-def _partials(graph, sources, alg, store, batch, bin_width, sort_by_degree, delta, persistent):
+def _partials(graph, sources, alg, store, batch, bin_width, sort_by_degree, delta, persistent,
+              columns):
     from . import device_graph
     from .reduce import reduce_rows, copy_to_store
     from ..statistics import unreachable_sentinel
@@ -117,12 +119,12 @@ def _partials(graph, sources, alg, store, batch, bin_width, sort_by_degree, delt
     if alg == "msbfs":
         from .msbfs import msbfs_partials
         yield from msbfs_partials(graph, sources, words=max(1, B // 32), store=store,
-                                  persistent=persistent)
+                                  persistent=persistent, columns=columns)
         return
     if alg == "dobfs":
         from .dobfs import dobfs_partials
         yield from dobfs_partials(graph, sources, batch=int(batch) if batch else 8, store=store,
-                                  persistent=persistent)
+                                  persistent=persistent, columns=columns)
         return
     dg = device_graph(graph)           # on_device made ``device`` current: caches are keyed by it
     if alg == "fw":
@@ -136,7 +138,7 @@ def _partials(graph, sources, alg, store, batch, bin_width, sort_by_degree, delt
                 bad = ~(blk < inf)
                 store[lo:lo + len(s)] = np.where(bad, 0, blk).astype(store.dtype)
                 store[lo:lo + len(s)][bad] = unreachable_sentinel(store.dtype)
-            yield reduce_rows(D, s, s, n, inf, weighted, bw)
+            yield reduce_rows(D, s, s, n, inf, weighted, bw, columns=columns)
         return
     B = max(1, min(B, len(sources)))
     rows = np.arange(B, dtype=np.int64)
@@ -148,7 +150,8 @@ def _partials(graph, sources, alg, store, batch, bin_width, sort_by_degree, delt
             bfs_batch(dg, s, buf, sort_by_degree)
             if store is not None:
                 copy_to_store(buf.dist, rows[:len(s)], store, lo, float(UNREACHED))
-            yield reduce_rows(buf.dist, rows[:len(s)], s, n, float(UNREACHED), False, 1.0)
+            yield reduce_rows(buf.dist, rows[:len(s)], s, n, float(UNREACHED), False, 1.0,
+                              columns=columns)
         return
     from .sssp import SSSPBuffers, sssp_batch
     buf = SSSPBuffers(n, B)
@@ -157,4 +160,4 @@ def _partials(graph, sources, alg, store, batch, bin_width, sort_by_degree, delt
         sssp_batch(dg, s, buf, alg, delta)
         if store is not None:
             copy_to_store(buf.dist, rows[:len(s)], store, lo, np.inf)
-        yield reduce_rows(buf.dist, rows[:len(s)], s, n, np.inf, weighted, bw)
+        yield reduce_rows(buf.dist, rows[:len(s)], s, n, np.inf, weighted, bw, columns=columns)
