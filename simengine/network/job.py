@@ -89,7 +89,12 @@ class NetworkJob:
         self.batch = int(spec.solver.batch or (8192 if self.backend == "cuda" else 2048))
         self.batch = max(1, min(self.batch, self.every))
         self.store_dtype = self._store_dtype() if m.store_distances else None
+        from .spans import Spans
+
+        self.spans = Spans()       # where this rank's time goes (SIMENGINE_PROFILE)
+        self.upload_seconds = 0.0
         self.warmup_seconds = self._warm_up() if self.backend == "cuda" else 0.0
+        self.split_note = None
         self.pending_rows = []
         self.pending_pred_rows = []   # /predecessors rows, beside pending_rows
         self.elapsed_before = 0.0
@@ -150,7 +155,21 @@ class NetworkJob:
                             **({} if b is None else {"batch": b}))
         except Exception:  # the real run reports any problem with the real graph
             pass
-        return time.perf_counter() - t
+        compiled = time.perf_counter() - t
+        self.spans.add("start-up: compile", compiled)
+        # the graph's upload and the engine's buffers are start-up too (reported apart)
+        t = time.perf_counter()
+        if self.algorithm != "brandes":
+            from .cuda.engine import prepare
+
+            words = [w // 32 for w in widths[1:]]      # msbfs's narrower tail sweeps
+            try:
+                prepare(self.graph, self.algorithm, len(self.sources), words)
+            except Exception:  # e.g. out of device memory: the run says so with its real sizes
+                pass
+        self.upload_seconds = time.perf_counter() - t
+        self.spans.add("start-up: upload", self.upload_seconds)
+        return compiled
 
     def _store_dtype(self):
         from .apsp import store_dtype
@@ -160,8 +179,8 @@ class NetworkJob:
     # ---- controller protocol
     def describe(self, output) -> str:
         g = self.graph
-        warm = (f" (kernels compiled in {self.warmup_seconds:.1f} s)"
-                if self.warmup_seconds else "")
+        warm = (f" (kernels compiled in {self.warmup_seconds:.1f} s, graph and buffers on "
+                f"the GPU in {self.upload_seconds:.2f} s)" if self.warmup_seconds else "")
         return (f"{self.sc.name}: {self.total} sources, {self.algorithm} on {self.backend}{warm}, "
                 f"graph n={g.n} arcs={g.num_arcs}{' directed' if g.directed else ''}"
                 f"{' weighted' if g.weighted else ''}"
@@ -259,12 +278,20 @@ class NetworkJob:
         from .distributed import run_sources_ranks
 
         todo = self.remaining()[:stop - done]
+        share = static_share(self.backend)
+        if self.split_note is None:
+            self.split_note = (f"sources split over {self.comm.size} ranks: "
+                               + (f"the first {share:.0%} statically (round-robin blocks of one "
+                                  f"claim), the rest claimed dynamically (guided)" if share else
+                                  "claimed dynamically (guided)"))
+            self.log(self.split_note)
         res = run_sources_ranks(self.graph, todo, self.stats, self.comm, algorithm=self.algorithm,
                                 backend=self.backend, store_dtype=self.store_dtype,
                                 batch=self.batch, align=self._claim_align(),
                                 tail=self._claim_tail(),
                                 stop_requested=None if self.store_dtype is not None
-                                else stop_requested, predecessors=self.store_predecessors)
+                                else stop_requested, predecessors=self.store_predecessors,
+                                static_share=share, spans=self.spans)
         if res is not None:
             rows, pos = res[0], res[-1]
             if self.store_predecessors:
@@ -285,8 +312,10 @@ class NetworkJob:
         if self.store_predecessors:
             pred = np.empty((len(sources), self.graph.n), dtype=np.int32)
         try:
-            run_sources(self.graph, sources, self.stats, algorithm=self.algorithm,
-                        backend=self.backend, store=store, predecessors=pred)
+            with self.spans("work"):
+                run_sources(self.graph, sources, self.stats, algorithm=self.algorithm,
+                            backend=self.backend, store=store, predecessors=pred)
+            self.spans.count("work", len(sources))
         except ValueError as exc:
             raise UserError(f"{self.sc.path}: {exc}") from None
         if store is not None:
@@ -295,17 +324,29 @@ class NetworkJob:
             self.pending_pred_rows.append(pred)
 
     def at_stop(self, done, out, elapsed):
-        if done >= self.total and self.comm.rank == 0:
-            out.write(done, elapsed, results=self.stats.results(elapsed=elapsed,
-                                                                graph=self.graph))
-        else:
-            out.write(done, elapsed)
+        with self.spans("output"):
+            if done >= self.total and self.comm.rank == 0:
+                out.write(done, elapsed, results=self.stats.results(elapsed=elapsed,
+                                                                    graph=self.graph))
+            else:
+                out.write(done, elapsed)
         self.last_ckpt = done
+        if done >= self.total:
+            self._profile()
 
     def checkpoint(self, done, out, elapsed):
         if self.last_ckpt != done:
-            out.write(done, elapsed)
+            with self.spans("output"):
+                out.write(done, elapsed)
             self.last_ckpt = done
+
+    def _profile(self):
+        """With SIMENGINE_PROFILE set (on every rank): one line per rank of where the time went
+        (collective)."""
+        from .spans import report, requested
+
+        if requested():
+            report(self.comm.allgather(self.spans.as_dict()), self.log)
 
     def failed(self, exc, output):
         return exc
@@ -323,6 +364,28 @@ class NetworkJob:
 def _short(v):
     """12.9404 for a float diameter (not 12.940400000000002); ints and None as they are."""
     return f"{v:.6g}" if isinstance(v, (float, np.floating)) else v
+
+
+def static_share(backend: str) -> float:
+    """The part of a round's sources split statically over the ranks
+    (:func:`simengine.network.distributed.static_sources`): GPU runs
+    :data:`~simengine.network.distributed.STATIC_SHARE_GPU`, CPU runs none;
+    ``SIMENGINE_STATIC_SHARE`` (0–1) overrides both."""
+    import os
+
+    from .distributed import STATIC_SHARE_GPU
+
+    v = os.environ.get("SIMENGINE_STATIC_SHARE", "").strip()
+    if v:
+        try:
+            x = float(v)
+        except ValueError:
+            raise UserError(f"SIMENGINE_STATIC_SHARE={v!r}: expected a number from 0 to 1") \
+                from None
+        if not 0.0 <= x <= 1.0:
+            raise UserError(f"SIMENGINE_STATIC_SHARE={v!r}: expected a number from 0 to 1")
+        return x
+    return STATIC_SHARE_GPU if backend == "cuda" else 0.0
 
 
 class _NoOutput:

