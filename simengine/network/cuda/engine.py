@@ -191,9 +191,12 @@ def prepare(graph, algorithm: str, num_sources: int, widths=()) -> None:
             for W in (DEFAULT_WORDS, *widths):
                 _cached(graph, ("msbfs", W), lambda: MSBFSBuffers(dg.n, W))
     elif algorithm == "dobfs":
-        from .dobfs import _prepared
+        from .dobfs import ColumnBuffers, DOBFSBuffers, _prepared
 
         _prepared(graph)
+        B = max(1, min(8, int(num_sources)))          # dobfs_partials' default batch
+        _cached(graph, ("dobfs", B), lambda: DOBFSBuffers(dg.n, B))
+        _cached(graph, "dobfs_columns", lambda: ColumnBuffers(dg.n))
     elif algorithm in ("frontier", "nearfar", "bfs"):
         if algorithm != "bfs":
             dg.weights
