@@ -21,27 +21,25 @@ from . import simulator
 THREADS = 32 if simulator() else 256
 
 
+@cuda.jit(device=True, inline=True)
+def _add_two_sum(acc, lo, i, b):
+    """acc[i] ← fl(acc[i] + b), lo[i] += the rounding error (only when non-zero)."""
+    a = acc[i]
+    s = a + b
+    bb = s - a
+    e = (a - (s - bb)) + (b - bb)
+    acc[i] = s
+    if e != 0.0:
+        lo[i] += e
+
+
 @cuda.jit
 def _fold(acc_s, lo_s, acc_h, lo_h, reach, xs, xr, xh, n):
     """acc += x with TwoSum per element (the host's add_compensated with no x compensation)."""
     i = cuda.grid(1)
     if i < n:
-        a = acc_s[i]
-        b = float64(xs[i])
-        s = a + b
-        bb = s - a
-        e = (a - (s - bb)) + (b - bb)
-        acc_s[i] = s
-        if e != 0.0:
-            lo_s[i] += e
-        a = acc_h[i]
-        b = float64(xh[i])
-        s = a + b
-        bb = s - a
-        e = (a - (s - bb)) + (b - bb)
-        acc_h[i] = s
-        if e != 0.0:
-            lo_h[i] += e
+        _add_two_sum(acc_s, lo_s, i, float64(xs[i]))
+        _add_two_sum(acc_h, lo_h, i, float64(xh[i]))
         r = xr[i]
         if r != 0:
             reach[i] += r
