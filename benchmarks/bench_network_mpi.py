@@ -110,7 +110,7 @@ def run_case(key, ranks, backend, launcher, workdir, threads, profile=False):
         raise SystemExit(f"{key} on {ranks} ranks failed:\n{r.stderr[-3000:]}")
     with h5py.File(out) as f:
         stats = {k: f["statistics"][k][()] for k in f["statistics"]}
-        vertex = {k: f["vertex"][k][()] for k in f["vertex"]}
+        vertex = {k: f["vertex"][k][()] for k in f.get("vertex", {})}
     cli = re.search(r"done: .*, in ([0-9.]+) s", r.stderr)
     start = re.search(r"start-up: ([^>]*) ->", r.stderr)
     ranks_profile = json.loads(prof.read_text()) if profile and prof.exists() else None

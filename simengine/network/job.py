@@ -96,6 +96,9 @@ class NetworkJob:
         self.warmup_seconds = self._warm_up() if self.backend == "cuda" else 0.0
         self.host_seconds = _warm_host()
         self.spans.add("start-up: host kernels", self.host_seconds)
+        if self.comm.size > 1:
+            with self.spans("start-up: MPI"):
+                _warm_mpi(self.comm, self.graph.n)
         self.split_note = None
         self.pending_rows = []
         self.pending_pred_rows = []   # /predecessors rows, beside pending_rows
@@ -388,6 +391,17 @@ def _warm_host() -> float:
     parallel_copy(np.zeros(2, np.int64))
     fletcher32(np.zeros(4, np.uint8), 0)
     return time.perf_counter() - t
+
+
+def _warm_mpi(comm, n: int) -> None:
+    """Collective: open and free one claim counter (the MPI library's first one-sided window
+    sets up its machinery) and all-reduce one block of the merge's size, then meet — so that
+    the ranks start their work timers together and one-time MPI set-up counts as start-up."""
+    c = comm.counter(0)
+    c.fetch_add(0)
+    c.free()
+    comm.allreduce_array(np.zeros((2, max(1, n))), "sum")
+    comm.barrier()
 
 
 def static_share(backend: str) -> float:
