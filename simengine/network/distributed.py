@@ -154,12 +154,14 @@ def run_sources_ranks(graph, sources, stats: PathStatistics, comm, algorithm="au
             preds.append(pred)
             positions.append(pos)
 
+    drain = 2 * total   # a stop pushes the counter this far: past any value claims leave
     try:
         nxt = counter.fetch_add_async(k)   # the first claim completes during the static work
         stopped = False
-        for pos in static_positions(static, comm.size, comm.rank, k):
-            if stop_requested():
-                counter.fetch_add(total)   # drain: nobody claims another batch
+        for j, pos in enumerate(static_positions(static, comm.size, comm.rank, k)):
+            # a stop on any rank (it drains the counter) ends the static share too
+            if stop_requested() or (j and counter.fetch_add(0) >= drain):
+                counter.fetch_add(drain)   # drain: nobody claims another batch
                 stopped = True
                 break
             compute(pos, "static")
@@ -169,7 +171,7 @@ def run_sources_ranks(graph, sources, stats: PathStatistics, comm, algorithm="au
             if i >= total:
                 break
             if stop_requested():
-                counter.fetch_add(total)  # drain: nobody claims another batch
+                counter.fetch_add(drain)  # drain: nobody claims another batch
                 break
             # claim the next batch before computing this one: the claim completes meanwhile
             nxt = counter.fetch_add_async(guided_size(total - i - k, comm.size, k, align, tail))
