@@ -33,7 +33,11 @@ class NetworkJob:
         self.spec = spec = sc.spec
         self.log = log or (lambda msg: None)
         self.comm = comm or SerialComm()
+        import time
+
+        t = time.perf_counter()
         self.graph = self._build_graph()
+        self.graph_seconds = time.perf_counter() - t      # generated or read: start-up
         if self.comm.size > 1:
             # every rank generated or read the graph itself; make sure they agree
             hashes = self.comm.allgather(self.graph.content_hash())
@@ -92,6 +96,7 @@ class NetworkJob:
         from .spans import Spans
 
         self.spans = Spans()       # where this rank's time goes (SIMENGINE_PROFILE)
+        self.spans.add("start-up: graph", self.graph_seconds)
         self.upload_seconds = 0.0
         self.warmup_seconds = self._warm_up() if self.backend == "cuda" else 0.0
         self.host_seconds = _warm_host()
@@ -184,9 +189,10 @@ class NetworkJob:
     # ---- controller protocol
     def describe(self, output) -> str:
         g = self.graph
-        warm = (f"; start-up: GPU kernels compiled in {self.warmup_seconds:.1f} s, graph and "
-                f"buffers on the GPU in {self.upload_seconds:.2f} s," if self.warmup_seconds
-                else "; start-up:") + f" host kernels ready in {self.host_seconds:.1f} s"
+        warm = (f"; start-up: graph built in {self.graph_seconds:.1f} s, "
+                + (f"GPU kernels compiled in {self.warmup_seconds:.1f} s, graph and buffers on "
+                   f"the GPU in {self.upload_seconds:.2f} s, " if self.warmup_seconds else "")
+                + f"host kernels ready in {self.host_seconds:.1f} s")
         return (f"{self.sc.name}: {self.total} sources, {self.algorithm} on {self.backend}, "
                 f"graph n={g.n} arcs={g.num_arcs}{' directed' if g.directed else ''}"
                 f"{' weighted' if g.weighted else ''}"
