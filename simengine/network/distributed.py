@@ -205,7 +205,7 @@ def merge_into(stats: PathStatistics, local: PathStatistics, comm, spans=None) -
 
     Three collectives, whatever the statistics: the per-source values of each rank's own sources
     travel as one small all-gather (they are disjoint, so they are placed, not summed); the
-    per-target column sums as one ``Allreduce`` of a packed float64 block (the compensation terms
+    per-target column sums as one ``Allreduce`` of a packed float64 block (each compensation term
     only when some rank has a non-zero one — integer distance sums never do) and one of a packed
     int64 block (reach counts and histogram). Before, eleven ``n``-long arrays were all-reduced
     one by one, the per-source ones mostly zeros. Column sums a GPU still holds
@@ -235,13 +235,14 @@ def _merge(stats, local, comm, n, own):
         union.row_reach[idx] = rreach
         union.row_max[idx] = rmax
         union.row_harm[idx] = rharm
-    # the column sums travel with their compensation terms when any rank has one
-    lo = comm.allreduce(int(bool(local.col_sum_lo.any() or local.col_harm_lo.any())), "max")
-    cols = [local.col_sum, local.col_harm] + ([local.col_sum_lo, local.col_harm_lo] if lo else [])
-    f = comm.allreduce_array(np.stack(cols), "sum")
-    union.col_sum, union.col_harm = f[0], f[1]
-    if lo:
-        union.col_sum_lo, union.col_harm_lo = f[2], f[3]
+    # each compensation term travels only when some rank has a non-zero one (integer distance
+    # sums never do; harmonic sums usually do)
+    has = comm.allreduce_array(np.array([local.col_sum_lo.any(), local.col_harm_lo.any()],
+                                        np.int64), "max")
+    names = ["col_sum", "col_harm"] + [k for k, h in zip(("col_sum_lo", "col_harm_lo"), has) if h]
+    f = comm.allreduce_array(np.stack([getattr(local, k) for k in names]), "sum")
+    for k, row in zip(names, f):
+        setattr(union, k, row)
     nb = comm.allreduce(len(local.hist), "max")
     ints = np.zeros(n + nb, np.int64)
     ints[:n] = local.col_reach
