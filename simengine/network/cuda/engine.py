@@ -200,6 +200,10 @@ def prepare(graph, algorithm: str, num_sources: int, widths=()) -> None:
     elif algorithm in ("frontier", "nearfar", "bfs"):
         if algorithm != "bfs":
             dg.weights
+        if algorithm == "nearfar":
+            from .sssp import default_delta
+
+            default_delta(dg)
         B = max(1, min(_default_batch(algorithm, dg.n), int(num_sources)))
         if algorithm == "bfs":
             from .bfs import BFSBuffers as make
