@@ -11,11 +11,22 @@ CPU (the issue's target: 2 ranks × 1 thread ≥ 1.7× one process × 1 thread):
 GPU host with two GPUs (one GPU per rank, Open MPI):
     python benchmarks/bench_network_mpi.py --backend cuda --ranks 1,2 \\
         --launcher "mpirun --allow-run-as-root --oversubscribe" --cases ring,free,ba,rw6,rw6w
+All 10⁶ sources of the 10⁶-vertex graph, with each rank's profile (SIMENGINE_PROFILE):
+    ... --cases rw6all --profile
+The CLI's overhead: the same case run by the CLI and, in this process, by the engine alone
+(``NetworkJob.work`` over all sources after the same start-up, no output):
+    python benchmarks/bench_network_mpi.py --backend cuda --ranks 1 --cases rw7w8 --reference
+
+Columns: "run s" is /statistics/elapsed (the work; output writes before the last excluded), "CLI
+s" the "done: ... in X s" the CLI prints (the final output write included), "start-up" what the
+log says was compiled and uploaded before the timer.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -43,6 +54,15 @@ CASES = {
     "rw6w": ("G(n,m) n=1e6 degree 6 weights 1-10, 16384 sources",
              "{type: gnm, n: 1000000, m: 3000000, seed: 1}",
              "{type: uniform_int, low: 1, high: 10, seed: 1}", "{sample: 16384, seed: 1}"),
+    # the issue's all-sources job: every vertex of the 10^6-vertex graph a source (msbfs)
+    "rw6all": ("G(n,m) n=1e6 degree 6 unweighted, all 1e6 sources",
+               "{type: gnm, n: 1000000, m: 3000000, seed: 1}", "none",
+               "all, statistics: [mean_distance, diameter, distance_histogram, closeness, "
+               "harmonic]"),
+    # few sources on a big weighted graph (auto -> nearfar): the CLI's fixed costs
+    "rw7w8": ("random_weighted n=1e7 degree 6, 8 sources (nearfar)",
+              "{type: random_weighted, n: 10000000, avg_degree: 6, seed: 1}", "null",
+              "[0, 1, 2, 3, 4, 5, 6, 7], statistics: [mean_distance, diameter]"),
     # CPU-sized cases (2 ranks × 1 thread vs 1 × 1 thread)
     "ba_cpu": ("Barabási–Albert n=20000 m=5, all sources",
                "{type: barabasi_albert, n: 20000, m: 5, seed: 1}", "none", "all"),
@@ -62,16 +82,24 @@ output: {{checkpoint_every: 1000000000}}
 """
 
 
-def run_case(key, ranks, backend, launcher, workdir, threads):
+def scenario(key, backend, workdir):
     title, gen, weights, sources = CASES[key]
     scen = Path(workdir) / f"{key}.yaml"
     scen.write_text(SCENARIO.format(name=key, gen=gen, weights=weights, sources=sources,
                                     backend=backend))
+    return title, scen
+
+
+def run_case(key, ranks, backend, launcher, workdir, threads, profile=False):
+    title, scen = scenario(key, backend, workdir)
     out = Path(workdir) / f"{key}-{ranks}.h5"
     env = dict(os.environ)
     if threads:
         env["NUMBA_NUM_THREADS"] = str(threads)
-    cmd = [sys.executable, "-m", "simengine", "run", str(scen), "-o", str(out), "-q",
+    prof = Path(workdir) / f"{key}-{ranks}-profile.json"
+    if profile:
+        env["SIMENGINE_PROFILE"] = str(prof)
+    cmd = [sys.executable, "-m", "simengine", "run", str(scen), "-o", str(out),
            "--overwrite"]
     if ranks > 1 or launcher != "mpiexec":
         cmd = shlex.split(launcher) + ["-n", str(ranks)] + cmd
@@ -82,8 +110,39 @@ def run_case(key, ranks, backend, launcher, workdir, threads):
         raise SystemExit(f"{key} on {ranks} ranks failed:\n{r.stderr[-3000:]}")
     with h5py.File(out) as f:
         stats = {k: f["statistics"][k][()] for k in f["statistics"]}
-        vertex = {k: f["vertex"][k][()] for k in f["vertex"]}
-    return title, float(stats["elapsed"]), wall, stats, vertex
+        vertex = {k: f["vertex"][k][()] for k in f.get("vertex", {})}
+    cli = re.search(r"done: .*, in ([0-9.]+) s", r.stderr)
+    start = re.search(r"start-up: ([^>]*) ->", r.stderr)
+    ranks_profile = json.loads(prof.read_text()) if profile and prof.exists() else None
+    return dict(title=title, elapsed=float(stats["elapsed"]), wall=wall, stats=stats,
+                vertex=vertex, cli=float(cli.group(1)) if cli else float("nan"),
+                startup=start.group(1).strip().rstrip(",") if start else "",
+                profile=ranks_profile, log=r.stderr)
+
+
+def engine_alone(key, backend, workdir):
+    """The same case in this process: the job's start-up, then its work over all sources
+    (``NetworkJob.work``, the accumulator read once) — no output, no controller."""
+    from simengine.config import load_scenario
+    from simengine.network.job import NetworkJob
+
+    _, scen = scenario(key, backend, workdir)
+    job = NetworkJob(load_scenario(str(scen)))
+    t = time.perf_counter()
+    job.work(job.sources)
+    job.stats.results()
+    return time.perf_counter() - t
+
+
+def profile_lines(profile):
+    """One line per rank: the spans the run recorded (SIMENGINE_PROFILE)."""
+    out = []
+    for r, d in enumerate(profile or []):
+        spans = ", ".join(f"{k} {v:.3f} s" + (f" ({d['counts'][k]} sources)"
+                                               if d["counts"].get(k) else "")
+                          for k, v in d["seconds"].items())
+        out.append(f"#   rank {r}: {spans}")
+    return out
 
 
 def check(a, b):
@@ -109,6 +168,10 @@ def main(argv=None):
     ap.add_argument("--launcher", default="mpiexec")
     ap.add_argument("--threads", type=int, default=None,
                     help="NUMBA_NUM_THREADS per rank (default: 1 on cpu, unset on cuda)")
+    ap.add_argument("--profile", action="store_true",
+                    help="print each rank's time spans (SIMENGINE_PROFILE) under each row")
+    ap.add_argument("--reference", action="store_true",
+                    help="also time each case's engine alone in this process (one GPU/process)")
     a = ap.parse_args(argv)
     threads = a.threads if a.threads is not None else (1 if a.backend == "cpu" else 0)
     ranks = [int(x) for x in a.ranks.split(",")]
@@ -120,22 +183,34 @@ def main(argv=None):
         dev = "?"
     print(f"# bench_network_mpi {time.strftime('%Y-%m-%d')} backend={a.backend} device={dev} "
           f"launcher='{a.launcher}' threads/rank={threads or 'all'} numba {numba.__version__}")
-    print(f"| case | ranks | run s | wall s (incl. start-up) | speed-up | efficiency |")
-    print(f"|---|---|---|---|---|---|")
+    print("| case | ranks | run s | CLI s | start-up (log) | wall s | speed-up | efficiency |")
+    print("|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as wd:
         for key in a.cases.split(","):
             base = None
             for n in ranks:
-                title, el, wall, stats, vertex = run_case(key, n, a.backend, a.launcher, wd,
-                                                          threads)
+                r = run_case(key, n, a.backend, a.launcher, wd, threads, a.profile)
+                el = r["elapsed"]
                 if base is None:
-                    base = (el, (stats, vertex))
+                    base = (el, (r["stats"], r["vertex"]))
+                    first = r
                     sp = 1.0
                 else:
-                    check(base[1], (stats, vertex))
+                    check(base[1], (r["stats"], r["vertex"]))
                     sp = base[0] / el
-                print(f"| {title} | {n} | {el:.3f} | {wall:.1f} | {sp:.2f}× | "
-                      f"{100 * sp / (n / ranks[0]):.0f}% |", flush=True)
+                print(f"| {r['title']} | {n} | {el:.3f} | {r['cli']:.2f} | {r['startup']} | "
+                      f"{r['wall']:.1f} | {sp:.2f}× | {100 * sp / (n / ranks[0]):.0f}% |",
+                      flush=True)
+                for line in profile_lines(r["profile"]):
+                    print(line, flush=True)
+                split = re.search(r"sources split over .*", r["log"])
+                if split and a.profile:
+                    print(f"#   {split.group(0)}", flush=True)
+            if a.reference:
+                t = engine_alone(key, a.backend, wd)
+                print(f"# {CASES[key][0]}: engine alone in this process {t:.3f} s; the CLI on "
+                      f"{ranks[0]} rank(s): run {first['elapsed']:.3f} s, 'done ... in' "
+                      f"{first['cli']:.2f} s (+{first['cli'] - t:.2f} s)", flush=True)
 
 
 if __name__ == "__main__":

@@ -180,6 +180,7 @@ def main(argv=None):
     e1.record()
     e1.synchronize()
     out["columns_kernel_ms"] = _ms(e0, e1)
+    cols.stage()
     t0 = time.perf_counter()
     cols.col_sum.copy_to_host(cols.h_sum)
     cols.col_reach.copy_to_host(cols.h_reach)

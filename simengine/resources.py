@@ -385,7 +385,8 @@ def _engine_items(gs: GraphShape, alg: str, k: int, backend: str, batch) -> list
         else:
             dev = 8 * n * n
             what = "Floyd–Warshall distance matrix"
-        items.append(Item(key, what + " + reductions", device=dev + 32 * n))
+        # + the reductions and the running column sums kept on the device (cuda/columns.py)
+        items.append(Item(key, what + " + reductions", device=dev + 72 * n))
         return items
     if alg == "msbfs":
         W = max(1, int(batch) // 64) if batch else 8

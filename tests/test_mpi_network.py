@@ -110,11 +110,35 @@ def test_ranks_equal_one_process(tmp_path, case):
     assert r.returncode == 0, r.stderr
     for n in (2, 3):
         out = tmp_path / f"r{n}.h5"
-        r = mpirun(n, "run", scen, "-o", out)
+        # 3 ranks: half of each round split statically (the GPU default) before the claims,
+        # and the per-rank profile logged
+        env = {"SIMENGINE_STATIC_SHARE": "0.5", "SIMENGINE_PROFILE": "1"} if n == 3 else {}
+        r = mpirun(n, "run", scen, "-o", out, env=env)
         assert r.returncode == 0, r.stderr
         assert f"{n} MPI ranks" in r.stderr
         assert r.stderr.count("done: mean distance") == 1, r.stderr  # rank 0 logs, once
+        if n == 3:
+            assert "the first 50% statically" in r.stderr, r.stderr
+            assert all(f"profile, rank {k} of 3: " in r.stderr for k in range(3)), r.stderr
         compare(tmp_path / "one.h5", out)
+
+
+def test_static_share_covers_each_source_once():
+    """The static part is whole rounds of one block per rank, dealt round-robin: every position
+    below it belongs to exactly one rank; the counter starts where it ends."""
+    from simengine.network.distributed import static_positions, static_sources
+
+    assert static_sources(1000, 2, 64, 0.5) == 384          # 3 rounds of 2 × 64
+    assert static_sources(1000, 3, 64, 0.0) == 0
+    assert static_sources(100, 2, 64, 0.5) == 0             # less than one round
+    assert static_sources(1000, 1, 64, 0.5) == 0            # one rank: nothing to split
+    for ranks, block in ((2, 64), (3, 10), (4, 1)):
+        S = static_sources(1000, ranks, block, 0.5)
+        got = np.concatenate([p for r in range(ranks)
+                              for p in static_positions(S, ranks, r, block)])
+        np.testing.assert_array_equal(np.sort(got), np.arange(S))
+        sizes = [sum(len(p) for p in static_positions(S, ranks, r, block)) for r in range(ranks)]
+        assert len(set(sizes)) == 1                           # equal shares
 
 
 SLOW = """kind: network

@@ -70,7 +70,7 @@ class NetworkOutput:
                 first, end = self.parts.append_rows(self.rows_done, block, preds)
                 written.append(self.parts.root / f"distances/r{first:012d}-{end:012d}.h5")
                 rows.append((first, end))
-            state = job.stats.state()
+            state = job.stats.state(copy=False)     # written before the next add
             layout = self.parts.write_checkpoint(done, state)
             small = {k: v for k, v in state.items() if np.ndim(v) == 0}
             self.index.commit(rows, (done, elapsed, layout, small),

@@ -68,7 +68,9 @@ def run_sources(graph, sources, stats: PathStatistics, algorithm: str = "auto",
     predecessors : optional (len(sources), n) int32 array (needs ``store``) receiving the
         shortest-path predecessors (:mod:`simengine.network.predecessors`; −1 = none); a
         Floyd–Warshall plan is then routed to a per-source algorithm (logged as a substitution).
-    options : engine options (cpu: ``threads``; cuda: ``sort_by_degree``, ``delta``,
+    options : engine options (cpu: ``threads``; cuda: ``columns`` (default: the accumulator's
+        running sums on the GPU, :mod:`.cuda.columns`; None: each batch's columns to the host),
+        ``sort_by_degree``, ``delta``,
         ``persistent``).
 
     With ``stats.betweenness`` on, Brandes' engine runs instead of ``algorithm`` (the path
@@ -92,6 +94,8 @@ def run_sources(graph, sources, stats: PathStatistics, algorithm: str = "auto",
             p = route_plan(p, graph)
         report_substitution(p, log)
         check_predecessors(graph, store, predecessors, len(sources))
+        if b.name == "cuda":    # column sums stay on the GPU until the accumulator is read
+            options.setdefault("columns", _device_columns(stats, device))
         parts = b.iter_partials(graph, sources, p.algorithm, store=store, batch=batch,
                                 bin_width=stats.bin_width, device=device, **options)
         algorithm = p.algorithm
@@ -105,6 +109,13 @@ def run_sources(graph, sources, stats: PathStatistics, algorithm: str = "auto",
         if progress is not None:
             progress(done)
     return algorithm
+
+
+def _device_columns(stats, device):
+    """The accumulator's running column sums on GPU ``device`` (None: the current one)."""
+    from .cuda.columns import DeviceColumns
+
+    return stats.deferred_columns(("cuda", device), lambda: DeviceColumns(stats.n))
 
 
 def _brandes_partials(graph, sources, backend, store, batch, bin_width, device, options):

@@ -15,6 +15,16 @@ Each rank claims its next batch before it computes the current one (the request 
 it computes), and claims shrink as the sources run out (guided self-scheduling), so ranks finish
 within about one small batch of each other.
 
+Static share (``static_share``, GPU runs: :data:`STATIC_SHARE_GPU`): the first part of the
+sources is split without the counter — blocks of one claim, dealt round-robin to the ranks, so a
+skew along the source order (hubs first) spreads evenly — and only the rest is claimed; the
+dynamic rest absorbs the static part's imbalance. GPU claims run whole (no pieces): every rank
+lets MPI serve the counter after each engine batch (``progress`` of ``run_sources``).
+
+Where the time goes: ``spans`` (a :class:`~simengine.network.spans.Spans`) records per rank the
+static and claimed work, the waits for claims, the wait for the slowest rank at the merge and the
+merge itself (``SIMENGINE_PROFILE``, docs/cluster.md).
+
 Merging: each rank accumulates its batches in its own :class:`PathStatistics`; the per-source
 arrays are disjoint between ranks (a source is claimed once), so summing them across ranks is
 exact, and per-target column sums are summed in float64 with their compensation terms (integer
@@ -39,6 +49,25 @@ PIECES_PER_CLAIM = 16
 PIECES_PER_CLAIM_GPU = 2
 #: guided self-scheduling: a claim takes at most 1/(ranks·GUIDED_SHARE) of the sources left
 GUIDED_SHARE = 4
+#: the part of a GPU run's sources split statically (round-robin blocks of one claim); the
+#: rest is claimed dynamically. CPU runs claim everything (measured 1.8–2.0× on 2 ranks)
+STATIC_SHARE_GPU = 0.5
+
+
+def static_sources(total: int, ranks: int, block: int, share: float) -> int:
+    """How many of the first sources are split statically: ``share`` of ``total``, rounded down
+    to whole rounds of ``ranks`` blocks (0 when that is less than one round)."""
+    if share <= 0 or ranks < 2 or block < 1:
+        return 0
+    rounds = int(share * total) // (ranks * block)
+    return rounds * ranks * block
+
+
+def static_positions(static: int, ranks: int, rank: int, block: int) -> list:
+    """This rank's blocks of the static part: positions ``[j·block, (j+1)·block)`` for
+    j = rank, rank + ranks, …"""
+    return [np.arange(j * block, (j + 1) * block, dtype=np.int64)
+            for j in range(rank, static // block, ranks)]
 
 
 def claim_size(num_sources: int, ranks: int, batch: int, align: int = 1,
@@ -72,57 +101,85 @@ def guided_size(remaining: int, ranks: int, largest: int, align: int = 1,
 
 def run_sources_ranks(graph, sources, stats: PathStatistics, comm, algorithm="auto",
                       backend="cpu", store_dtype=None, batch=2048, stop_requested=None,
-                      align=1, tail=None, predecessors=False):
+                      align=1, tail=None, predecessors=False, static_share=0.0, spans=None):
     """Process ``sources`` over the ranks of ``comm`` (collective: every rank calls it with the
     same ``sources``). Returns ``(rows, positions)`` on rank 0 when ``store_dtype`` is given —
     the distance rows computed by all ranks and their indices into ``sources`` — else ``None``;
     with ``predecessors`` (needs ``store_dtype``) ``(rows, predecessor_rows, positions)``.
+
+    ``static_share``: the part of the sources split statically before the rest is claimed
+    (:func:`static_sources`). ``spans``: where this rank's time goes.
 
     After the call, ``stats`` holds the same merged statistics on every rank, including the sources
     done by other ranks; if a stop was requested, only part of ``sources`` is done
     (``stats.done`` says which).
     """
     from .apsp import run_sources
+    from .spans import Spans
 
     sources = np.asarray(sources, dtype=np.int64)
     stop_requested = stop_requested or (lambda: False)
+    spans = spans if spans is not None else Spans()
     local = stats.like()
+    gpu = backend == "cuda"
     k = claim_size(len(sources), comm.size, batch, align,
-                   CLAIMS_PER_RANK_GPU if backend == "cuda" else CLAIMS_PER_RANK)
+                   CLAIMS_PER_RANK_GPU if gpu else CLAIMS_PER_RANK)
     # the counter's host works in pieces and lets MPI serve the other ranks' claims in between
-    piece = k // (PIECES_PER_CLAIM_GPU if backend == "cuda" else PIECES_PER_CLAIM)
+    # (CPU; a GPU claim runs whole and every rank pokes MPI after each engine batch)
+    piece = k // (PIECES_PER_CLAIM_GPU if gpu else PIECES_PER_CLAIM)
     piece = max(align, piece - piece % align)
-    counter = comm.counter(0)
-    rows, preds, positions = [], [], []
     total = len(sources)
-    try:
-        nxt = counter.fetch_add_async(k)
-        while True:
-            i = nxt.wait()
-            if i >= total:
-                break
-            if stop_requested():
-                counter.fetch_add(total)  # drain: nobody claims another batch
-                break
-            # claim the next batch before computing this one: the claim completes meanwhile
-            nxt = counter.fetch_add_async(guided_size(total - i - k, comm.size, k, align, tail))
-            part = sources[i:i + k]
-            store = None if store_dtype is None else np.empty((len(part), graph.n), store_dtype)
-            pred = np.empty((len(part), graph.n), np.int32) if predecessors else None
-            step = piece if counter.hosted_here and comm.size > 1 else len(part)
+    static = static_sources(total, comm.size, k, static_share)
+    counter = comm.counter(static)
+    rows, preds, positions = [], [], []
+
+    def poke(_done):
+        counter.poke()
+
+    def compute(pos, what):
+        part = sources[pos]
+        store = None if store_dtype is None else np.empty((len(part), graph.n), store_dtype)
+        pred = np.empty((len(part), graph.n), np.int32) if predecessors else None
+        step = piece if counter.hosted_here and comm.size > 1 and not gpu else len(part)
+        with spans(what):
             for j in range(0, len(part), step):
                 run_sources(graph, part[j:j + step], local, algorithm=algorithm,
                             backend=backend, store=None if store is None else store[j:j + step],
-                            predecessors=None if pred is None else pred[j:j + step])
+                            predecessors=None if pred is None else pred[j:j + step],
+                            progress=poke)
                 counter.poke()
-            if store is not None:
-                rows.append(store)
-                preds.append(pred)
-                positions.append(np.arange(i, i + len(part)))
+        spans.count(what, len(part))
+        if store is not None:
+            rows.append(store)
+            preds.append(pred)
+            positions.append(pos)
+
+    drain = 2 * total   # a stop pushes the counter this far: past any value claims leave
+    try:
+        nxt = counter.fetch_add_async(k)   # the first claim completes during the static work
+        stopped = False
+        for j, pos in enumerate(static_positions(static, comm.size, comm.rank, k)):
+            # a stop on any rank (it drains the counter) ends the static share too
+            if stop_requested() or (j and counter.fetch_add(0) >= drain):
+                counter.fetch_add(drain)   # drain: nobody claims another batch
+                stopped = True
+                break
+            compute(pos, "static")
+        while not stopped:
+            with spans("claim wait"):
+                i = nxt.wait()
+            if i >= total:
+                break
+            if stop_requested():
+                counter.fetch_add(drain)  # drain: nobody claims another batch
+                break
+            # claim the next batch before computing this one: the claim completes meanwhile
+            nxt = counter.fetch_add_async(guided_size(total - i - k, comm.size, k, align, tail))
+            compute(np.arange(i, min(i + k, total), dtype=np.int64), "claimed")
             k = nxt.size
     finally:
         counter.free()
-    merge_into(stats, local, comm)
+    merge_into(stats, local, comm, spans)
     if store_dtype is None:
         return None
     gathered = comm.gather((rows, preds, positions), root=0)
@@ -142,18 +199,31 @@ def run_sources_ranks(graph, sources, stats: PathStatistics, comm, algorithm="au
     return (R, Q, P) if predecessors else (R, P)
 
 
-def merge_into(stats: PathStatistics, local: PathStatistics, comm) -> None:
+def merge_into(stats: PathStatistics, local: PathStatistics, comm, spans=None) -> None:
     """Add the union of every rank's ``local`` accumulator to ``stats`` on every rank
     (collective). Sources must be disjoint between ranks.
 
     Three collectives, whatever the statistics: the per-source values of each rank's own sources
     travel as one small all-gather (they are disjoint, so they are placed, not summed); the
-    per-target column sums as one ``Allreduce`` of a packed float64 block (the compensation terms
+    per-target column sums as one ``Allreduce`` of a packed float64 block (each compensation term
     only when some rank has a non-zero one — integer distance sums never do) and one of a packed
     int64 block (reach counts and histogram). Before, eleven ``n``-long arrays were all-reduced
-    one by one, the per-source ones mostly zeros."""
+    one by one, the per-source ones mostly zeros. Column sums a GPU still holds
+    (:meth:`PathStatistics.flush`) are downloaded first, once per rank and round."""
+    from .spans import Spans
+
+    spans = spans if spans is not None else Spans()
     n = stats.n
+    with spans("merge"):
+        local.flush()
     own = np.flatnonzero(local.done)
+    with spans("wait for ranks"):   # the first collective: the slowest rank's lag
+        comm.barrier()
+    with spans("merge"):
+        _merge(stats, local, comm, n, own)
+
+
+def _merge(stats, local, comm, n, own):
     rows = comm.allgather((own, local.row_sum[own], local.row_reach[own], local.row_max[own],
                            local.row_harm[own]))
     union = stats.like()
@@ -165,13 +235,14 @@ def merge_into(stats: PathStatistics, local: PathStatistics, comm) -> None:
         union.row_reach[idx] = rreach
         union.row_max[idx] = rmax
         union.row_harm[idx] = rharm
-    # the column sums travel with their compensation terms when any rank has one
-    lo = comm.allreduce(int(bool(local.col_sum_lo.any() or local.col_harm_lo.any())), "max")
-    cols = [local.col_sum, local.col_harm] + ([local.col_sum_lo, local.col_harm_lo] if lo else [])
-    f = comm.allreduce_array(np.stack(cols), "sum")
-    union.col_sum, union.col_harm = f[0], f[1]
-    if lo:
-        union.col_sum_lo, union.col_harm_lo = f[2], f[3]
+    # each compensation term travels only when some rank has a non-zero one (integer distance
+    # sums never do; harmonic sums usually do)
+    has = comm.allreduce_array(np.array([local.col_sum_lo.any(), local.col_harm_lo.any()],
+                                        np.int64), "max")
+    names = ["col_sum", "col_harm"] + [k for k, h in zip(("col_sum_lo", "col_harm_lo"), has) if h]
+    f = comm.allreduce_array(np.stack([getattr(local, k) for k in names]), "sum")
+    for k, row in zip(names, f):
+        setattr(union, k, row)
     nb = comm.allreduce(len(local.hist), "max")
     ints = np.zeros(n + nb, np.int64)
     ints[:n] = local.col_reach

@@ -33,7 +33,11 @@ class NetworkJob:
         self.spec = spec = sc.spec
         self.log = log or (lambda msg: None)
         self.comm = comm or SerialComm()
+        import time
+
+        t = time.perf_counter()
         self.graph = self._build_graph()
+        self.graph_seconds = time.perf_counter() - t      # generated or read: start-up
         if self.comm.size > 1:
             # every rank generated or read the graph itself; make sure they agree
             hashes = self.comm.allgather(self.graph.content_hash())
@@ -89,7 +93,18 @@ class NetworkJob:
         self.batch = int(spec.solver.batch or (8192 if self.backend == "cuda" else 2048))
         self.batch = max(1, min(self.batch, self.every))
         self.store_dtype = self._store_dtype() if m.store_distances else None
+        from .spans import Spans
+
+        self.spans = Spans()       # where this rank's time goes (SIMENGINE_PROFILE)
+        self.spans.add("start-up: graph", self.graph_seconds)
+        self.upload_seconds = 0.0
         self.warmup_seconds = self._warm_up() if self.backend == "cuda" else 0.0
+        self.host_seconds = _warm_host()
+        self.spans.add("start-up: host kernels", self.host_seconds)
+        if self.comm.size > 1:
+            with self.spans("start-up: MPI"):
+                _warm_mpi(self.comm, self.graph.n)
+        self.split_note = None
         self.pending_rows = []
         self.pending_pred_rows = []   # /predecessors rows, beside pending_rows
         self.elapsed_before = 0.0
@@ -150,7 +165,21 @@ class NetworkJob:
                             **({} if b is None else {"batch": b}))
         except Exception:  # the real run reports any problem with the real graph
             pass
-        return time.perf_counter() - t
+        compiled = time.perf_counter() - t
+        self.spans.add("start-up: compile", compiled)
+        # the graph's upload and the engine's buffers are start-up too (reported apart)
+        t = time.perf_counter()
+        if self.algorithm != "brandes":
+            from .cuda.engine import prepare
+
+            words = [w // 32 for w in widths[1:]]      # msbfs's narrower tail sweeps
+            try:
+                prepare(self.graph, self.algorithm, len(self.sources), words)
+            except Exception:  # e.g. out of device memory: the run says so with its real sizes
+                pass
+        self.upload_seconds = time.perf_counter() - t
+        self.spans.add("start-up: upload", self.upload_seconds)
+        return compiled
 
     def _store_dtype(self):
         from .apsp import store_dtype
@@ -160,12 +189,14 @@ class NetworkJob:
     # ---- controller protocol
     def describe(self, output) -> str:
         g = self.graph
-        warm = (f" (kernels compiled in {self.warmup_seconds:.1f} s)"
-                if self.warmup_seconds else "")
-        return (f"{self.sc.name}: {self.total} sources, {self.algorithm} on {self.backend}{warm}, "
+        warm = (f"; start-up: graph built in {self.graph_seconds:.1f} s, "
+                + (f"GPU kernels compiled in {self.warmup_seconds:.1f} s, graph and buffers on "
+                   f"the GPU in {self.upload_seconds:.2f} s, " if self.warmup_seconds else "")
+                + f"host kernels ready in {self.host_seconds:.1f} s")
+        return (f"{self.sc.name}: {self.total} sources, {self.algorithm} on {self.backend}, "
                 f"graph n={g.n} arcs={g.num_arcs}{' directed' if g.directed else ''}"
                 f"{' weighted' if g.weighted else ''}"
-                f"{', predecessors stored' if self.store_predecessors else ''} -> {output}")
+                f"{', predecessors stored' if self.store_predecessors else ''}{warm} -> {output}")
 
     def _claim_align(self) -> int:
         """Sources per claim (and per piece on the counter's host) are a multiple of the
@@ -259,12 +290,20 @@ class NetworkJob:
         from .distributed import run_sources_ranks
 
         todo = self.remaining()[:stop - done]
+        share = static_share(self.backend)
+        if self.split_note is None:
+            self.split_note = (f"sources split over {self.comm.size} ranks: "
+                               + (f"the first {share:.0%} statically (round-robin blocks of one "
+                                  f"claim), the rest claimed dynamically (guided)" if share else
+                                  "claimed dynamically (guided)"))
+            self.log(self.split_note)
         res = run_sources_ranks(self.graph, todo, self.stats, self.comm, algorithm=self.algorithm,
                                 backend=self.backend, store_dtype=self.store_dtype,
                                 batch=self.batch, align=self._claim_align(),
                                 tail=self._claim_tail(),
                                 stop_requested=None if self.store_dtype is not None
-                                else stop_requested, predecessors=self.store_predecessors)
+                                else stop_requested, predecessors=self.store_predecessors,
+                                static_share=share, spans=self.spans)
         if res is not None:
             rows, pos = res[0], res[-1]
             if self.store_predecessors:
@@ -285,8 +324,10 @@ class NetworkJob:
         if self.store_predecessors:
             pred = np.empty((len(sources), self.graph.n), dtype=np.int32)
         try:
-            run_sources(self.graph, sources, self.stats, algorithm=self.algorithm,
-                        backend=self.backend, store=store, predecessors=pred)
+            with self.spans("work"):
+                run_sources(self.graph, sources, self.stats, algorithm=self.algorithm,
+                            backend=self.backend, store=store, predecessors=pred)
+            self.spans.count("work", len(sources))
         except ValueError as exc:
             raise UserError(f"{self.sc.path}: {exc}") from None
         if store is not None:
@@ -295,17 +336,29 @@ class NetworkJob:
             self.pending_pred_rows.append(pred)
 
     def at_stop(self, done, out, elapsed):
-        if done >= self.total and self.comm.rank == 0:
-            out.write(done, elapsed, results=self.stats.results(elapsed=elapsed,
-                                                                graph=self.graph))
-        else:
-            out.write(done, elapsed)
+        with self.spans("output"):
+            if done >= self.total and self.comm.rank == 0:
+                out.write(done, elapsed, results=self.stats.results(elapsed=elapsed,
+                                                                    graph=self.graph))
+            else:
+                out.write(done, elapsed)
         self.last_ckpt = done
+        if done >= self.total:
+            self._profile()
 
     def checkpoint(self, done, out, elapsed):
         if self.last_ckpt != done:
-            out.write(done, elapsed)
+            with self.spans("output"):
+                out.write(done, elapsed)
             self.last_ckpt = done
+
+    def _profile(self):
+        """With SIMENGINE_PROFILE set (on every rank): one line per rank of where the time went
+        (collective)."""
+        from .spans import report, requested
+
+        if requested():
+            report(self.comm.allgather(self.spans.as_dict()), self.log)
 
     def failed(self, exc, output):
         return exc
@@ -323,6 +376,60 @@ class NetworkJob:
 def _short(v):
     """12.9404 for a float diameter (not 12.940400000000002); ints and None as they are."""
     return f"{v:.6g}" if isinstance(v, (float, np.floating)) else v
+
+
+def _warm_host() -> float:
+    """Compile (or load from numba's cache) the host kernels a run calls inside its timed part —
+    the accumulator's threaded sums and the output's chunk checksums — so that their first-call
+    JIT (seconds on a fresh installation, measured in the CLI's engine time before) is start-up.
+    Returns the seconds spent."""
+    import time
+
+    from ..io.h5image import fletcher32
+    from .accumulate import add_compensated, add_counts, parallel_copy
+
+    t = time.perf_counter()
+    x = np.zeros(2)
+    add_compensated(x, x.copy(), x.copy(), x[:1], False)
+    add_compensated(x, x.copy(), x.copy(), x.copy(), True)
+    add_counts(np.zeros(2, np.int64), np.zeros(2, np.int64))
+    parallel_copy(x)
+    parallel_copy(np.zeros(2, np.int64))
+    fletcher32(np.zeros(4, np.uint8), 0)
+    return time.perf_counter() - t
+
+
+def _warm_mpi(comm, n: int) -> None:
+    """Collective: open and free one claim counter (the MPI library's first one-sided window
+    sets up its machinery) and all-reduce one block of the merge's size, then meet — so that
+    the ranks start their work timers together and one-time MPI set-up counts as start-up."""
+    c = comm.counter(0)
+    c.fetch_add(0)
+    c.free()
+    comm.allreduce_array(np.zeros((2, max(1, n))), "sum")
+    comm.barrier()
+
+
+def static_share(backend: str) -> float:
+    """The part of a round's sources split statically over the ranks
+    (:func:`simengine.network.distributed.static_sources`): GPU runs
+    :data:`~simengine.network.distributed.STATIC_SHARE_GPU`, CPU runs none;
+    ``SIMENGINE_STATIC_SHARE`` (0–1) overrides both."""
+    import os
+
+    from .distributed import STATIC_SHARE_GPU
+
+    v = os.environ.get("SIMENGINE_STATIC_SHARE", "").strip()
+    if v:
+        try:
+            x = float(v)
+        except ValueError:
+            raise UserError(f"SIMENGINE_STATIC_SHARE={v!r}: expected a number from 0 to 1") \
+                from None
+        if not 0.0 <= x <= 1.0:
+            raise UserError(f"SIMENGINE_STATIC_SHARE={v!r}: expected a number from 0 to 1")
+        return x
+    return STATIC_SHARE_GPU if backend == "cuda" else 0.0
 
 
 class _NoOutput:

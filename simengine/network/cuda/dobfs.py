@@ -296,9 +296,16 @@ class ColumnBuffers:
         self.col_sum = cuda.device_array(m, np.float64)
         self.col_reach = cuda.device_array(m, np.int64)
         self.col_harm = cuda.device_array(m, np.float64)
-        self.h_sum = cuda.pinned_array(m, np.float64)
-        self.h_reach = cuda.pinned_array(m, np.int64)
-        self.h_harm = cuda.pinned_array(m, np.float64)
+        self.h_sum = self.h_reach = self.h_harm = None   # staging: on the first download
+
+    def stage(self):
+        """Allocate the page-locked host staging (only runs that download columns per batch)."""
+        if self.h_sum is None:
+            m = self.col_sum.size
+            self.h_sum = cuda.pinned_array(m, np.float64)
+            self.h_reach = cuda.pinned_array(m, np.int64)
+            self.h_harm = cuda.pinned_array(m, np.float64)
+        return self
 
 
 def dobfs_row(dg, source: int, buf: DOBFSBuffers, row: int = 0, alpha: int = ALPHA,
@@ -418,7 +425,8 @@ def _prepared(graph):
     return dg
 
 
-def dobfs_partials(graph, sources, batch: int = 8, store=None, persistent: bool = True):
+def dobfs_partials(graph, sources, batch: int = 8, store=None, persistent: bool = True,
+                   columns=None):
     """Per-source direction-optimising BFS on the GPU: one ChunkPartial per batch of ``batch``
     sources (traversed one after another: one cooperative launch each when ``persistent``, else
     a launch per level), in source order.
@@ -426,7 +434,8 @@ def dobfs_partials(graph, sources, batch: int = 8, store=None, persistent: bool 
     Row statistics and the histogram come from the level counts (as on the CPU,
     :func:`simengine.network.cpu.dobfs.row_from_levels`); the column sums from one pass over the
     batch's distance rows on the device (:func:`_columns`), copied through page-locked staging
-    into fresh host arrays by all host threads."""
+    into fresh host arrays by all host threads — or folded into ``columns`` (a
+    :class:`.columns.DeviceColumns`) on the device, the partials' columns then None."""
     from . import graph_cache
     from ..accumulate import parallel_copy
     from ..cpu.dobfs import row_from_levels
@@ -467,6 +476,11 @@ def dobfs_partials(graph, sources, batch: int = 8, store=None, persistent: bool 
         if n:
             _columns[_blocks(n), THREADS](buf.dist, cuda.to_device(s), k, n, cols.col_sum,
                                           cols.col_reach, cols.col_harm)
+        if n and columns is not None:
+            columns.add(cols.col_sum, cols.col_reach, cols.col_harm)
+            col_sum = col_reach = col_harm = None
+        elif n:
+            cols.stage()
             cols.col_sum.copy_to_host(cols.h_sum)
             cols.col_reach.copy_to_host(cols.h_reach)
             cols.col_harm.copy_to_host(cols.h_harm)

@@ -86,7 +86,7 @@ def _default_batch(alg: str, n: int) -> int:
 
 
 def iter_partials(graph, sources, algorithm: str, store=None, batch=None, bin_width=1.0,
-                  device=None, sort_by_degree=False, delta=None, persistent=True):
+                  device=None, sort_by_degree=False, delta=None, persistent=True, columns=None):
     """Generator of ChunkPartials computed on GPU ``device`` (None: the current one), one per batch,
     in source order.
 
@@ -94,18 +94,20 @@ def iter_partials(graph, sources, algorithm: str, store=None, batch=None, bin_wi
     ``batch``: sources per batch (msbfs: 32·W, W = batch // 32).  Options: ``sort_by_degree``
     (bfs), ``delta`` (nearfar), ``persistent`` (msbfs: one cooperative launch per batch; dobfs:
     one per source).  Every step runs with the device's context current; the caller's code
-    between two partials does not.
+    between two partials does not.  ``columns`` (a :class:`.columns.DeviceColumns`): the column
+    sums of every batch are folded into it on the device and the partials carry None columns.
     """
     if algorithm not in RUNS:
         raise ValueError(f"the CUDA engine does not run {algorithm!r}")
     from . import on_device
 
     gen = _partials(graph, np.ascontiguousarray(sources, dtype=np.int64), algorithm, store, batch,
-                    bin_width, sort_by_degree, delta, persistent)
+                    bin_width, sort_by_degree, delta, persistent, columns)
     return on_device(gen, device)
 
 
-def _partials(graph, sources, alg, store, batch, bin_width, sort_by_degree, delta, persistent):
+def _partials(graph, sources, alg, store, batch, bin_width, sort_by_degree, delta, persistent,
+              columns):
     from . import device_graph
     from .reduce import reduce_rows, copy_to_store
     from ..statistics import unreachable_sentinel
@@ -117,12 +119,12 @@ def _partials(graph, sources, alg, store, batch, bin_width, sort_by_degree, delt
     if alg == "msbfs":
         from .msbfs import msbfs_partials
         yield from msbfs_partials(graph, sources, words=max(1, B // 32), store=store,
-                                  persistent=persistent)
+                                  persistent=persistent, columns=columns)
         return
     if alg == "dobfs":
         from .dobfs import dobfs_partials
         yield from dobfs_partials(graph, sources, batch=int(batch) if batch else 8, store=store,
-                                  persistent=persistent)
+                                  persistent=persistent, columns=columns)
         return
     dg = device_graph(graph)           # on_device made ``device`` current: caches are keyed by it
     if alg == "fw":
@@ -136,25 +138,75 @@ def _partials(graph, sources, alg, store, batch, bin_width, sort_by_degree, delt
                 bad = ~(blk < inf)
                 store[lo:lo + len(s)] = np.where(bad, 0, blk).astype(store.dtype)
                 store[lo:lo + len(s)][bad] = unreachable_sentinel(store.dtype)
-            yield reduce_rows(D, s, s, n, inf, weighted, bw)
+            yield reduce_rows(D, s, s, n, inf, weighted, bw, columns=columns)
         return
     B = max(1, min(B, len(sources)))
     rows = np.arange(B, dtype=np.int64)
     if alg == "bfs":
         from .bfs import BFSBuffers, bfs_batch, UNREACHED
-        buf = BFSBuffers(n, B)
+        buf = _cached(graph, ("bfs", B), lambda: BFSBuffers(n, B))
         for lo in range(0, len(sources), B):
             s = sources[lo:lo + B]
             bfs_batch(dg, s, buf, sort_by_degree)
             if store is not None:
                 copy_to_store(buf.dist, rows[:len(s)], store, lo, float(UNREACHED))
-            yield reduce_rows(buf.dist, rows[:len(s)], s, n, float(UNREACHED), False, 1.0)
+            yield reduce_rows(buf.dist, rows[:len(s)], s, n, float(UNREACHED), False, 1.0,
+                              columns=columns)
         return
     from .sssp import SSSPBuffers, sssp_batch
-    buf = SSSPBuffers(n, B)
+    buf = _cached(graph, ("sssp", B), lambda: SSSPBuffers(n, B))
     for lo in range(0, len(sources), B):
         s = sources[lo:lo + B]
         sssp_batch(dg, s, buf, alg, delta)
         if store is not None:
             copy_to_store(buf.dist, rows[:len(s)], store, lo, np.inf)
-        yield reduce_rows(buf.dist, rows[:len(s)], s, n, np.inf, weighted, bw)
+        yield reduce_rows(buf.dist, rows[:len(s)], s, n, np.inf, weighted, bw, columns=columns)
+
+
+def _cached(graph, key, make):
+    """Engine buffers kept with the graph on the current device: every batch reinitialises
+    them, and a run on ranks calls the engine once per claim (allocating and zeroing B·n
+    distances each time cost more than a small claim's traversal)."""
+    from . import graph_cache
+
+    cache = graph_cache(graph)
+    buf = cache.get(key)
+    if buf is None:
+        buf = cache[key] = make()
+    return buf
+
+
+def prepare(graph, algorithm: str, num_sources: int, widths=()) -> None:
+    """Before the timed run: upload ``graph`` to the current device (its transpose and weights
+    where the algorithm reads them) and allocate the buffers of ``algorithm``'s first batch
+    (msbfs: of every sweep width in ``widths``, in words), so that the run's time and the ranks'
+    balance count traversals, not set-up (the run allocates the same buffers otherwise)."""
+    from . import device_graph
+
+    dg = device_graph(graph)
+    if algorithm == "msbfs":
+        from .msbfs import DEFAULT_WORDS, MSBFSBuffers
+
+        if num_sources >= 32 * DEFAULT_WORDS:    # full-width sweeps will run (fewer shrink W)
+            for W in (DEFAULT_WORDS, *widths):
+                _cached(graph, ("msbfs", W), lambda: MSBFSBuffers(dg.n, W))
+    elif algorithm == "dobfs":
+        from .dobfs import ColumnBuffers, DOBFSBuffers, _prepared
+
+        _prepared(graph)
+        B = max(1, min(8, int(num_sources)))          # dobfs_partials' default batch
+        _cached(graph, ("dobfs", B), lambda: DOBFSBuffers(dg.n, B))
+        _cached(graph, "dobfs_columns", lambda: ColumnBuffers(dg.n))
+    elif algorithm in ("frontier", "nearfar", "bfs"):
+        if algorithm != "bfs":
+            dg.weights
+        if algorithm == "nearfar":
+            from .sssp import default_delta
+
+            default_delta(dg)
+        B = max(1, min(_default_batch(algorithm, dg.n), int(num_sources)))
+        if algorithm == "bfs":
+            from .bfs import BFSBuffers as make
+        else:
+            from .sssp import SSSPBuffers as make
+        _cached(graph, ("bfs" if algorithm == "bfs" else "sssp", B), lambda: make(dg.n, B))

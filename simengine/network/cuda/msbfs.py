@@ -367,15 +367,18 @@ class MSBFSBuffers:
         self.col_harm = cuda.device_array(n, np.float64)
         self.hist = cuda.device_array(n + 2, np.int64)
         self.store = None
+        self.zeroed = False      # columns and histogram zero (kept so after every batch)
 
 
 def msbfs_batch(dg, sources, buf: MSBFSBuffers, levels_per_sync: int = 8,
-                store: bool = False, persistent: bool = True) -> ChunkPartial:
+                store: bool = False, persistent: bool = True, columns=None) -> ChunkPartial:
     """MS-BFS from ``sources`` (≤ 32·W, distinct) with the statistics reduced on the device.
 
     With ``store`` the hop distances are left in ``buf.store`` (int32 (B, n), unreached =
     :data:`UNREACHED`).  ``persistent`` (default): one cooperative launch per batch with grid-wide
-    barriers between the phases; otherwise two launches per level."""
+    barriers between the phases; otherwise two launches per level.  ``columns`` (a
+    :class:`.columns.DeviceColumns`): the batch's column sums are folded into it on the device
+    and the partial's columns are None (no n-long copies between host and device)."""
     n, W = dg.n, buf.W
     sources = np.ascontiguousarray(sources, dtype=np.int64)
     S = len(sources)
@@ -397,11 +400,9 @@ def msbfs_batch(dg, sources, buf: MSBFSBuffers, levels_per_sync: int = 8,
     for a in (buf.row_reach, buf.row_sum, buf.row_max):
         a.copy_to_device(zB)
     buf.row_harm.copy_to_device(np.zeros(buf.B))
-    zn = np.zeros(n, np.int64)
-    buf.col_reach.copy_to_device(zn)
-    buf.col_sum.copy_to_device(zn)
-    buf.col_harm.copy_to_device(np.zeros(n))
-    buf.hist.copy_to_device(np.zeros(n + 2, np.int64))
+    if not buf.zeroed:           # the columns and the histogram are cleared on the device
+        _clear(buf, n + 2)       # after each batch (_download), so only once here
+        buf.zeroed = True
     if store:
         st = np.full((buf.B, n), UNREACHED, np.int32)
         st[np.arange(S), sources] = 0
@@ -420,7 +421,7 @@ def msbfs_batch(dg, sources, buf: MSBFSBuffers, levels_per_sync: int = 8,
             buf.visited, buf.frontier, buf.nxt, buf.ctr, buf.lvl, S, buf.row_reach, buf.row_sum,
             buf.row_max, buf.row_harm, buf.col_reach, buf.col_sum, buf.col_harm, buf.hist,
             store, st_arg, n + 1)
-        return _download(buf, sources, S, n)
+        return _download(buf, sources, S, n, columns)
     grid_v = max(1, (max(n * W, S) + THREADS - 1) // THREADS)
     kx = expand[grid_v, THREADS]
     kc = commit[max(1, (n + THREADS - 1) // THREADS), THREADS]
@@ -441,22 +442,41 @@ def msbfs_batch(dg, sources, buf: MSBFSBuffers, levels_per_sync: int = 8,
     kx(dg.indptr, dg.indices, dg.t_indptr, dg.t_indices, n, dg.num_arcs, level, d_full,
        buf.visited, buf.frontier, buf.nxt, buf.ctr, buf.lvl, S, buf.row_reach, buf.row_sum,
        buf.row_max, buf.row_harm, buf.hist)
-    return _download(buf, sources, S, n)
+    return _download(buf, sources, S, n, columns)
 
 
-def _download(buf, sources, S, n):
-    hist = trim_hist(buf.hist.copy_to_host())
-    return ChunkPartial(sources.copy(), buf.row_sum.copy_to_host()[:S].astype(np.float64),
-                        buf.row_reach.copy_to_host()[:S],
-                        buf.row_max.copy_to_host()[:S].astype(np.float64),
-                        buf.row_harm.copy_to_host()[:S],
-                        buf.col_sum.copy_to_host().astype(np.float64),
-                        buf.col_reach.copy_to_host(), buf.col_harm.copy_to_host(), hist)
+def _clear(buf, hist_len):
+    """Zero the column arrays and the first ``hist_len`` histogram bins on the device."""
+    n = buf.n
+    g = max(1, (max(n, hist_len) + THREADS - 1) // THREADS)
+    for a in (buf.col_reach, buf.col_sum, buf.col_harm):
+        fill[g, THREADS](a, 0)
+    fill[g, THREADS](buf.hist[:hist_len], 0)
+
+
+def _download(buf, sources, S, n, columns=None):
+    """The batch's partial; the device's columns and histogram are zeroed for the next batch.
+    Only the used part of the histogram (bins up to the deepest level) crosses to the host."""
+    row_max = buf.row_max.copy_to_host()[:S]
+    top = int(row_max.max()) + 2 if S else 2
+    hist = trim_hist(buf.hist[:top].copy_to_host())
+    if columns is not None and n:
+        columns.add(buf.col_sum, buf.col_reach, buf.col_harm)
+        cols = (None, None, None)
+    else:
+        cols = (buf.col_sum.copy_to_host().astype(np.float64), buf.col_reach.copy_to_host(),
+                buf.col_harm.copy_to_host())
+    part = ChunkPartial(sources.copy(), buf.row_sum.copy_to_host()[:S].astype(np.float64),
+                        buf.row_reach.copy_to_host()[:S], row_max.astype(np.float64),
+                        buf.row_harm.copy_to_host()[:S], *cols, hist)
+    _clear(buf, top)
+    return part
 
 
 def msbfs_partials(graph, sources, words: int | None = None, store=None,
-                   levels_per_sync: int = 8, persistent: bool = True):
-    """Yield one :class:`ChunkPartial` per batch of ≤ 32·words sources, in source order.
+                   levels_per_sync: int = 8, persistent: bool = True, columns=None):
+    """Yield one :class:`ChunkPartial` per batch of ≤ 32·words sources, in source order
+    (``columns``: see :func:`msbfs_batch`).
 
     ``store`` (optional (len(sources), n) array) receives the hop distances (unreachable = the
     dtype's :func:`~simengine.network.statistics.unreachable_sentinel`)."""
@@ -483,7 +503,7 @@ def msbfs_partials(graph, sources, words: int | None = None, store=None,
         buf = cache[("msbfs", W)] = MSBFSBuffers(dg.n, W)
     for lo in range(0, len(sources), buf.B):
         s = sources[lo:lo + buf.B]
-        part = msbfs_batch(dg, s, buf, levels_per_sync, store is not None, persistent)
+        part = msbfs_batch(dg, s, buf, levels_per_sync, store is not None, persistent, columns)
         if store is not None:
             copy_to_store(buf.store, np.arange(len(s)), store, lo, float(UNREACHED))
         yield part

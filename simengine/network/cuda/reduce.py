@@ -139,9 +139,11 @@ def trim_hist(h: np.ndarray) -> np.ndarray:
 
 
 def reduce_rows(dist, rows, sources, n: int, inf_val: float, weighted: bool,
-                bin_width: float = 1.0, stream=0) -> ChunkPartial:
+                bin_width: float = 1.0, stream=0, columns=None) -> ChunkPartial:
     """Reduce rows ``rows`` (host or device int64 array) of the device array ``dist`` (whose
-    first ``n`` columns are the targets) for sources ``sources`` into a :class:`ChunkPartial`."""
+    first ``n`` columns are the targets) for sources ``sources`` into a :class:`ChunkPartial`.
+    ``columns`` (a :class:`.columns.DeviceColumns`, default stream only): the column sums are
+    folded into it on the device and the partial's columns are None."""
     sources = np.ascontiguousarray(sources, dtype=np.int64)
     B = len(sources)
     if B == 0:
@@ -167,11 +169,15 @@ def reduce_rows(dist, rows, sources, n: int, inf_val: float, weighted: bool,
         _col_kernel[grid, COL_THREADS, stream](dist, d_rows, d_srcs, B, n, float(inf_val),
                                                bool(weighted), float(bin_width), nbins,
                                                col_sum, col_reach, col_harm, hist)
+    if columns is not None and n:
+        columns.add(col_sum, col_reach, col_harm)
+        cols = (None, None, None)
+    else:
+        cols = (col_sum.copy_to_host(stream=stream), col_reach.copy_to_host(stream=stream),
+                col_harm.copy_to_host(stream=stream))
     out = ChunkPartial(sources.copy(), row_sum.copy_to_host(stream=stream),
                        row_reach.copy_to_host(stream=stream), h_max,
-                       row_harm.copy_to_host(stream=stream), col_sum.copy_to_host(stream=stream),
-                       col_reach.copy_to_host(stream=stream),
-                       col_harm.copy_to_host(stream=stream), None)
+                       row_harm.copy_to_host(stream=stream), *cols, None)
     out.hist = trim_hist(hist.copy_to_host(stream=stream))
     stream_sync(stream)
     return out
