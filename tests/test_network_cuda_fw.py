@@ -161,3 +161,19 @@ def test_engine_rows_equal_cpu_engine():
     assert np.array_equal(out["cuda"][1], out["cpu"][1])
     for k in ("row_reach", "col_reach", "hist", "row_sum", "col_sum", "row_max"):
         assert np.array_equal(out["cuda"][0][k], out["cpu"][0][k]), k
+
+
+def test_kernel_note_names_the_kernels_and_why():
+    """The start-up log's Floyd–Warshall line names the distance type and the kernels; where the
+    CUDA C++ kernels cannot run it says why (under the simulator: numba kernels only)."""
+    from simengine.network.cuda import minplus_nvrtc
+    from simengine.network.cuda.floyd_warshall import choose_dtype, kernel_note
+
+    g = _graph(20, 0.3, True, "int", 5)
+    note = kernel_note(g)
+    assert choose_dtype(g).name in note
+    if minplus_nvrtc.available():
+        assert note.startswith("CUDA C++ min-plus")
+    else:
+        assert note.startswith("numba min-plus") and minplus_nvrtc.unavailable_reason() in note
+        assert minplus_nvrtc.unavailable_reason()

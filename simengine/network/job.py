@@ -193,7 +193,12 @@ class NetworkJob:
                 + (f"GPU kernels compiled in {self.warmup_seconds:.1f} s, graph and buffers on "
                    f"the GPU in {self.upload_seconds:.2f} s, " if self.warmup_seconds else "")
                 + f"host kernels ready in {self.host_seconds:.1f} s")
-        return (f"{self.sc.name}: {self.total} sources, {self.algorithm} on {self.backend}, "
+        alg = self.algorithm
+        if alg == "fw" and self.backend == "cuda":
+            from .cuda.floyd_warshall import kernel_note
+
+            alg = f"fw [{kernel_note(g)}]"
+        return (f"{self.sc.name}: {self.total} sources, {alg} on {self.backend}, "
                 f"graph n={g.n} arcs={g.num_arcs}{' directed' if g.directed else ''}"
                 f"{' weighted' if g.weighted else ''}"
                 f"{', predecessors stored' if self.store_predecessors else ''}{warm} -> {output}")

@@ -170,6 +170,17 @@ def use_cxx(dtype, predecessors=False, config=None, kernel: str = "auto") -> boo
             and minplus_nvrtc.available())
 
 
+def kernel_note(graph) -> str:
+    """One line for the start-up log: which Floyd–Warshall kernels :func:`fw_matrix` runs on
+    ``graph`` (the distance type, and why not the CUDA C++ kernels where they do not run)."""
+    dt = choose_dtype(graph)
+    if use_cxx(dt):
+        return f"CUDA C++ min-plus kernels (NVRTC), {dt.name}"
+    why = (minplus_nvrtc.unavailable_reason()
+           or f"they have no {dt.name} form")
+    return f"numba min-plus kernels, {dt.name}; not the CUDA C++ ones: {why}"
+
+
 #: what the last :func:`floyd_warshall_device` ran (one line, for logs and benchmarks)
 last_kernel = ""
 

@@ -70,18 +70,27 @@ LOOKAHEAD = True
 _modules: dict = {}
 
 
-def available() -> bool:
-    """True when the CUDA C++ kernels can run: a real GPU of compute capability ≥ 9.0 and CuPy."""
+def unavailable_reason() -> str:
+    """Why the CUDA C++ kernels cannot run here ("" when they can): they need a real GPU of
+    compute capability ≥ 9.0 and CuPy (the project's ``cuda`` extra)."""
     from . import simulator
 
     if simulator():
-        return False
+        return "the CUDA simulator runs numba kernels only"
     try:
         import cupy  # noqa: F401
         from numba import cuda
     except ImportError:
-        return False
-    return tuple(cuda.get_current_device().compute_capability) >= (9, 0)
+        return "CuPy is not installed (pip install -e \".[cuda]\")"
+    cc = tuple(cuda.get_current_device().compute_capability)
+    if cc < (9, 0):
+        return f"the GPU's compute capability is {cc[0]}.{cc[1]} (< 9.0)"
+    return ""
+
+
+def available() -> bool:
+    """True when the CUDA C++ kernels can run: a real GPU of compute capability ≥ 9.0 and CuPy."""
+    return not unavailable_reason()
 
 
 def _ctype(dtype) -> str:
