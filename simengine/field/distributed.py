@@ -30,6 +30,11 @@ class MPIHaloExchange:
     image (``MPI_Sendrecv``; a missing neighbour at a non-periodic face is skipped). Collective
     between neighbours. ``seconds`` accumulates the time spent, for the benchmarks."""
 
+    #: driven in the boundary-first order (integrator.advance_boundary_first): the exchange of
+    #: a stage's output runs after its interior rows were launched (``send``); ``depth`` rows
+    boundary_first = True
+    depth = HALO
+
     def __init__(self, comm, slab):
         self.comm = comm
         self.slab = slab
@@ -37,6 +42,17 @@ class MPIHaloExchange:
         self.seconds = 0.0
         self.calls = 0
         self._recv = None
+        self.boundary_first = overlap_enabled()
+
+    def mark(self, array):
+        """Boundary-first protocol: nothing to record (:meth:`send` exchanges in full)."""
+
+    def send(self, array):
+        """Boundary-first protocol: the whole exchange of ``array``'s halo (blocking)."""
+        self(array)
+
+    def ready(self, array, wait=False):
+        """Boundary-first protocol: the halo sent by :meth:`send` is already in place."""
 
     def bind(self, solver):
         self.solver = solver
@@ -62,19 +78,31 @@ class PeerHaloExchange:
     """The ``exchange(array)`` hook of a CUDA slab solver whose neighbours' GPUs are on the same
     node: halo rows are copied device to device straight from the neighbours' buffers (CUDA IPC
     handles, exchanged once; NVLink/PCIe peer copies), no host staging and no CUDA-aware MPI
-    needed.
+    needed. The buffer read on the neighbour is the one in the same slot of its three rotating
+    buffers (every rank rotates them in step).
 
-    Protocol per call (collective over all ranks): wait for this GPU's work (the rows about to
-    be read are final), a barrier (every neighbour's rows are final too), pull the two owned
-    rows next to each halo from the neighbours into this rank's halo rows, wait for the copies.
-    The buffer read on the neighbour is the one in the same slot of its three rotating buffers
-    (every rank rotates them in step). Reusing a row is safe: a neighbour writes the buffer it
-    was read from only in a later stage, after the next exchange's barrier, which this rank
-    reaches only after its copies finished.
+    Full exchange (``exchange(array)``; collective over all ranks): wait for this GPU, a barrier
+    (every neighbour's rows are final too), pull the two owned rows next to each halo from the
+    neighbours into this rank's halo rows, wait for the copies.
+
+    Boundary-first protocol (:func:`simengine.field.integrator.advance_boundary_first`, on
+    unless ``SIMENGINE_HALO_OVERLAP=0``): a stage's ``depth`` rows at either end are launched
+    first and marked by an event (:meth:`mark`); after the interior rows are launched,
+    :meth:`send` waits for that event only (the host, not the GPU: the interior runs on), meets
+    the other ranks in a barrier and starts the pulls on a non-blocking side stream; the next
+    stage's launches wait for the pulls on the GPU (:meth:`ready`: an event wait, no host
+    synchronisation). Safe reuse of rows: a neighbour rewrites the rows this rank pulls at the
+    earliest two stages later, after a barrier that this rank reaches only once its pulls are
+    done (its next mark follows the wait for them); the pulls write this rank's halo of the
+    stage's output, which the previous stage (done before the marked rows) last read.
 
     :meth:`connect` returns ``None`` (and the caller keeps the host-staged exchange) unless
     every rank could open its neighbours' handles.
     """
+
+    boundary_first = False
+    #: halo rows a stage reads on each side (the boundary-first protocol's rows at either end)
+    depth = HALO
 
     def __init__(self, comm, slab, slabs):
         self.comm = comm
@@ -83,9 +111,11 @@ class PeerHaloExchange:
         self.solver = None
         self.seconds = 0.0
         self.calls = 0
-        #: seconds spent waiting for this GPU's stage, in the barrier, in the copies
+        #: seconds spent waiting for this GPU (its marked rows, or all its work), in the
+        #: barrier, starting and waiting for the copies
         self.parts = np.zeros(3)
         self._peers = {}
+        self.stream_note = None
 
     @classmethod
     def connect(cls, comm, slab, slabs, solver):
@@ -113,18 +143,20 @@ class PeerHaloExchange:
 
         ex.solver = solver
         ex._slots = [id(b) for b in solver.buffers]  # the buffers' original slots
-        # overlap (interior rows while the halo copies run on a non-blocking stream) is opt-in:
-        # measured on 2 × H200 it gained nothing (the copies take ~0.1 ms; the per-stage
-        # synchronisation, barrier and launches are the cost) and a cuda.core stream wrapped
-        # for numba sometimes crashed the process at exit
-        ex.overlap = os.environ.get("SIMENGINE_HALO_OVERLAP", "0") == "1"
-        ex.depth = HALO if ex.overlap else 0
-        if ex.overlap:
-            ex._stream, ex.stream_note = _nonblocking_stream(solver.device)
-        else:
-            ex._stream, ex.stream_note = cuda.stream(), None
+        stream, note = (None, "SIMENGINE_HALO_OVERLAP=0") if not overlap_enabled() else \
+            _nonblocking_stream(solver.device)
+        # every rank takes the same order (the protocol is collective)
+        ex.boundary_first = bool(comm.allreduce(stream is not None, "and"))
+        ex.stream_note = None if ex.boundary_first else (note or "another rank has no stream")
+        ex._stream = stream if stream is not None else cuda.stream()
+        ex._marked = cuda.event(timing=False)
+        ex._copied = cuda.event(timing=False)
         ex._method = os.environ.get("SIMENGINE_PEER_COPY", "kernel")
         return ex
+
+    @property
+    def overlap(self) -> bool:
+        return self.boundary_first
 
     def _copy(self, dst, d0, src, s0, n):
         """``dst[d0:d0+n] = src[s0:s0+n]`` on this rank's exchange stream (``src`` on the
@@ -146,33 +178,6 @@ class PeerHaloExchange:
                     pass
         self._peers = {}
 
-    #: halo rows a stage reads on each side, for the integrator's overlap (0: no overlap; set
-    #: by :meth:`connect` from ``SIMENGINE_HALO_OVERLAP``)
-    depth = 0
-
-    def start(self, array):
-        """Begin the exchange of ``array``'s halo: wait for this GPU, barrier, then start the
-        copies on the exchange stream, which does not block the default stream (the stage of
-        the rows away from the halo runs meanwhile)."""
-        from numba import cuda
-
-        t = time.perf_counter()
-        cuda.synchronize()
-        t1 = time.perf_counter()
-        self.comm.barrier()
-        t2 = time.perf_counter()
-        self._pull(array)
-        self._t = (t, t1, t2)
-
-    def finish(self, array):
-        """Wait for the copies started by :meth:`start`."""
-        self._stream.synchronize()
-        t, t1, t2 = self._t
-        t3 = time.perf_counter()
-        self.seconds += t3 - t
-        self.parts += np.array([t1 - t, t2 - t1, t3 - t2])
-        self.calls += 1
-
     def _pull(self, array):
         s, sol = self.slab, self.solver
         slot = self._slots.index(id(array))
@@ -185,32 +190,86 @@ class PeerHaloExchange:
             nb = self.slabs[s.upper]
             self._copy(array, s.hi * rc, self._peers[s.upper][slot], nb.lo * rc, HALO * rc)
 
+    def _meet_and_pull(self, array, wait_gpu):
+        """Wait for this GPU (``wait_gpu()``), barrier, start the pulls; the times in parts."""
+        t = time.perf_counter()
+        wait_gpu()
+        t1 = time.perf_counter()
+        self.comm.barrier()
+        t2 = time.perf_counter()
+        self._pull(array)
+        self._copied.record(self._stream)
+        t3 = time.perf_counter()
+        self.parts += np.array([t1 - t, t2 - t1, t3 - t2])
+        self.seconds += t3 - t
+        self.calls += 1
+
     def __call__(self, array):
-        """The whole exchange (no overlap): :meth:`start` then :meth:`finish`."""
-        self.start(array)
-        self.finish(array)
+        """The whole exchange: every GPU's work done, barrier, pulls, wait for them."""
+        from numba import cuda
+
+        self._meet_and_pull(array, cuda.synchronize)
+        t = time.perf_counter()
+        self._stream.synchronize()
+        self._account_wait(t)
+
+    def _account_wait(self, t):
+        dt = time.perf_counter() - t
+        self.parts[2] += dt
+        self.seconds += dt
+
+    # -- boundary-first protocol (integrator.advance_boundary_first)
+    def mark(self, array):
+        """The rows at either end of ``array`` are launched: record that on the stages' stream."""
+        self._marked.record(0)
+
+    def send(self, array):
+        """Start the exchange of ``array``'s halo once the marked rows are done (the host waits
+        for them; the interior launched after them keeps the GPU busy)."""
+        self._meet_and_pull(array, self._marked.synchronize)
+
+    def ready(self, array, wait=False):
+        """The next launches on the stages' stream wait for the pulls (the GPU waits, not the
+        host); ``wait``: the host waits for them too (the end of an advance)."""
+        if wait:
+            t = time.perf_counter()
+            self._stream.synchronize()
+            self._account_wait(t)
+        else:
+            self._copied.wait(0)
+
+
+def overlap_enabled() -> bool:
+    """``SIMENGINE_HALO_OVERLAP``: 1 (default) drives slab exchanges in the boundary-first order
+    (the exchange of a stage's end rows overlaps its interior rows), 0 the plain order."""
+    v = os.environ.get("SIMENGINE_HALO_OVERLAP", "1").strip().lower()
+    if v not in ("0", "1", ""):
+        raise ValueError(f"SIMENGINE_HALO_OVERLAP={v!r}: expected 0 or 1")
+    return v != "0"
 
 
 def _nonblocking_stream(device_id):
     """``(stream, note)``: a CUDA stream that does not synchronise with the legacy default stream
     (numba's stream 0, where the stages run), at high priority, so that the halo copies overlap
-    a stage; ``note`` says why the fallback (a blocking stream: no overlap) was taken."""
+    a stage; ``(None, note)`` saying why where none could be made. Made through numba's own
+    driver binding (finalised with numba's context; a ``cuda.core`` stream wrapped for numba
+    was seen to crash the process at exit)."""
     from numba import cuda
 
     try:
-        from cuda.core import Device, StreamOptions
+        from numba.cuda.cudadrv import driver as drv
 
-        dev = Device(int(device_id))
-        dev.set_current()
+        ctx = cuda.current_context()
+        flags = drv.binding.CUstream_flags.CU_STREAM_NON_BLOCKING.value
         try:
-            s = dev.create_stream(options=StreamOptions(nonblocking=True, priority=-5))
+            lo_pri, hi_pri = drv.driver.cuCtxGetStreamPriorityRange()
+            handle = drv.driver.cuStreamCreateWithPriority(flags, hi_pri)
         except Exception:
-            s = dev.create_stream(options=StreamOptions(nonblocking=True))
-        ns = cuda.external_stream(int(s.handle))
-        ns._core_stream = s  # keep the owner alive
-        return ns, None
-    except Exception as exc:  # older cuda.core: a blocking stream (no overlap)
-        return cuda.stream(), f"{type(exc).__name__}: {exc}"
+            handle = drv.driver.cuStreamCreate(flags)
+        stream = drv.Stream(handle, finalizer=drv._stream_finalizer(ctx.deallocations, handle))
+        return stream, None
+    except Exception as exc:  # numba-cuda internals changed: the plain order
+        return None, f"no non-blocking stream ({type(exc).__name__}: {exc})"
 
 
 @functools.lru_cache(maxsize=None)
