@@ -100,7 +100,13 @@ def run_case(comm, a, case, precision):
     el = time.perf_counter() - t
     halo = ex.seconds if ex is not None else 0.0
     parts = (ex.parts / max(1, steps)).tolist() if hasattr(ex, "parts") else None
-    res = comm.gather({"el": el, "halo": halo, "rows": stop - start, "parts": parts}, root=0)
+    rows = None
+    if int(np.prod(shape)) <= a.digest_cells:  # per-row digests of the field after the steps
+        import hashlib
+
+        rows = [hashlib.sha1(r.tobytes()).hexdigest()[:16] for r in solver.state()]
+    res = comm.gather({"el": el, "halo": halo, "rows": stop - start, "parts": parts,
+                       "digests": rows}, root=0)
     if comm.rank == 0:
         cells_local = max(r["rows"] for r in res) * int(np.prod(shape[1:]))
         el = max(r["el"] for r in res)
@@ -115,6 +121,7 @@ def run_case(comm, a, case, precision):
                                       "ms": 1e3 * el / steps, "bw": bw,
                                       "halo": max(r["halo"] for r in res) / el,
                                       "exchange": kind, "parts": [r["parts"] for r in res],
+                                      "digest": _digest([r["digests"] for r in res]),
                                       "name": solver.name}), flush=True)
     # free this case before the next (the neighbours' IPC mappings first, on every rank)
     comm.barrier()
@@ -125,6 +132,16 @@ def run_case(comm, a, case, precision):
 
     gc.collect()
     comm.barrier()
+
+
+def _digest(per_rank):
+    """One digest of the whole field from the ranks' per-row digests (the same for any split of
+    the rows: equal digests = bit-identical fields), None where not computed."""
+    if any(d is None for d in per_rank):
+        return None
+    import hashlib
+
+    return hashlib.sha1("".join(x for d in per_rank for x in d).encode()).hexdigest()[:16]
 
 
 def worker(a):
@@ -162,7 +179,8 @@ def worker(a):
 def launch(a, n, env, overlap):
     """One launch of the worker on ``n`` ranks: (results by (case, precision), failure text)."""
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--cases", a.cases,
-           "--precisions", a.precisions, "--backend", a.backend, "--steps", str(a.steps)]
+           "--precisions", a.precisions, "--backend", a.backend, "--steps", str(a.steps),
+           "--digest-cells", str(getattr(a, "digest_cells", 0))]
     if n > 1:
         cmd = shlex.split(a.launcher) + ["-n", str(n)] + cmd
     env = dict(env, SIMENGINE_HALO_OVERLAP=str(overlap))
@@ -189,6 +207,15 @@ def launch(a, n, env, overlap):
     return results, failure
 
 
+def digest_text(res, base):
+    d = res.get("digest")
+    if not d:
+        return "–"
+    same = base is not None and base.get("digest") == d
+    return d + (" (= 1st row)" if same and base is not res else
+                "" if base is res or not base or not base.get("digest") else " (DIFFERS)")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cases", default="2d1024")
@@ -203,13 +230,17 @@ def main(argv=None):
                          "order (0), e.g. 1,0")
     ap.add_argument("--cli-ranks", default="",
                     help="also `simengine run` with these rank counts (e.g. 2 or 1,2)")
+    ap.add_argument("--cli-cases", default=None, help="the cases of --cli-ranks (default all)")
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds per launch")
+    ap.add_argument("--digest-cells", type=int, default=1 << 27,
+                    help="grids of at most this many cells: a digest of the field after the "
+                         "timed steps (equal across rank counts = bit-identical)")
     ap.add_argument("--worker", action="store_true")
     a = ap.parse_args(argv)
     if a.worker:
         return worker(a)
     threads = a.threads if a.threads is not None else (1 if a.backend == "cpu" else 0)
-    env = dict(os.environ)
+    env = dict(os.environ, SIMENGINE_HALO_OVERLAP="1")
     if threads:
         env["NUMBA_NUM_THREADS"] = str(threads)
     dev = "cpu"
@@ -235,20 +266,21 @@ def main(argv=None):
                 print(f"# FAILED: {failure}", flush=True)
     cli = {}
     for n in [int(x) for x in a.cli_ranks.split(",") if x]:
-        for case in a.cases.split(","):
+        for case in (a.cli_cases or a.cases).split(","):
             for prec in a.precisions.split(","):
                 steps, every = CLI_STEPS[case]
                 got = cli_inrun(CASES[case][0], prec, steps, every, launcher=a.launcher,
-                                ranks=n, env=env, timeout=a.timeout)
+                                ranks=n, env=env, timeout=a.timeout, backend=a.backend)
                 cli[(case, prec, n)] = got
                 if "error" in got:
                     print(f"# CLI {case} {prec} on {n} rank(s) FAILED: {got['error']}",
                           flush=True)
                 else:
-                    print(f"# CLI {case} {prec} on {n} rank(s): {got['plan']}", flush=True)
+                    print(f"# CLI {case} {prec} on {n} rank(s): {got['plan']}; first progress "
+                          f"lines: {' / '.join(got['progress'])}", flush=True)
     print("| case | precision | ranks | solver | ms/step | speed-up | efficiency | GB/s per rank "
-          "| % of roofline | exchange | halo % | CLI in-run ms/step (× loop) |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "| % of roofline | exchange | halo % | CLI in-run ms/step (× loop) | field digest |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for case in a.cases.split(","):
         for prec in a.precisions.split(","):
             base = runs.get((ranks[0], overlaps[0]), {}).get((case, prec))
@@ -269,7 +301,8 @@ def main(argv=None):
                 print(f"| {case} {CASES[case][0]} | {prec} | {n} | {res['name']} | "
                       f"{res['ms']:.3f} | {sp:.2f}× | {100 * sp * ranks[0] / n:.0f}% | "
                       f"{res['bw'] / 1e9:.0f} | {frac} | {res.get('exchange', '–')} | "
-                      f"{100 * res['halo']:.1f} | {ctext} |", flush=True)
+                      f"{100 * res['halo']:.1f} | {ctext} | {digest_text(res, base)} |",
+                      flush=True)
 
 
 if __name__ == "__main__":

@@ -25,14 +25,14 @@ boundary: {{type: periodic}}
 model: {{mobility: 1.0, kappa: 1.0, potential: {{b: 1.0, u: 1.0}}}}
 initial: {{type: noise, mean: 0.0, amplitude: 0.05, seed: 1}}
 time: {{dt: {dt}, steps: {steps}}}
-solver: {{backend: cuda, precision: {precision}}}
+solver: {{backend: {backend}, precision: {precision}}}
 output: {{observables_every: {every}}}
 """
 
 
-def scenario_text(shape, precision, steps, every, dt=1e-3) -> str:
+def scenario_text(shape, precision, steps, every, dt=1e-3, backend="cuda") -> str:
     return SCENARIO.format(shape=list(shape), precision=precision, steps=int(steps),
-                           every=int(every), dt=dt)
+                           every=int(every), dt=dt, backend=backend)
 
 
 def inrun_seconds(path, first):
@@ -71,14 +71,14 @@ def failure_text(rc, stdout, stderr, lines=6) -> str:
 
 
 def cli_inrun(shape, precision, steps, every, launcher=None, ranks=1, env=None,
-              timeout=900) -> dict:
+              timeout=900, backend="cuda") -> dict:
     """Run the CLI once; returns ``{"ms": ms per step in-run, "plan": the start-up line,
     "wall": seconds of the whole process}`` or ``{"error": what failed}``."""
     with tempfile.TemporaryDirectory() as wd:
         scen = os.path.join(wd, "s.yaml")
         out = os.path.join(wd, "s.h5")
         with open(scen, "w") as f:
-            f.write(scenario_text(shape, precision, steps, every))
+            f.write(scenario_text(shape, precision, steps, every, backend=backend))
         cmd = [sys.executable, "-m", "simengine", "run", scen, "-o", out, "--overwrite"]
         if ranks > 1 or launcher:
             cmd = shlex.split(launcher or "mpiexec") + ["-n", str(int(ranks))] + cmd
@@ -96,7 +96,8 @@ def cli_inrun(shape, precision, steps, every, launcher=None, ranks=1, env=None,
             sec = inrun_seconds(out, every)
         except Exception as exc:
             return {"error": f"{type(exc).__name__}: {exc}"}
-        return {"ms": sec * 1e3, "plan": plan, "wall": wall}
+        progress = [ln.strip() for ln in r.stderr.splitlines() if ln.startswith("step ")][:3]
+        return {"ms": sec * 1e3, "plan": plan, "wall": wall, "progress": progress}
 
 
 def default_plan(shape, precision):
