@@ -32,6 +32,10 @@ def main():
 
     comm = world()
     assert comm.size > 1, "run me under mpiexec -n 2 or more"
+    if a.backend == "cuda":
+        from simengine.parallel import bind_gpu
+
+        bind_gpu(comm)  # one GPU per rank where there are several (the peer exchange)
     shapes = {1: (23,), 2: (13, 9), 3: (7, 6, 5)}
     if a.backend == "cuda":
         shapes = {1: (16,), 2: (12, 8), 3: (7, 4, 4)}
