@@ -44,6 +44,14 @@ class MPIHaloExchange:
         self._recv = None
         self.boundary_first = overlap_enabled()
 
+    #: why the host path runs (set by make_rank_solver for the start-up log), or None
+    because = None
+
+    def describe(self) -> str:
+        cuda = getattr(self.solver, "backend", None) == "cuda"
+        return ("MPI" + (" through pinned host buffers" if cuda else "")
+                + (f" ({self.because})" if self.because else ""))
+
     def mark(self, array):
         """Boundary-first protocol: nothing to record (:meth:`send` exchanges in full)."""
 
@@ -103,6 +111,12 @@ class PeerHaloExchange:
     boundary_first = False
     #: halo rows a stage reads on each side (the boundary-first protocol's rows at either end)
     depth = HALO
+    #: why the last :meth:`connect` returned None (for the start-up log)
+    refused = None
+
+    def describe(self) -> str:
+        return "peer copies (CUDA IPC)" + (" overlapping the interior" if self.boundary_first
+                                           else f" (no overlap: {self.stream_note})")
 
     def __init__(self, comm, slab, slabs):
         self.comm = comm
@@ -121,23 +135,25 @@ class PeerHaloExchange:
     def connect(cls, comm, slab, slabs, solver):
         """Exchange IPC handles of the solver's buffers with every rank (collective)."""
         ex = cls(comm, slab, slabs)
-        ok = True
+        why = None
         try:
             handles = [b.get_ipc_handle() for b in solver.buffers]
-        except Exception:
-            handles, ok = None, False
+        except Exception as exc:
+            handles, why = None, f"no IPC handle ({type(exc).__name__}: {exc})"
         everyone = comm.allgather(handles)
-        if ok:
+        if why is None:
             try:
                 for side in (slab.lower, slab.upper):
                     if side is not None and side not in ex._peers and everyone[side] is not None:
                         ex._peers[side] = [h.open() for h in everyone[side]]
                     elif side is not None and everyone[side] is None:
-                        ok = False
-            except Exception:
-                ok = False
-        if not comm.allreduce(ok, "and"):
+                        why = f"rank {side} has no IPC handle"
+            except Exception as exc:
+                why = f"opening a neighbour's IPC handle failed ({type(exc).__name__}: {exc})"
+        whys = comm.allgather(why)
+        if any(w is not None for w in whys):
             ex.close()
+            cls.refused = next(f"rank {r}: {w}" for r, w in enumerate(whys) if w is not None)
             return None
         from numba import cuda
 
@@ -319,7 +335,11 @@ def make_rank_solver(comm, model, grid, boundary, *, backend="auto", **kwargs):
             solver.exchange = peer
         elif mode == "peer":
             raise RuntimeError("SIMENGINE_HALO=peer: the GPUs' buffers could not be shared "
-                               "between the ranks (CUDA IPC)")
+                               f"between the ranks (CUDA IPC: {PeerHaloExchange.refused})")
+        else:
+            ex.because = f"no peer copies: {PeerHaloExchange.refused}"
+    elif comm.size > 1 and mode == "host":
+        ex.because = "SIMENGINE_HALO=host"
     return solver, slab, slabs
 
 

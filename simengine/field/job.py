@@ -135,8 +135,9 @@ class FieldJob:
         ranks = ""
         if self.comm.size > 1:
             sizes = [s.owned for s in self.slabs]
+            how = getattr(self.solver.exchange, "describe", None)
             ranks = (f", {self.comm.size} slabs of axis 0 ({min(sizes)}–{max(sizes)} rows each,"
-                     f" halo 2)")
+                     f" halo 2{' by ' + how() if how else ''})")
         summary = getattr(self.solver, "plan_summary", None)  # CUDA: field/plans.py
         plan = f" [plan {summary}]" if summary else ""
         return (f"{self.sc.name}: {self.total} steps of {self.solver.name}{plan} on grid "
