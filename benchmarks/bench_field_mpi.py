@@ -270,14 +270,16 @@ def main(argv=None):
             for prec in a.precisions.split(","):
                 steps, every = CLI_STEPS[case]
                 got = cli_inrun(CASES[case][0], prec, steps, every, launcher=a.launcher,
-                                ranks=n, env=env, timeout=a.timeout, backend=a.backend)
+                                ranks=n, env=env, timeout=a.timeout, backend=a.backend,
+                                first=2 * every if steps >= 3 * every else None)
                 cli[(case, prec, n)] = got
                 if "error" in got:
                     print(f"# CLI {case} {prec} on {n} rank(s) FAILED: {got['error']}",
                           flush=True)
                 else:
-                    print(f"# CLI {case} {prec} on {n} rank(s): {got['plan']}; first progress "
-                          f"lines: {' / '.join(got['progress'])}", flush=True)
+                    print(f"# CLI {case} {prec} on {n} rank(s): in-run {got['ms']:.3f} ms/step, "
+                          f"stepping alone {got.get('stepping_ms')} ms/step; {got['plan']}; "
+                          f"first progress lines: {' / '.join(got['progress'])}", flush=True)
     print("| case | precision | ranks | solver | ms/step | speed-up | efficiency | GB/s per rank "
           "| % of roofline | exchange | halo % | CLI in-run ms/step (× loop) | field digest |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")

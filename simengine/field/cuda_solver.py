@@ -168,7 +168,8 @@ class CudaFieldSolver(FieldSolver):
         # (not ``self.steps += replay_steps(...)``: that would read self.steps before the
         # remainder launched inside replay_steps counts its steps, and lose them)
         replayed = ck.graph.replay_steps(n, self._step_graph, self._launch_steps,
-                                         exact=self._lengths.again(n))
+                                         exact=self._lengths.again(n) and
+                                         self.cells <= ck.graph.EXACT_MAX_CELLS)
         self.steps += replayed
 
     def _launch_steps(self, n: int) -> None:

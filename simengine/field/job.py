@@ -49,6 +49,18 @@ def piece_size(piece: int, n: int, seconds: float) -> int:
     return 1 << (want.bit_length() - 1)
 
 
+class _Tally:
+    """Steps and seconds added up (``tally += (steps, seconds)``)."""
+
+    def __init__(self):
+        self.steps, self.seconds = 0, 0.0
+
+    def __iadd__(self, other):
+        self.steps += int(other[0])
+        self.seconds += float(other[1])
+        return self
+
+
 class FieldJob:
     kind = "field"
     unit = "step"
@@ -126,6 +138,8 @@ class FieldJob:
         self._ahead = []
         self._taken = None
         self._step_seconds = None  # GPU time per step, measured by advance
+        self._pieces = 0                 # pieces of steps advanced (the first one compiles)
+        self._stepped = _Tally()         # steps and seconds of the pieces after the first
         # write-behind (the same processes): (output, checkpoint step or None) of a write
         # running in a background thread while the next steps run
         self._writing = None
@@ -208,16 +222,24 @@ class FieldJob:
             t = time.perf_counter()
             self.solver.advance(int(n))
             if self._pipeline and done + n == stop and self.due(stop) == {"obs"}:
-                small = self.solver.cells * self.dtype.itemsize <= ASYNC_OBSERVE_MAX_BYTES
+                field = self.solver.cells * self.dtype.itemsize
+                small = field <= ASYNC_OBSERVE_MAX_BYTES
                 if small or self._spectrum is not None:  # S(k) on the GPU: no field copy
+                    # ... unless the host needs it: S(k) on the host, or a run-ahead (room for
+                    # at least one stop's copy beside this one, _run_ahead)
+                    copy = small and (self._spectrum is None
+                                      or ASYNC_OBSERVE_MAX_BYTES // max(field, 1) - 2 >= 1)
                     self._enqueued = (stop, self.solver.observe_async(
-                        spectrum=self._spectrum, copy_field=small))
+                        spectrum=self._spectrum, copy_field=copy))
             self.finish_observation()  # host work of the last observation, overlapping the steps
             self.solver.synchronize()  # time the work itself, not its (asynchronous) launch
             done += n
             el = comm.allreduce(time.perf_counter() - t, "max")
             if n >= 100:
                 self._step_seconds = el / n
+            if self._pieces:  # the first piece compiles: not counted in the stepping rate
+                self._stepped += (n, el)
+            self._pieces += 1
             self._chunk = piece_size(self._chunk, n, el)
             progress(done)
             if comm.allreduce(bool(stop_requested()), "or"):
@@ -342,7 +364,10 @@ class FieldJob:
         return new
 
     def finished(self, elapsed, output) -> str:
-        return f"done: {self.total} steps in {elapsed:.1f} s -> {output}"
+        n, sec = self._stepped.steps, self._stepped.seconds
+        rate = (f" (stepping {1e3 * sec / n:.4g} ms/step over {n} steps after the first piece; "
+                f"{sec:.1f} s of steps)" if n else "")
+        return f"done: {self.total} steps in {elapsed:.1f} s{rate} -> {output}"
 
     # ---- state
     def initial_field(self):
