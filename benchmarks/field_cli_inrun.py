@@ -74,7 +74,8 @@ def cli_inrun(shape, precision, steps, every, launcher=None, ranks=1, env=None,
               timeout=900, backend="cuda", first=None) -> dict:
     """Run the CLI once; returns ``{"ms": ms per step in-run (the wall-time slope from the row
     at step ``first``, default ``every``), "stepping_ms": the CLI's own stepping rate (its last
-    log line: the pieces of steps after the first, no observation or output), "plan": the
+    log line: the pieces of steps after the first stop past step 0; observations enqueued behind
+    the steps of a piece count, the host's part of them and the output do not), "plan": the
     start-up line, "wall": seconds of the whole process}`` or ``{"error": what failed}``."""
     with tempfile.TemporaryDirectory() as wd:
         scen = os.path.join(wd, "s.yaml")

@@ -138,8 +138,8 @@ class FieldJob:
         self._ahead = []
         self._taken = None
         self._step_seconds = None  # GPU time per step, measured by advance
-        self._pieces = 0                 # pieces of steps advanced (the first one compiles)
-        self._stepped = _Tally()         # steps and seconds of the pieces after the first
+        self._settled = False            # a stop past step 0 was reached (all compiled)
+        self._stepped = _Tally()         # steps and seconds of the pieces after that stop
         # write-behind (the same processes): (output, checkpoint step or None) of a write
         # running in a background thread while the next steps run
         self._writing = None
@@ -237,9 +237,8 @@ class FieldJob:
             el = comm.allreduce(time.perf_counter() - t, "max")
             if n >= 100:
                 self._step_seconds = el / n
-            if self._pieces:  # the first piece compiles: not counted in the stepping rate
+            if self._settled:  # after the first stop past step 0 (compilation, first graphs)
                 self._stepped += (n, el)
-            self._pieces += 1
             self._chunk = piece_size(self._chunk, n, el)
             progress(done)
             if comm.allreduce(bool(stop_requested()), "or"):
@@ -252,6 +251,7 @@ class FieldJob:
         (length scale) and appended by :meth:`finish_observation` during the next steps; rows
         stay in step order and every write includes all rows before it."""
         self.finish_observation()
+        self._settled = self._settled or done > 0
         due = self.due(done)
         phi = None
         if self._ahead and self._ahead[0][0] == done:
@@ -365,8 +365,8 @@ class FieldJob:
 
     def finished(self, elapsed, output) -> str:
         n, sec = self._stepped.steps, self._stepped.seconds
-        rate = (f" (stepping {1e3 * sec / n:.4g} ms/step over {n} steps after the first piece; "
-                f"{sec:.1f} s of steps)" if n else "")
+        rate = (f" (stepping {1e3 * sec / n:.4g} ms/step over the {n} steps after the first "
+                f"stop)" if n else "")
         return f"done: {self.total} steps in {elapsed:.1f} s{rate} -> {output}"
 
     # ---- state
