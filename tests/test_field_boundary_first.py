@@ -56,10 +56,22 @@ def test_boundary_first_call_order():
         ("ready", 1, False), ("stage", 1, 0, 2, 4), ("stage", 1, 0, 10, 12), ("mark", 0),
         ("stage", 1, 0, 4, 10), ("send", 0),
         ("ready", 0, True)]
-    # a slab with no interior rows keeps the plain order
+    # the order is collective: an exchanger that asks for it on a slab without interior rows is
+    # an error, never a silent switch of this slab alone to the plain order (a deadlock on ranks)
     log.clear()
-    integ.advance(list(bufs), stage, ex, integ.scheme("euler"), (1.0,), 2, 6, 1)
-    assert log == [("exchange", 0), ("stage", 0, 1, 2, 6)]
+    with pytest.raises(ValueError, match="more than 4 rows per slab"):
+        integ.advance(list(bufs), stage, ex, integ.scheme("euler"), (1.0,), 2, 6, 1)
+    assert log == []
+
+
+def test_the_exchangers_take_the_order_only_when_every_slab_is_thick():
+    from simengine.field.decomposition import make_slabs
+    from simengine.field.distributed import MPIHaloExchange
+
+    thin = make_slabs(9, [(0, 5), (5, 9)], "periodic")  # 5 and 4 rows: 4 has no interior
+    thick = make_slabs(10, [(0, 5), (5, 10)], "periodic")
+    assert not MPIHaloExchange(None, thin[0], thin).boundary_first
+    assert MPIHaloExchange(None, thick[0], thick).boundary_first
 
 
 class Deferred:

@@ -35,14 +35,14 @@ class MPIHaloExchange:
     boundary_first = True
     depth = HALO
 
-    def __init__(self, comm, slab):
+    def __init__(self, comm, slab, slabs=None):
         self.comm = comm
         self.slab = slab
         self.solver = None
         self.seconds = 0.0
         self.calls = 0
         self._recv = None
-        self.boundary_first = overlap_enabled()
+        self.boundary_first = overlap_enabled() and thick_enough(slabs or [slab])
 
     #: why the host path runs (set by make_rank_solver for the start-up log), or None
     because = None
@@ -160,6 +160,7 @@ class PeerHaloExchange:
         ex.solver = solver
         ex._slots = [id(b) for b in solver.buffers]  # the buffers' original slots
         stream, note = (None, "SIMENGINE_HALO_OVERLAP=0") if not overlap_enabled() else \
+            (None, f"a slab owns at most {2 * HALO} rows") if not thick_enough(slabs) else \
             _nonblocking_stream(solver.device)
         # every rank takes the same order (the protocol is collective)
         ex.boundary_first = bool(comm.allreduce(stream is not None, "and"))
@@ -255,6 +256,12 @@ class PeerHaloExchange:
             self._copied.wait(0)
 
 
+def thick_enough(slabs) -> bool:
+    """Whether every slab has interior rows for the boundary-first order (more than 2 halo
+    depths): the order is collective, so all ranks take it or none does."""
+    return all(s.owned > 2 * HALO for s in slabs)
+
+
 def overlap_enabled() -> bool:
     """``SIMENGINE_HALO_OVERLAP``: 1 (default) drives slab exchanges in the boundary-first order
     (the exchange of a stage's end rows overlaps its interior rows), 0 the plain order."""
@@ -323,7 +330,7 @@ def make_rank_solver(comm, model, grid, boundary, *, backend="auto", **kwargs):
 
     slabs = rank_slabs(comm, grid.shape[0], boundary.kind)
     slab = slabs[comm.rank]
-    ex = MPIHaloExchange(comm, slab)
+    ex = MPIHaloExchange(comm, slab, slabs)
     solver = make_solver(model, grid, boundary, backend=backend, slab=slab, exchange=ex,
                          **kwargs)
     ex.bind(solver)

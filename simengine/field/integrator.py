@@ -88,12 +88,16 @@ def advance(buffers, stage, exchange, sch: Scheme, coefs, lo: int, hi: int, nste
 
 def boundary_first_depth(exchange, lo: int, hi: int) -> int:
     """The rows at either end that :func:`advance_boundary_first` updates first (the exchanger's
-    ``depth``), or 0 for the plain order (an exchanger without ``boundary_first``, or a slab too
-    thin to have interior rows)."""
+    ``depth``), or 0 for the plain order (an exchanger without ``boundary_first``). The order is
+    collective — every slab exchanges at the same points — so the exchanger turns it on only
+    where every slab has interior rows; a slab without them is an error here."""
     if not getattr(exchange, "boundary_first", False):
         return 0
     d = int(exchange.depth)
-    return d if hi - lo > 2 * d else 0
+    if hi - lo <= 2 * d:
+        raise ValueError(f"the boundary-first order needs more than {2 * d} rows per slab "
+                         f"(this slab updates rows {lo}..{hi})")
+    return d
 
 
 def advance_boundary_first(buffers, stage, exchange, sch: Scheme, coefs, lo: int, hi: int,
