@@ -93,8 +93,8 @@ def cli_inrun(shape, precision, steps, every, launcher=None, ranks=1, env=None,
         wall = time.perf_counter() - t
         if r.returncode:
             return {"error": failure_text(r.returncode, r.stdout, r.stderr)}
-        plan = next((ln.strip() for ln in (r.stderr + r.stdout).splitlines() if "[plan " in ln),
-                    "")
+        plan = next((ln.strip() for ln in (r.stderr + r.stdout).splitlines()
+                     if " steps of " in ln and " -> " in ln), "")
         ranks_line = next((ln.strip() for ln in r.stderr.splitlines() if " MPI ranks" in ln), "")
         plan = (ranks_line + "; " if ranks_line else "") + plan
         try:
