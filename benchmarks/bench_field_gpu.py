@@ -43,6 +43,7 @@ except ImportError:  # run from elsewhere
     sys.path.insert(0, __import__("os").path.dirname(__file__))
     from roofline import copy_roofline
 from compare_field_trees import steady_seconds  # noqa: E402  (the same steady-state timing)
+import field_cli_inrun as cli_inrun  # noqa: E402  (--cli: the CLI's in-run figure)
 from simengine.field.cuda_tuning import (CANDIDATES, autotune_block, gpu_name, occupancy_report,
                                          time_plan, time_steps)
 from simengine.field.model import Boundary, CahnHilliard, Grid
@@ -620,6 +621,9 @@ def main(argv=None):
                         "default SMARCH_VARIANTS")
     p.add_argument("--seconds", type=float, default=1.0,
                    help="the 'solver' group: seconds per timed advance (3 per row)")
+    p.add_argument("--cli", action="store_true",
+                   help="3-D sizes: also `simengine run` on the grid (default settings), its "
+                        "in-run ms/step beside this run's best row and the solver loop")
     p.add_argument("--json", default=None)
     args = p.parse_args(argv)
 
@@ -638,6 +642,7 @@ def main(argv=None):
     shapes = {"2d": (4096, 4096), "3d": (256, 256, 256), "3d512": (512, 512, 512)}
     rows = []
     small_rows = []
+    cli_rows = []
     if "small" in args.sizes.split(","):
         for prec in args.precisions.split(","):
             for i, shp in enumerate(args.small_shapes.split(",")):
@@ -745,8 +750,12 @@ def main(argv=None):
                         elif tag[0] == "mcap":
                             extra = dict(smarch=False, maxreg=tag[1])
                         block = tag[1] if tag[0] == "smarch" else None
-                    plan = ck.StagePlan(kern, nd, s3, bnd.code, dtype, layout=lay, block=block,
-                                        cpt=cpt, march=march, unroll=unroll, vec=vec, **extra)
+                    if tag == ("default",):
+                        plan = cli_inrun.default_plan(shape, prec)
+                    else:
+                        plan = ck.StagePlan(kern, nd, s3, bnd.code, dtype, layout=lay,
+                                            block=block, cpt=cpt, march=march, unroll=unroll,
+                                            vec=vec, **extra)
                     t = time_plan(plan, bufs, scal, steps=args.steps, reps=5)
                     # host cost of one launch (enqueue only): launch-bound if near t / 2
                     cuda.synchronize()
@@ -807,6 +816,8 @@ def main(argv=None):
                       + (f" |x-direct|/max={diff:.1e}" if diff is not None else ""),
                       flush=True)
             del bufs
+            if args.cli and nd == 3:
+                cli_rows.append(cli_inrun.cli_row(shape, prec, rows, bw, _solver_ms))
     # summary table (markdown)
     print(f"\n| size | precision | kernel | layout | cells/thread | block | ms/step | Gcell-upd/s | eff. GB/s | % of roofline | × {rows[0]['ref_lib'] if rows else 'ref'} | regs | smem B | occupancy |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
@@ -844,7 +855,7 @@ def main(argv=None):
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"gpu": dev, "copy_GBs": bw / 1e9, "date": time.strftime("%Y-%m-%d"),
-                       "rows": rows}, f, indent=1)
+                       "rows": rows, "cli": cli_rows}, f, indent=1)
     return 0
 
 

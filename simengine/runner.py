@@ -205,8 +205,11 @@ class Runner:
             self.log(f"{self.output}: {job.resume_message(done)}")
         out = job.make_output(self.output, fresh, None if fresh else done)
         if comm.size > 1:
-            self.log(f"{comm.size} MPI ranks"
-                     + (f", one GPU each (rank 0 on GPU {device})" if device is not None else ""))
+            gpus = comm.allgather(device)  # every rank's GPU (a rank left unbound says so)
+            self.log(f"{comm.size} MPI ranks" + (
+                f", one GPU each (GPUs of ranks 0..{comm.size - 1}: "
+                f"{', '.join('none' if g is None else str(g) for g in gpus)})"
+                if any(g is not None for g in gpus) else ""))
         from .parallel.threads import decided
 
         if decided():                      # simengine run: numba threads, --device

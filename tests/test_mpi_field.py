@@ -31,7 +31,7 @@ def test_slab_solvers_over_mpi_equal_one_process(ranks, precision):
                         str(HERE / "mpi" / "field_slabs.py"), "--precision", precision],
                        capture_output=True, text=True, timeout=900, env=env)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert f"checked 36 cases on {ranks} ranks (cpu), 0 failed" in r.stdout
+    assert f"checked 40 cases on {ranks} ranks (cpu), 0 failed" in r.stdout
 
 
 @pytest.mark.parametrize("ranks", [2, 3])

@@ -61,6 +61,7 @@ class CudaFieldSolver(FieldSolver):
             block = autotune_block(self.kernel, self.layout, self.shape, self.dtype, self.model,
                                    grid, self.boundary, cpt=cells_per_thread, march=march,
                                    vec=vec)
+        self._block_hint = block  # the user's block (None: the defaults' rules per range)
         self.plan = self._make_plan(block, self.lo, self.hi)
         self.block = self.plan.block
         # the plan registry (field/plans.py): a fused RK2 form, or None for the unfused stages
@@ -89,10 +90,19 @@ class CudaFieldSolver(FieldSolver):
         self._lengths = ck.graph.LengthsSeen()  # an exact-length graph for repeated lengths
         self._graph_error = None
 
-    def _make_plan(self, block, lo, hi):
+    def _make_plan(self, block, lo, hi, **extra):
         return ck.StagePlan(self.kernel, self.grid.ndim, self.shape3, self.boundary.code,
                             self.dtype, layout=self.layout, block=block, lo=lo, hi=hi,
-                            **self._hints)
+                            **self._hints, **extra)
+
+    def _range_plan(self, lo, hi):
+        """The plan of a stage over rows ``lo:hi`` other than the owned rows (the boundary-first
+        order's end and interior rows): the solver's kernel with its output rows per thread
+        (same per-cell arithmetic), the launch defaults' rules (march length) for the range."""
+        extra = {}
+        if getattr(self.plan, "smarch", False):
+            extra = dict(smarch=True, smarch_rows=self.plan.rows)
+        return self._make_plan(self._block_hint, lo, hi, **extra)
 
     @property
     def _buf(self):
@@ -154,7 +164,7 @@ class CudaFieldSolver(FieldSolver):
         else:
             plan = self._plans.get((lo, hi))
             if plan is None:
-                plan = self._plans[(lo, hi)] = self._make_plan(self.block, lo, hi)
+                plan = self._plans[(lo, hi)] = self._range_plan(lo, hi)
         plan(src, base, out, coef, self.scal)
 
     def advance(self, nsteps: int = 1) -> None:
@@ -171,7 +181,8 @@ class CudaFieldSolver(FieldSolver):
         # (not ``self.steps += replay_steps(...)``: that would read self.steps before the
         # remainder launched inside replay_steps counts its steps, and lose them)
         replayed = ck.graph.replay_steps(n, self._step_graph, self._launch_steps,
-                                         exact=self._lengths.again(n))
+                                         exact=self._lengths.again(n) and
+                                         self.cells <= ck.graph.EXACT_MAX_CELLS)
         self.steps += replayed
 
     def _launch_steps(self, n: int) -> None:

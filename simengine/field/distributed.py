@@ -28,15 +28,20 @@ from .decomposition import HALO, make_slabs
 
 
 class MPIHaloExchange:
-    """The ``exchange(array)`` hook of one rank's slab solver: sends its top ``depth`` owned rows
-    to the upper neighbour while receiving the lower neighbour's into its low halo, then the
+    """The ``exchange(array)`` hook of one rank's slab solver: sends its top ``slab.depth`` owned
+    rows to the upper neighbour while receiving the lower neighbour's into its low halo, then the
     mirror image (``MPI_Sendrecv``; a missing neighbour at a non-periodic face is skipped).
     Collective between neighbours. ``seconds`` accumulates the time spent, for the benchmarks.
 
     ``device=True`` (a CUDA solver, a CUDA-aware MPI): the rows go from and to the device
     buffer itself (flat device views, after the GPU's work is done), no host copy."""
 
-    def __init__(self, comm, slab, device=False):
+    #: driven in the boundary-first order (integrator.advance_boundary_first): the exchange of
+    #: a stage's output runs after its interior rows were launched (``send``); ``depth`` rows
+    boundary_first = True
+    depth = HALO
+
+    def __init__(self, comm, slab, slabs=None, device=False):
         self.comm = comm
         self.slab = slab
         self.solver = None
@@ -45,6 +50,27 @@ class MPIHaloExchange:
         self._recv = None
         self.device = bool(device)
         self.label = "mpi-device" if self.device else "host"
+        self.boundary_first = overlap_enabled() and thick_enough(slabs or [slab])
+
+    #: why the host path runs (set by make_rank_solver for the start-up log), or None
+    because = None
+
+    def describe(self) -> str:
+        cuda = getattr(self.solver, "backend", None) == "cuda"
+        how = " of device buffers (CUDA-aware)" if self.device else \
+            " through pinned host buffers" if cuda else ""
+        return ("MPI" + how
+                + (f" ({self.because})" if self.because else ""))
+
+    def mark(self, array):
+        """Boundary-first protocol: nothing to record (:meth:`send` exchanges in full)."""
+
+    def send(self, array):
+        """Boundary-first protocol: the whole exchange of ``array``'s halo (blocking)."""
+        self(array)
+
+    def ready(self, array, wait=False):
+        """Boundary-first protocol: the halo sent by :meth:`send` is already in place."""
 
     def bind(self, solver):
         self.solver = solver
@@ -67,6 +93,7 @@ class MPIHaloExchange:
         self.seconds += time.perf_counter() - t
         self.calls += 1
 
+
     def _device(self, array):
         """The same two ``Sendrecv``s on device views of ``array`` (CUDA-aware MPI)."""
         from numba import cuda
@@ -88,19 +115,37 @@ class PeerHaloExchange:
     """The ``exchange(array)`` hook of a CUDA slab solver whose neighbours' GPUs are on the same
     node: halo rows are copied device to device straight from the neighbours' buffers (CUDA IPC
     handles, exchanged once; NVLink/PCIe peer copies), no host staging and no CUDA-aware MPI
-    needed.
+    needed. The buffer read on the neighbour is the one in the same slot of its three rotating
+    buffers (every rank rotates them in step).
 
-    Protocol per call (collective over all ranks): wait for this GPU's work (the rows about to
-    be read are final), a barrier (every neighbour's rows are final too), pull the two owned
-    rows next to each halo from the neighbours into this rank's halo rows, wait for the copies.
-    The buffer read on the neighbour is the one in the same slot of its three rotating buffers
-    (every rank rotates them in step). Reusing a row is safe: a neighbour writes the buffer it
-    was read from only in a later stage, after the next exchange's barrier, which this rank
-    reaches only after its copies finished.
+    Full exchange (``exchange(array)``; collective over all ranks): wait for this GPU, a barrier
+    (every neighbour's rows are final too), pull the two owned rows next to each halo from the
+    neighbours into this rank's halo rows, wait for the copies.
+
+    Boundary-first protocol (:func:`simengine.field.integrator.advance_boundary_first`, on
+    unless ``SIMENGINE_HALO_OVERLAP=0``): a stage's ``depth`` rows at either end are launched
+    first and marked by an event (:meth:`mark`); after the interior rows are launched,
+    :meth:`send` waits for that event only (the host, not the GPU: the interior runs on), meets
+    the other ranks in a barrier and starts the pulls on a non-blocking side stream; the next
+    stage's launches wait for the pulls on the GPU (:meth:`ready`: an event wait, no host
+    synchronisation). Safe reuse of rows: a neighbour rewrites the rows this rank pulls at the
+    earliest two stages later, after a barrier that this rank reaches only once its pulls are
+    done (its next mark follows the wait for them); the pulls write this rank's halo of the
+    stage's output, which the previous stage (done before the marked rows) last read.
 
     :meth:`connect` returns ``None`` (and the caller keeps the host-staged exchange) unless
     every rank could open its neighbours' handles.
     """
+
+    boundary_first = False
+    #: halo rows a stage reads on each side (the boundary-first protocol's rows at either end)
+    depth = HALO
+    #: why the last :meth:`connect` returned None (for the start-up log)
+    refused = None
+
+    def describe(self) -> str:
+        return "peer copies (CUDA IPC)" + (" overlapping the interior" if self.boundary_first
+                                           else f" (no overlap: {self.stream_note})")
 
     def __init__(self, comm, slab, slabs):
         self.comm = comm
@@ -109,49 +154,56 @@ class PeerHaloExchange:
         self.solver = None
         self.seconds = 0.0
         self.calls = 0
-        #: seconds spent waiting for this GPU's stage, in the barrier, in the copies
+        #: seconds spent waiting for this GPU (its marked rows, or all its work), in the
+        #: barrier, starting and waiting for the copies
         self.parts = np.zeros(3)
         self._peers = {}
+        self.stream_note = None
         self.label = "peer"
 
     @classmethod
     def connect(cls, comm, slab, slabs, solver):
         """Exchange IPC handles of the solver's buffers with every rank (collective)."""
         ex = cls(comm, slab, slabs)
-        ok = True
+        why = None
         try:
             handles = [b.get_ipc_handle() for b in solver.buffers]
-        except Exception:
-            handles, ok = None, False
+        except Exception as exc:
+            handles, why = None, f"no IPC handle ({type(exc).__name__}: {exc})"
         everyone = comm.allgather(handles)
-        if ok:
+        if why is None:
             try:
                 for side in (slab.lower, slab.upper):
                     if side is not None and side not in ex._peers and everyone[side] is not None:
                         ex._peers[side] = [h.open() for h in everyone[side]]
                     elif side is not None and everyone[side] is None:
-                        ok = False
-            except Exception:
-                ok = False
-        if not comm.allreduce(ok, "and"):
+                        why = f"rank {side} has no IPC handle"
+            except Exception as exc:
+                why = f"opening a neighbour's IPC handle failed ({type(exc).__name__}: {exc})"
+        whys = comm.allgather(why)
+        if any(w is not None for w in whys):
             ex.close()
+            cls.refused = next(f"rank {r}: {w}" for r, w in enumerate(whys) if w is not None)
             return None
         from numba import cuda
 
         ex.solver = solver
         ex._slots = [id(b) for b in solver.buffers]  # the buffers' original slots
-        # overlap (interior rows while the halo copies run on a non-blocking stream) is opt-in:
-        # measured on 2 × H200 it gained nothing (the copies take ~0.1 ms; the per-stage
-        # synchronisation, barrier and launches are the cost) and a cuda.core stream wrapped
-        # for numba sometimes crashed the process at exit
-        ex.overlap = os.environ.get("SIMENGINE_HALO_OVERLAP", "0") == "1"
-        ex.depth = HALO if ex.overlap else 0
-        if ex.overlap:
-            ex._stream, ex.stream_note = _nonblocking_stream(solver.device)
-        else:
-            ex._stream, ex.stream_note = cuda.stream(), None
+        stream, note = (None, "SIMENGINE_HALO_OVERLAP=0") if not overlap_enabled() else \
+            (None, f"a slab owns at most {2 * HALO} rows") if not thick_enough(slabs) else \
+            _nonblocking_stream(solver.device)
+        # every rank takes the same order (the protocol is collective)
+        ex.boundary_first = bool(comm.allreduce(stream is not None, "and"))
+        ex.stream_note = None if ex.boundary_first else (note or "another rank has no stream")
+        ex._stream = stream if stream is not None else cuda.stream()
+        ex._marked = cuda.event(timing=False)
+        ex._copied = cuda.event(timing=False)
         ex._method = os.environ.get("SIMENGINE_PEER_COPY", "kernel")
         return ex
+
+    @property
+    def overlap(self) -> bool:
+        return self.boundary_first
 
     def _copy(self, dst, d0, src, s0, n):
         """``dst[d0:d0+n] = src[s0:s0+n]`` on this rank's exchange stream (``src`` on the
@@ -173,40 +225,6 @@ class PeerHaloExchange:
                     pass
         self._peers = {}
 
-    #: halo rows a stage reads on each side, for the integrator's overlap (0: no overlap; set
-    #: by :meth:`connect` from ``SIMENGINE_HALO_OVERLAP``)
-    depth = 0
-
-    #: a fused slab step may start the exchange behind an event (``cuda/fused_slab.py``)
-    pipelines = True
-
-    def start(self, array, ready=None):
-        """Begin the exchange of ``array``'s halo: wait for this GPU (or only for the event
-        ``ready``, after which the rows the neighbours read are final), barrier, then start the
-        copies on the exchange stream, which does not block the default stream (the stage of
-        the rows away from the halo runs meanwhile)."""
-        from numba import cuda
-
-        t = time.perf_counter()
-        if ready is None:
-            cuda.synchronize()
-        else:
-            ready.synchronize()
-        t1 = time.perf_counter()
-        self.comm.barrier()
-        t2 = time.perf_counter()
-        self._pull(array)
-        self._t = (t, t1, t2)
-
-    def finish(self, array):
-        """Wait for the copies started by :meth:`start`."""
-        self._stream.synchronize()
-        t, t1, t2 = self._t
-        t3 = time.perf_counter()
-        self.seconds += t3 - t
-        self.parts += np.array([t1 - t, t2 - t1, t3 - t2])
-        self.calls += 1
-
     def _pull(self, array):
         s, sol = self.slab, self.solver
         slot = self._slots.index(id(array))
@@ -219,32 +237,110 @@ class PeerHaloExchange:
             nb = self.slabs[s.upper]
             self._copy(array, s.hi * rc, self._peers[s.upper][slot], nb.lo * rc, d * rc)
 
+    def _meet_and_pull(self, array, wait_gpu):
+        """Wait for this GPU (``wait_gpu()``), barrier, start the pulls; the times in parts."""
+        t = time.perf_counter()
+        wait_gpu()
+        t1 = time.perf_counter()
+        self.comm.barrier()
+        t2 = time.perf_counter()
+        self._pull(array)
+        self._copied.record(self._stream)
+        t3 = time.perf_counter()
+        self.parts += np.array([t1 - t, t2 - t1, t3 - t2])
+        self.seconds += t3 - t
+        self.calls += 1
+
     def __call__(self, array):
-        """The whole exchange (no overlap): :meth:`start` then :meth:`finish`."""
-        self.start(array)
-        self.finish(array)
+        """The whole exchange: every GPU's work done, barrier, pulls, wait for them."""
+        from numba import cuda
+
+        self._meet_and_pull(array, cuda.synchronize)
+        t = time.perf_counter()
+        self._stream.synchronize()
+        self._account_wait(t)
+
+    def _account_wait(self, t):
+        dt = time.perf_counter() - t
+        self.parts[2] += dt
+        self.seconds += dt
+
+    # -- the fused slab step's protocol (``cuda/fused_slab.py``): the exchange starts behind an
+    #    event (the previous step's edge strips), the host then waits for the copies
+    pipelines = True
+
+    def start(self, array, ready=None):
+        """Begin the exchange of ``array``'s halo: wait for this GPU (or only for the event
+        ``ready``, after which the rows the neighbours read are final), barrier, then start the
+        copies on the exchange stream."""
+        from numba import cuda
+
+        self._meet_and_pull(array, cuda.synchronize if ready is None else ready.synchronize)
+
+    def finish(self, array):
+        """Wait (the host) for the copies started by :meth:`start`."""
+        t = time.perf_counter()
+        self._stream.synchronize()
+        self._account_wait(t)
+
+    # -- boundary-first protocol (integrator.advance_boundary_first)
+    def mark(self, array):
+        """The rows at either end of ``array`` are launched: record that on the stages' stream."""
+        self._marked.record(0)
+
+    def send(self, array):
+        """Start the exchange of ``array``'s halo once the marked rows are done (the host waits
+        for them; the interior launched after them keeps the GPU busy)."""
+        self._meet_and_pull(array, self._marked.synchronize)
+
+    def ready(self, array, wait=False):
+        """The next launches on the stages' stream wait for the pulls (the GPU waits, not the
+        host); ``wait``: the host waits for them too (the end of an advance)."""
+        if wait:
+            t = time.perf_counter()
+            self._stream.synchronize()
+            self._account_wait(t)
+        else:
+            self._copied.wait(0)
+
+
+def thick_enough(slabs) -> bool:
+    """Whether every slab has interior rows for the boundary-first order (more than 2 halo
+    depths): the order is collective, so all ranks take it or none does."""
+    return all(s.owned > 2 * HALO for s in slabs)
+
+
+def overlap_enabled() -> bool:
+    """``SIMENGINE_HALO_OVERLAP``: 1 (default) drives slab exchanges in the boundary-first order
+    (the exchange of a stage's end rows overlaps its interior rows), 0 the plain order."""
+    v = os.environ.get("SIMENGINE_HALO_OVERLAP", "1").strip().lower()
+    if v not in ("0", "1", ""):
+        raise ValueError(f"SIMENGINE_HALO_OVERLAP={v!r}: expected 0 or 1")
+    return v != "0"
 
 
 def _nonblocking_stream(device_id):
     """``(stream, note)``: a CUDA stream that does not synchronise with the legacy default stream
     (numba's stream 0, where the stages run), at high priority, so that the halo copies overlap
-    a stage; ``note`` says why the fallback (a blocking stream: no overlap) was taken."""
+    a stage; ``(None, note)`` saying why where none could be made. Made through numba's own
+    driver binding (finalised with numba's context; a ``cuda.core`` stream wrapped for numba
+    was seen to crash the process at exit)."""
     from numba import cuda
 
     try:
-        from cuda.core import Device, StreamOptions
+        from numba.cuda.cudadrv import driver as drv
 
-        dev = Device(int(device_id))
-        dev.set_current()
+        ctx = cuda.current_context()
+        flags = drv.binding.CUstream_flags.CU_STREAM_NON_BLOCKING.value
         try:
-            s = dev.create_stream(options=StreamOptions(nonblocking=True, priority=-5))
+            lo_pri, hi_pri = drv.driver.cuCtxGetStreamPriorityRange()
+            handle = drv.driver.cuStreamCreateWithPriority(flags, hi_pri)
         except Exception:
-            s = dev.create_stream(options=StreamOptions(nonblocking=True))
-        ns = cuda.external_stream(int(s.handle))
-        ns._core_stream = s  # keep the owner alive
-        return ns, None
-    except Exception as exc:  # older cuda.core: a blocking stream (no overlap)
-        return cuda.stream(), f"{type(exc).__name__}: {exc}"
+            handle = drv.driver.cuStreamCreate(flags)
+        stream = drv.Stream(handle, finalizer=drv._stream_finalizer(ctx.deallocations, handle))
+        return stream, None
+    except Exception as exc:  # numba-cuda internals changed: the plain order
+        return None, f"no non-blocking stream ({type(exc).__name__}: {exc})"
 
 
 @functools.lru_cache(maxsize=None)
@@ -294,7 +390,8 @@ def make_rank_solver(comm, model, grid, boundary, *, backend="auto", **kwargs):
     The halo depth follows the plan the grid runs (:func:`halo_depth`); the exchanger is the
     peer copy between GPUs of one node, else ``MPI_Sendrecv`` of device buffers where the MPI is
     CUDA-aware, else host staging; ``solver.exchange.label`` names it (the CUDA solver's
-    ``plan_summary`` quotes it, with what the CUDA-aware query answered)."""
+    ``plan_summary`` quotes it, with what the CUDA-aware query answered) and
+    ``solver.exchange.describe()`` says it in words, with the reason for the host path."""
     from .backends import make_solver, resolve
 
     slabs = rank_slabs(comm, grid.shape[0], boundary.kind,
@@ -306,7 +403,7 @@ def make_rank_solver(comm, model, grid, boundary, *, backend="auto", **kwargs):
         from ..parallel.cuda_aware import cuda_aware
 
         device_mpi, how = cuda_aware(comm)
-    ex = MPIHaloExchange(comm, slab, device=device_mpi)
+    ex = MPIHaloExchange(comm, slab, slabs, device=device_mpi)
     solver = make_solver(model, grid, boundary, backend=backend, slab=slab, exchange=ex,
                          **kwargs)
     ex.bind(solver)
@@ -319,7 +416,11 @@ def make_rank_solver(comm, model, grid, boundary, *, backend="auto", **kwargs):
             solver.exchange = peer
         elif mode == "peer":
             raise RuntimeError("SIMENGINE_HALO=peer: the GPUs' buffers could not be shared "
-                               "between the ranks (CUDA IPC)")
+                               f"between the ranks (CUDA IPC: {PeerHaloExchange.refused})")
+        else:
+            ex.because = f"no peer copies: {PeerHaloExchange.refused}"
+    elif comm.size > 1 and mode == "host":
+        ex.because = "SIMENGINE_HALO=host"
     return solver, slab, slabs
 
 

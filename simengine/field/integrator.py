@@ -10,8 +10,10 @@ buffers (φⁿ, φ*, φⁿ⁺¹) plus the buffer rotation at the end of a step; 
 
 ``exchange`` is called on the stage's ``src`` right before the stage: that is the point where a
 slab's halo (depth 2, one stage's footprint) is refreshed from its neighbours. An exchanger with
-``start``/``finish`` overlaps its transfer with the update of the rows that do not read the halo
-(see :func:`run_stage`).
+``boundary_first`` (and ``mark``/``send``/``ready``) is driven by :func:`advance` in the
+boundary-first order instead: each stage updates the ``depth`` rows at either end of the slab
+first, starts the exchange of those rows while the interior rows are updated, and the next stage
+waits for the exchange (see :func:`advance_boundary_first`).
 """
 from __future__ import annotations
 
@@ -57,22 +59,9 @@ def coefficients(sch: Scheme, dt: float, cast=float) -> tuple:
 
 
 def run_stage(buffers, stage, exchange, sch: Scheme, coefs, i: int, lo: int, hi: int) -> None:
-    """Stage ``i`` of the scheme: exchange the source's halo, then the stage.
-
-    An exchanger that can overlap (it has ``start(array)``, ``finish(array)`` and ``depth``,
-    the halo rows a stage reads) gets its transfer started first; the rows that do not read the
-    halo (``lo + depth … hi − depth``) are updated meanwhile, then, once the halo has arrived,
-    the ``depth`` rows at each end. Every cell sees the same arithmetic either way."""
+    """Stage ``i`` of the scheme: exchange the source's halo, then the stage."""
     st = sch.stages[i]
     src, base, out = buffers[st.src], buffers[st.base], buffers[st.out]
-    d = getattr(exchange, "depth", 0) if hasattr(exchange, "start") else 0
-    if d and hi - lo > 2 * d:
-        exchange.start(src)
-        stage(src, base, out, coefs[i], lo + d, hi - d)
-        exchange.finish(src)
-        stage(src, base, out, coefs[i], lo, lo + d)
-        stage(src, base, out, coefs[i], hi - d, hi)
-        return
     exchange(src)
     stage(src, base, out, coefs[i], lo, hi)
 
@@ -86,11 +75,68 @@ def rotate(buffers, sch: Scheme) -> None:
 
 def advance(buffers, stage, exchange, sch: Scheme, coefs, lo: int, hi: int, nsteps: int) -> None:
     """``nsteps`` steps of ``sch`` on ``buffers`` (a list, rotated in place)."""
+    depth = boundary_first_depth(exchange, lo, hi)
+    if depth:
+        advance_boundary_first(buffers, stage, exchange, sch, coefs, lo, hi, nsteps, depth)
+        return
     n = len(sch.stages)
     for _ in range(int(nsteps)):
         for i in range(n):
             run_stage(buffers, stage, exchange, sch, coefs, i, lo, hi)
         rotate(buffers, sch)
+
+
+def boundary_first_depth(exchange, lo: int, hi: int) -> int:
+    """The rows at either end that :func:`advance_boundary_first` updates first (the exchanger's
+    ``depth``), or 0 for the plain order (an exchanger without ``boundary_first``). The order is
+    collective — every slab exchanges at the same points — so the exchanger turns it on only
+    where every slab has interior rows; a slab without them is an error here."""
+    if not getattr(exchange, "boundary_first", False):
+        return 0
+    d = int(exchange.depth)
+    if hi - lo <= 2 * d:
+        raise ValueError(f"the boundary-first order needs more than {2 * d} rows per slab "
+                         f"(this slab updates rows {lo}..{hi})")
+    return d
+
+
+def advance_boundary_first(buffers, stage, exchange, sch: Scheme, coefs, lo: int, hi: int,
+                           nsteps: int, depth: int) -> None:
+    """``nsteps`` steps with the halo exchange overlapping the interior update. Per stage:
+
+    1. ``exchange.ready(src)``: the halo of ``src`` (sent by the previous stage) is waited for
+       — by the device, not the host, where the exchanger can — or, for the first stage of the
+       call, exchanged in full (``exchange(src)``);
+    2. the ``depth`` rows at each end of ``out`` (the rows the neighbours read), then
+       ``exchange.mark(out)`` (they are enqueued);
+    3. the interior rows ``lo + depth … hi − depth``;
+    4. ``exchange.send(out)``: the exchange of ``out``'s halo starts (it waits for the marked
+       rows only, so it runs while the interior is computed).
+
+    Every cell is computed by the same stage arithmetic as in the plain order, so the field is
+    bit-identical."""
+    n = len(sch.stages)
+    pending = None  # the buffer whose exchange send() started
+    lo_in, hi_in = lo + depth, hi - depth
+    for _ in range(int(nsteps)):
+        for i in range(n):
+            st = sch.stages[i]
+            src, base, out = buffers[st.src], buffers[st.base], buffers[st.out]
+            if pending is src:
+                exchange.ready(src)
+            else:
+                if pending is not None:
+                    exchange.ready(pending)
+                exchange(src)
+            stage(src, base, out, coefs[i], lo, lo_in)
+            stage(src, base, out, coefs[i], hi_in, hi)
+            exchange.mark(out)
+            stage(src, base, out, coefs[i], lo_in, hi_in)
+            exchange.send(out)
+            pending = out
+        rotate(buffers, sch)
+    if pending is not None:
+        exchange.ready(pending, wait=True)
 
 
 def no_exchange(array) -> None:

@@ -49,6 +49,18 @@ def piece_size(piece: int, n: int, seconds: float) -> int:
     return 1 << (want.bit_length() - 1)
 
 
+class _Tally:
+    """Steps and seconds added up (``tally += (steps, seconds)``)."""
+
+    def __init__(self):
+        self.steps, self.seconds = 0, 0.0
+
+    def __iadd__(self, other):
+        self.steps += int(other[0])
+        self.seconds += float(other[1])
+        return self
+
+
 class FieldJob:
     kind = "field"
     unit = "step"
@@ -126,6 +138,8 @@ class FieldJob:
         self._ahead = []
         self._taken = None
         self._step_seconds = None  # GPU time per step, measured by advance
+        self._settled = False            # a stop past step 0 was reached (all compiled)
+        self._stepped = _Tally()         # steps and seconds of the pieces after that stop
         # write-behind (the same processes): (output, checkpoint step or None) of a write
         # running in a background thread while the next steps run
         self._writing = None
@@ -135,8 +149,9 @@ class FieldJob:
         ranks = ""
         if self.comm.size > 1:
             sizes = [s.owned for s in self.slabs]
+            how = getattr(self.solver.exchange, "describe", None)
             ranks = (f", {self.comm.size} slabs of axis 0 ({min(sizes)}–{max(sizes)} rows each,"
-                     f" halo {self.slabs[0].depth})")
+                     f" halo {self.slabs[0].depth}{' by ' + how() if how else ''})")
         summary = getattr(self.solver, "plan_summary", None)  # CUDA: field/plans.py
         plan = f" [plan {summary}]" if summary else ""
         return (f"{self.sc.name}: {self.total} steps of {self.solver.name}{plan} on grid "
@@ -207,16 +222,23 @@ class FieldJob:
             t = time.perf_counter()
             self.solver.advance(int(n))
             if self._pipeline and done + n == stop and self.due(stop) == {"obs"}:
-                small = self.solver.cells * self.dtype.itemsize <= ASYNC_OBSERVE_MAX_BYTES
+                field = self.solver.cells * self.dtype.itemsize
+                small = field <= ASYNC_OBSERVE_MAX_BYTES
                 if small or self._spectrum is not None:  # S(k) on the GPU: no field copy
+                    # ... unless the host needs it: S(k) on the host, or a run-ahead (room for
+                    # at least one stop's copy beside this one, _run_ahead)
+                    copy = small and (self._spectrum is None
+                                      or ASYNC_OBSERVE_MAX_BYTES // max(field, 1) - 2 >= 1)
                     self._enqueued = (stop, self.solver.observe_async(
-                        spectrum=self._spectrum, copy_field=small))
+                        spectrum=self._spectrum, copy_field=copy))
             self.finish_observation()  # host work of the last observation, overlapping the steps
             self.solver.synchronize()  # time the work itself, not its (asynchronous) launch
             done += n
             el = comm.allreduce(time.perf_counter() - t, "max")
             if n >= 100:
                 self._step_seconds = el / n
+            if self._settled:  # after the first stop past step 0 (compilation, first graphs)
+                self._stepped += (n, el)
             self._chunk = piece_size(self._chunk, n, el)
             progress(done)
             if comm.allreduce(bool(stop_requested()), "or"):
@@ -229,6 +251,7 @@ class FieldJob:
         (length scale) and appended by :meth:`finish_observation` during the next steps; rows
         stay in step order and every write includes all rows before it."""
         self.finish_observation()
+        self._settled = self._settled or done > 0
         due = self.due(done)
         phi = None
         if self._ahead and self._ahead[0][0] == done:
@@ -341,7 +364,10 @@ class FieldJob:
         return new
 
     def finished(self, elapsed, output) -> str:
-        return f"done: {self.total} steps in {elapsed:.1f} s -> {output}"
+        n, sec = self._stepped.steps, self._stepped.seconds
+        rate = (f" (stepping {1e3 * sec / n:.4g} ms/step over the {n} steps after the first "
+                f"stop)" if n else "")
+        return f"done: {self.total} steps in {elapsed:.1f} s{rate} -> {output}"
 
     # ---- state
     def initial_field(self):

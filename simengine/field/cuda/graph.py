@@ -39,6 +39,11 @@ EXACT_MIN = 128
 EXACT_MAX = 8192
 #: graphs of exact lengths kept per solver (the least recently recorded are dropped)
 EXACT_CACHE = 4
+#: ... and only for grids of at most this many cells: on larger ones a step is long next to the
+#: host's enqueue of the standard graphs, while recording an exact graph costs tens of ms of
+#: host time per length (H100, 256³ fp32, 2026-11-26: an exact 1000-step graph recorded in the
+#: measured window put the CLI at 1.41× the solver loop; docs/measurements/field-3d-cli-2026-11-26.md)
+EXACT_MAX_CELLS = 1 << 20
 
 
 def split_steps(n: int, exact: bool = True):
