@@ -187,7 +187,8 @@ def launch(a, n, env, overlap):
     """One launch of the worker on ``n`` ranks: (results by (case, precision), failure text)."""
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--cases", a.cases,
            "--precisions", a.precisions, "--backend", a.backend, "--steps", str(a.steps),
-           "--digest-cells", str(getattr(a, "digest_cells", 0)), "--fused", a.fused]
+           "--digest-cells", str(getattr(a, "digest_cells", 0)),
+           "--fused", getattr(a, "fused", "auto")]
     if n > 1:
         cmd = shlex.split(a.launcher) + ["-n", str(n)] + cmd
     env = dict(env, SIMENGINE_HALO_OVERLAP=str(overlap))
