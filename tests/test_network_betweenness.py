@@ -64,6 +64,42 @@ def test_long_paths_and_byte_level_marks():
     np.testing.assert_allclose(betweenness(g)["betweenness"], ref, rtol=1e-12)
 
 
+def _level_modes(g, s):
+    """The way each BFS level of the CPU Brandes engine was expanded from s: T (top-down) or
+    B (bottom-up)."""
+    from simengine.network.cpu.brandes import _forward_bfs
+
+    n, r = g.n, (g.transpose() if g.directed else g)
+    bottom = np.zeros(n + 1, np.bool_)
+    _, levels = _forward_bfs(g.indptr, g.indices, r.indptr, r.indices, s,
+                             np.zeros(n, np.int32 if g.directed else np.uint8),
+                             2 ** 31 - 2 if g.directed else 255, np.zeros(n),
+                             np.empty(n, np.int32), np.empty(n + 2, np.int64),
+                             np.empty(len(g.indices) + 1, np.int32), np.empty(n + 1, np.int64),
+                             np.empty(n + 1, np.int64), bottom, np.empty(n, np.int32))
+    return "".join("B" if b else "T" for b in bottom[:levels])
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_direction_optimizing_levels_match_networkx(directed):
+    # small-world graphs mix the two ways, also bottom-up, top-down, bottom-up again (a vertex
+    # left for bottom-up may be reached top-down in between)
+    G = nx.watts_strogatz_graph(120, 4, 0.1, seed=1)
+    if directed:
+        rng = np.random.default_rng(4)
+        D = nx.DiGraph()
+        D.add_nodes_from(range(G.number_of_nodes()))
+        D.add_edges_from([(u, v) if rng.random() < 0.5 else (v, u) for u, v in G.edges]
+                         + [(v, u) for u, v in G.edges if rng.random() < 0.5])
+        G = D
+    g = _csr(G, False)
+    modes = {_level_modes(g, s) for s in range(g.n)}
+    assert any("B" in m and "T" in m.split("B", 1)[1] and "B" in m.rsplit("T", 1)[1]
+               for m in modes), modes
+    ref = _arr(nx.betweenness_centrality(G, normalized=False), g.n)
+    np.testing.assert_allclose(betweenness(g)["betweenness"], ref, rtol=1e-12)
+
+
 def test_listed_sources_match_networkx_subset():
     G = _nx_graph(40, 0.1, True, False, seed=2)
     g = _csr(G, False)

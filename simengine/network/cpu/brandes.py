@@ -31,63 +31,127 @@ from .sssp import _store_row
 
 
 @njit(cache=True, error_model="numpy")
-def _forward_bfs(indptr, indices, s, mark, wrap, sigma, queue, lstart, succ, sstart):
-    """Levels and path counts from s. Returns (reached, levels): the vertices in
-    queue[:reached], level L in queue[lstart[L]:lstart[L+1]], L < levels; the shortest-path
-    successors of queue[k] in succ[sstart[k]:sstart[k+1]].
+def _forward_bfs(indptr, indices, rindptr, rindices, s, mark, wrap, sigma, queue, lstart, succ,
+                 sstart, pstart, bottom, unvisited):
+    """Levels and path counts from s, direction-optimizing (Beamer et al. 2012). Returns
+    (reached, levels): the vertices in queue[:reached], level L in queue[lstart[L]:lstart[L+1]],
+    L < levels.
+
+    Each level L → L + 1 is expanded the cheaper way, counted in arcs: *top-down* (the out-arcs
+    of level L; ``bottom[L]`` False) records the shortest-path successors of queue[k] in
+    succ[sstart[k]:sstart[k+1]]; *bottom-up* (the in-arcs ``rindptr``/``rindices`` of the
+    vertices not reached yet; ``bottom[L]`` True) records the predecessors of a level-(L + 1)
+    vertex queue[k] in succ[pstart[k]:pstart[k+1]]. σ needs every predecessor, so bottom-up
+    scans all in-arcs (no early exit), but once most vertices are reached those are far fewer
+    than the frontier's out-arcs (Barabási–Albert n = 10⁴: 39 % of the arcs of top-down).
 
     ``mark[v]`` is 0 for a vertex not reached (all 0 on entry), else L % wrap + 1 for level L:
     undirected graphs keep it in a byte (wrap 255: the neighbours of a level-L vertex are at
-    levels L−1..L+1, which stay distinct), directed ones in int32 (no wrap)."""
+    levels L−1..L+1, which stay distinct; an in-neighbour of a vertex not reached is at level
+    ≥ L), directed ones in int32 (no wrap). The inner loops are branch-free where the
+    outcome is a coin toss (a mispredicted branch per arc cost more than the arc)."""
+    n = len(indptr) - 1
     mark[s] = 1
     sigma[s] = 1.0
     queue[0] = s
     lo, hi, tail, d, ns = 0, 1, 1, 0, 0
     lstart[0] = 0
+    left = rindptr[n] - (rindptr[s + 1] - rindptr[s])      # in-arcs of the vertices not reached
+    out = indptr[s + 1] - indptr[s]                          # out-arcs of the frontier
+    nu = -1                                                  # unvisited[:nu] not built yet
     while lo < hi:
+        cl = d % wrap + 1
         cd = (d + 1) % wrap + 1
-        for k in range(lo, hi):
-            v = queue[k]
-            sv = sigma[v]
-            sstart[k] = ns
-            for e in range(indptr[v], indptr[v + 1]):
-                w = indices[e]
-                dw = mark[w]
-                if dw == 0:
+        bottom[d] = left < out
+        if bottom[d]:
+            if nu < 0:
+                nu = 0
+                for v in range(n):
+                    unvisited[nu] = v
+                    nu += mark[v] == 0
+            keep = 0
+            for j in range(nu):
+                w = unvisited[j]
+                if mark[w] != 0:                             # reached top-down meanwhile
+                    continue
+                acc = 0.0
+                p0 = ns
+                for e in range(rindptr[w], rindptr[w + 1]):
+                    u = rindices[e]
+                    hit = mark[u] == cl
+                    acc += sigma[u] if hit else 0.0
+                    succ[ns] = u
+                    ns += hit
+                if ns > p0:
                     mark[w] = cd
-                    sigma[w] = sv
+                    sigma[w] = acc
+                    pstart[tail] = p0
                     queue[tail] = w
                     tail += 1
-                    succ[ns] = w
-                    ns += 1
-                elif dw == cd:
-                    sigma[w] += sv
-                    succ[ns] = w
-                    ns += 1
+                else:
+                    unvisited[keep] = w
+                    keep += 1
+            nu = keep
+            pstart[tail] = ns
+        else:
+            for k in range(lo, hi):
+                v = queue[k]
+                sv = sigma[v]
+                sstart[k] = ns
+                for e in range(indptr[v], indptr[v + 1]):
+                    w = indices[e]
+                    dw = mark[w]
+                    if dw == 0:
+                        mark[w] = cd
+                        sigma[w] = sv
+                        queue[tail] = w
+                        tail += 1
+                        succ[ns] = w
+                        ns += 1
+                    elif dw == cd:
+                        sigma[w] += sv
+                        succ[ns] = w
+                        ns += 1
+            sstart[hi] = ns
+        out = 0
+        for k in range(hi, tail):
+            w = queue[k]
+            out += indptr[w + 1] - indptr[w]
+            left -= rindptr[w + 1] - rindptr[w]
         d += 1
         lo, hi = hi, tail
         lstart[d] = lo
-    sstart[tail] = ns
     return tail, d
 
 
 @njit(cache=True, error_model="numpy")
-def _brandes_bfs_source(indptr, indices, s, i, mark, wrap, sigma, queue, lstart, tval, succ,
-                        sstart, row_sum, row_reach, row_max, row_harm, col_sum, col_reach,
-                        col_harm, hist, btw, btw_sq, store, do_store, sentinel):
-    reached, levels = _forward_bfs(indptr, indices, s, mark, wrap, sigma, queue, lstart, succ,
-                                   sstart)
+def _brandes_bfs_source(indptr, indices, rindptr, rindices, s, i, mark, wrap, sigma, queue,
+                        lstart, tval, acc, succ, sstart, pstart, bottom, unvisited, row_sum,
+                        row_reach, row_max, row_harm, col_sum, col_reach, col_harm, hist, btw,
+                        btw_sq, store, do_store, sentinel):
+    reached, levels = _forward_bfs(indptr, indices, rindptr, rindices, s, mark, wrap, sigma,
+                                   queue, lstart, succ, sstart, pstart, bottom, unvisited)
     top = levels - 1                                   # eccentricity of s
     for L in range(top, 0, -1):
         a, b = lstart[L], lstart[L + 1]
         inv = 1.0 / L
+        if bottom[L]:
+            # level L + 1 holds its predecessors: push its t values onto level L (acc is 0)
+            for k in range(b, lstart[L + 2] if L < top else b):
+                t = tval[queue[k]]
+                for j in range(pstart[k], pstart[k + 1]):
+                    acc[succ[j]] += t
         for k in range(b - 1, a - 1, -1):             # successors are one level deeper: done
             v = queue[k]
-            acc = 0.0
-            for j in range(sstart[k], sstart[k + 1]):
-                acc += tval[succ[j]]
+            if bottom[L]:
+                x = acc[v]
+                acc[v] = 0.0
+            else:
+                x = 0.0
+                for j in range(sstart[k], sstart[k + 1]):
+                    x += tval[succ[j]]
             sv = sigma[v]
-            x = sv * acc
+            x *= sv
             tval[v] = (1.0 + x) / sv
             btw[v] += x
             btw_sq[v] += x * x
@@ -116,9 +180,9 @@ def _brandes_bfs_source(indptr, indices, s, i, mark, wrap, sigma, queue, lstart,
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def _brandes_bfs_group(indptr, indices, mark0, wrap, sources, starts, row_sum, row_reach,
-                       row_max, row_harm, col_sum, col_reach, col_harm, hist, btw, btw_sq, store,
-                       do_store, sentinel):
+def _brandes_bfs_group(indptr, indices, rindptr, rindices, mark0, wrap, sources, starts, row_sum,
+                       row_reach, row_max, row_harm, col_sum, col_reach, col_harm, hist, btw,
+                       btw_sq, store, do_store, sentinel):
     n = len(indptr) - 1
     nb = len(starts) - 1
     for b in prange(nb):
@@ -127,13 +191,18 @@ def _brandes_bfs_group(indptr, indices, mark0, wrap, sources, starts, row_sum, r
         queue = np.empty(n, np.int32)
         lstart = np.empty(n + 2, np.int64)
         tval = np.empty(n)
-        succ = np.empty(max(1, indptr[n]), np.int32)
+        acc = np.zeros(n)
+        succ = np.empty(indptr[n] + 1, np.int32)       # + 1: bottom-up writes one ahead
         sstart = np.empty(n + 1, np.int64)
+        pstart = np.empty(n + 1, np.int64)
+        bottom = np.zeros(n + 1, np.bool_)
+        unvisited = np.empty(n, np.int32)
         for i in range(starts[b], starts[b + 1]):
-            _brandes_bfs_source(indptr, indices, sources[i], i, mark, wrap, sigma, queue, lstart,
-                                tval, succ, sstart, row_sum, row_reach, row_max, row_harm,
-                                col_sum[b], col_reach[b], col_harm[b], hist[b], btw[b],
-                                btw_sq[b], store, do_store, sentinel)
+            _brandes_bfs_source(indptr, indices, rindptr, rindices, sources[i], i, mark, wrap,
+                                sigma, queue, lstart, tval, acc, succ, sstart, pstart, bottom,
+                                unvisited, row_sum, row_reach, row_max, row_harm, col_sum[b],
+                                col_reach[b], col_harm[b], hist[b], btw[b], btw_sq[b], store,
+                                do_store, sentinel)
 
 
 @njit(cache=True)
@@ -221,8 +290,10 @@ def brandes_partials(graph, sources, bin_width: float = 1.0, batch=None, store=N
         # a byte per vertex for the level marks of undirected graphs (see _forward_bfs)
         mark0 = np.zeros(graph.n, np.uint8 if not graph.directed else np.int32)
         wrap = 255 if not graph.directed else np.iinfo(np.int32).max - 1
+        r = graph.transpose() if graph.directed else graph      # in-arcs, for bottom-up levels
         return group_partials(_brandes_bfs_group, graph, sources, batch, store, threads,
-                              graph.n + 1, extra=(mark0, wrap), dependencies=True)
+                              graph.n + 1, extra=(r.indptr, r.indices, mark0, wrap),
+                              dependencies=True)
     w = np.ascontiguousarray(graph.weights, dtype=np.float64)
     wmax = float(w.max()) if len(w) else 0.0
     hist_len = min(int(np.floor((graph.n - 1) * wmax / bin_width)) + 2, 1 << 22)
