@@ -204,8 +204,13 @@ def test_merge_and_state_give_the_one_run_result():
     assert "btw" not in PathStatistics.for_graph(g).state()   # off: checkpoints unchanged
 
 
-@pytest.mark.parametrize("directed", [False, True])
-def test_cuda_matches_networkx(directed):
+@pytest.mark.parametrize("directed,engine", [(False, "levels"), (True, "levels"),
+                                             (False, "blocks"), (True, "blocks")])
+def test_cuda_matches_networkx(directed, engine, monkeypatch):
+    from simengine.network.cuda import brandes as cuda_brandes
+
+    # both GPU engines: the batched level sweeps and a thread block per source
+    monkeypatch.setattr(cuda_brandes, "engine_for", lambda graph, dg: engine)
     G = _nx_graph(24, 0.12, directed, False, seed=11, isolated=2)
     g = _csr(G, False)
     ref = _arr(nx.betweenness_centrality(G, normalized=False), g.n)
@@ -220,6 +225,16 @@ def test_cuda_matches_networkx(directed):
     np.testing.assert_array_equal(r["distance_histogram"], cpu["distance_histogram"])
     d = nx.single_source_shortest_path_length(G, 3)
     assert all(store[3, t] == d.get(t, 255) for t in range(g.n))
+
+
+def test_cuda_engine_for_deep_graphs():
+    from simengine.network.cuda import device_graph
+    from simengine.network.cuda.brandes import DEEP_LEVELS, engine_for
+
+    path = _csr(nx.path_graph(DEEP_LEVELS + 3), False)        # a middle vertex has degree 2
+    star = _csr(nx.star_graph(DEEP_LEVELS + 3), False)
+    assert engine_for(path, device_graph(path)) == "blocks"
+    assert engine_for(star, device_graph(star)) == "levels"
 
 
 def test_cuda_weighted_runs_the_cpu_engine_and_says_so():

@@ -9,15 +9,19 @@ iterations.
 * forward, level L: every (v, b) with d_b(v) = L scans its out-arcs; an unreached w gets
   d_b(w) = L + 1 (every writer writes the same value), and every w at level L + 1 receives
   σ_b(w) += σ_b(v) (``atomic.add`` in float64). σ of level L is final before the launch of level
-  L + 1 reads it. The deepest level found is kept on the device (``atomic.max``), so the host
-  reads one int per ``LEVELS_PER_SYNC`` launches;
-* backward, level L = deepest − 1 … 1: every (v, b) at level L pulls
-  δ_b(v) = σ_b(v) · Σ_{w ∈ out(v), d_b(w) = L + 1} (1 + δ_b(w)) / σ_b(w) — no atomics;
+  L + 1 reads it. The deepest level found is kept on the device (a plain store: all writers of
+  a launch write the same L + 1), so the host reads one int per ``LEVELS_PER_SYNC`` launches;
+* backward, level L = deepest … 1: every (v, b) at level L pulls
+  δ_b(v) = σ_b(v) · Σ_{w ∈ out(v), d_b(w) = L + 1} t_b(w) — no atomics — and writes
+  t_b(v) = (1 + δ_b(v)) / σ_b(v) over σ_b(v) (one division per entry, none per arc);
 * one thread per vertex adds δ_b(v) and δ_b(v)² over the batch's sources in order
   (deterministic); the levels are transposed into a (B, n) block, from which the path statistics
   are reduced (:func:`.reduce.reduce_rows`) and distances stored.
 
-Weighted graphs run the CPU engine (``backends.betweenness_plan`` says so in the log).
+Graphs of many levels (more than ``DEEP_LEVELS`` from the vertex of largest degree: rings,
+lattices) run a thread block per source instead (:mod:`.brandes_deep`), since every level here
+reads the whole (B·n) block. Weighted graphs run the CPU engine (``backends.betweenness_plan``
+says so in the log).
 """
 from __future__ import annotations
 
@@ -31,6 +35,9 @@ from .common import fill
 THREADS = 16 if simulator() else 256
 #: forward launches between two reads of the device's deepest-level counter
 LEVELS_PER_SYNC = 4
+#: graphs with more BFS levels than this (from the vertex of largest degree) run a thread block
+#: per source (:mod:`.brandes_deep`): each level of the batched sweeps reads all B·n entries
+DEEP_LEVELS = 4 if simulator() else 100
 #: bytes of device buffers per batch (levels int32 twice, σ and δ float64, per source and vertex)
 BATCH_BYTES = (1 << 32) if not simulator() else (1 << 16)
 BYTES_PER_ENTRY = 24
@@ -61,19 +68,23 @@ def _sweep(indptr, indices, n, nsrc, level, dist, sigma, delta, deepest, backwar
     found = False
     for e in range(indptr[v], indptr[v + 1]):
         j = indices[e] * nsrc + b
+        dj = dist[j]
         if backward:
-            if dist[j] == nd:
-                acc += (1.0 + delta[j]) / sigma[j]
+            if dj == nd:
+                acc += sigma[j]                  # t(w) = (1 + δ(w)) / σ(w), written at level nd
         else:
-            if dist[j] == UNREACHED:
-                dist[j] = nd
+            if dj == UNREACHED:
+                dist[j] = nd                     # every writer writes the same value
+                dj = nd
                 found = True
-            if dist[j] == nd:
+            if dj == nd:
                 cuda.atomic.add(sigma, j, sv)
     if backward:
-        delta[i] = sv * acc
+        x = sv * acc
+        delta[i] = x
+        sigma[i] = (1.0 + x) / sv
     elif found:
-        cuda.atomic.max(deepest, 0, nd)
+        deepest[0] = nd                          # the same value from every writer of a level
 
 
 @cuda.jit
@@ -110,18 +121,16 @@ class BrandesBuffers:
         self.btw_sq = cuda.device_array(n, np.float64)
 
 
-def brandes_batch(dg, sources, buf: BrandesBuffers) -> int:
-    """Forward and backward sweeps for ``sources`` (≤ buf.B); the dependencies summed over them
-    land in ``buf.btw``/``buf.btw_sq``. Returns the deepest level."""
+def _forward(dg, srcs, B, buf: BrandesBuffers, cap=None) -> int:
+    """The forward sweep of the B sources ``srcs`` (device int64), or its first ``cap`` levels;
+    returns the deepest level reached."""
     n = dg.n
-    B = len(sources)
-    srcs = cuda.to_device(np.ascontiguousarray(sources, dtype=np.int64))
     grid = (B * n + THREADS - 1) // THREADS
     _init[grid, THREADS](buf.dist, buf.sigma, buf.delta, srcs, n, B)
     fill[1, 1](buf.deepest, 0)
     sweep = _sweep[grid, THREADS]
     level = 0
-    while True:
+    while cap is None or level < cap:
         for _ in range(LEVELS_PER_SYNC):
             sweep(dg.indptr, dg.indices, n, B, level, buf.dist, buf.sigma, buf.delta,
                   buf.deepest, False)
@@ -129,47 +138,81 @@ def brandes_batch(dg, sources, buf: BrandesBuffers) -> int:
         deepest = int(buf.deepest.copy_to_host()[0])
         if deepest < level:
             break
-    for L in range(deepest - 1, 0, -1):
+    return deepest
+
+
+def brandes_batch(dg, sources, buf: BrandesBuffers) -> int:
+    """Forward and backward sweeps for ``sources`` (≤ buf.B); the dependencies summed over them
+    land in ``buf.btw``/``buf.btw_sq``. Returns the deepest level."""
+    n = dg.n
+    B = len(sources)
+    srcs = cuda.to_device(np.ascontiguousarray(sources, dtype=np.int64))
+    grid = (B * n + THREADS - 1) // THREADS
+    deepest = _forward(dg, srcs, B, buf)
+    sweep = _sweep[grid, THREADS]
+    for L in range(deepest, 0, -1):          # from the deepest level: its t = 1/σ
         sweep(dg.indptr, dg.indices, n, B, L, buf.dist, buf.sigma, buf.delta, buf.deepest, True)
     _dependencies[(n + THREADS - 1) // THREADS, THREADS](buf.dist, buf.delta, srcs, n, B,
                                                          buf.btw, buf.btw_sq, buf.rows)
     return deepest
 
 
-def default_batch(n: int, num_sources: int) -> int:
+def engine_for(graph, dg) -> str:
+    """``levels`` (the batched sweeps) or ``blocks`` (a thread block per source,
+    :mod:`.brandes_deep`) for ``graph``: ``blocks`` when a BFS from the vertex of largest degree
+    has more than DEEP_LEVELS levels (cached per graph and device)."""
+    from . import graph_cache
+
+    cache = graph_cache(graph, dg.device)
+    if "brandes_engine" not in cache:
+        probe = int(np.argmax(dg.degree_host)) if dg.n else 0
+        buf = BrandesBuffers(dg.n, 1)
+        depth = _forward(dg, cuda.to_device(np.array([probe], np.int64)), 1, buf,
+                         cap=DEEP_LEVELS + 1) if dg.n else 0
+        cache["brandes_engine"] = "blocks" if depth > DEEP_LEVELS else "levels"
+    return cache["brandes_engine"]
+
+
+def default_batch(n: int, num_sources: int, per_entry: int = BYTES_PER_ENTRY) -> int:
     """Sources per batch: as many as BATCH_BYTES — at most half the device's free memory — of
-    buffers hold (BYTES_PER_ENTRY per source and vertex), a multiple of 32 when more than 32, at
-    most the run's sources."""
+    buffers hold (``per_entry`` bytes per source and vertex), a multiple of 32 when more than
+    32, at most the run's sources."""
     budget = BATCH_BYTES
     if not simulator():
         budget = min(budget, int(cuda.current_context().get_memory_info()[0]) // 2)
-    B = int(max(1, min(num_sources, budget // (BYTES_PER_ENTRY * max(1, n)))))
+    B = int(max(1, min(num_sources, budget // (per_entry * max(1, n)))))
     return B - B % 32 if B > 32 else B
 
 
-def brandes_partials(graph, sources, store=None, batch=None, device=None):
+def brandes_partials(graph, sources, store=None, batch=None, device=None, engine=None):
     """One ChunkPartial per batch of sources (path statistics + ``btw``/``btw_sq``), in source
-    order, on GPU ``device``."""
+    order, on GPU ``device``. ``engine``: ``levels``, ``blocks`` or None (:func:`engine_for`)."""
     if graph.weighted:
         raise ValueError("the GPU Brandes engine is for unweighted graphs")
     sources = np.ascontiguousarray(sources, dtype=np.int64)
-    return on_device(_partials(graph, sources, store, batch), device)
+    return on_device(_partials(graph, sources, store, batch, engine), device)
 
 
-def _partials(graph, sources, store, batch):
+def _partials(graph, sources, store, batch, engine):
+    from .brandes_deep import BYTES_PER_ENTRY as DEEP_BYTES, DeepBuffers, deep_batch
     from .reduce import copy_to_store, reduce_rows
 
     n = graph.n
     if len(sources) == 0:
         return
     dg = device_graph(graph)
-    B = int(batch) if batch else default_batch(n, len(sources))
+    deep = (engine or engine_for(graph, dg)) == "blocks"
+    B = int(batch) if batch else default_batch(n, len(sources),
+                                               DEEP_BYTES if deep else BYTES_PER_ENTRY)
     B = max(1, min(B, len(sources)))
-    buf = BrandesBuffers(n, B)
+    buf = DeepBuffers(n, B) if deep else BrandesBuffers(n, B)
     rows = np.arange(B, dtype=np.int64)
     for lo in range(0, len(sources), B):
         s = sources[lo:lo + B]
-        brandes_batch(dg, s, buf)
+        if deep:
+            deep_batch(dg, cuda.to_device(s), buf)
+        else:
+            brandes_batch(dg, s, buf)
         if store is not None:
             copy_to_store(buf.rows, rows[:len(s)], store, lo, float(UNREACHED))
         part = reduce_rows(buf.rows, rows[:len(s)], s, n, float(UNREACHED), False, 1.0)
