@@ -128,8 +128,12 @@ def gpu_rows(a):
         cases.insert(0, ("gnm_d6", lambda: gen.generate({"type": "gnm", "n": a.big_n,
                                                          "m": 3 * a.big_n, "seed": 1}),
                          {"sample": a.sampled, "seed": 1}))
-    print("| graph | n | edges | sources | GPU engine s | check vs CPU (listed sources) |")
-    print("|---|---|---|---|---|---|", flush=True)
+    from simengine.network.cuda import device_graph
+    from simengine.network.cuda.brandes import engine_for
+
+    print("| graph | n | edges | sources | GPU engine | GPU engine s | check vs CPU (listed "
+          "sources) |")
+    print("|---|---|---|---|---|---|---|", flush=True)
     for name, make, sources in cases:
         g = make()
         b, t, _ = ours(g, sources, backend="cuda")
@@ -137,7 +141,8 @@ def gpu_rows(a):
         gc = betweenness(g, check, backend="cuda")["betweenness"]
         cc = betweenness(g, check, backend="cpu")["betweenness"]
         k = g.n if sources == "all" else sources["sample"]
-        print(f"| {name} | {g.n} | {g.num_edges} | {k} | {t:.3f} | max rel. diff "
+        print(f"| {name} | {g.n} | {g.num_edges} | {k} | {engine_for(g, device_graph(g))} | "
+              f"{t:.3f} | max rel. diff "
               f"{rel(gc, cc):.1e} |", flush=True)
 
 
