@@ -11,9 +11,9 @@ compiled on a small graph first.
 
 GPU (``--gpu``): exact betweenness of the seed families at ``--gpu-n`` (Watts α-model with and
 without ring substrate, k = 10; Barabási–Albert k = 100) and ``--sampled`` sampled sources on
-G(n, m) with n = ``--big-n``, mean degree 6; engine time = ``run_sources`` (graph upload
-included, kernels compiled before). Every GPU result is checked against the CPU engine on
-``--check`` listed sources.
+G(n, m) with n = ``--big-n``, mean degree 6; engine time = ``run_sources`` (graph upload and the
+GPU engine's probe BFS included, kernels of both GPU engines compiled before). Every GPU result
+is checked against the CPU engine on ``--check`` listed sources.
 
     python benchmarks/bench_betweenness.py                 # CPU table
     python benchmarks/bench_betweenness.py --gpu           # GPU rows
@@ -119,7 +119,11 @@ def gpu_rows(a):
     from simengine.network import generators as gen
     from simengine.network.centrality import betweenness
 
-    ours(ba(60, 3), backend="cuda")                      # compile the kernels
+    from simengine.network.cuda.brandes import brandes_partials as gpu_brandes
+
+    ours(ba(60, 3), backend="cuda")                      # compile the kernels of both engines
+    for _ in gpu_brandes(ba(60, 3), np.arange(8), engine="blocks"):
+        pass
     fams = {"watts_ring_k10": lambda n: gen.watts_alpha(n, 10, ring=True, seed=1),
             "watts_free_k10": lambda n: gen.watts_alpha(n, 10, ring=False, seed=1),
             "ba_k100": lambda n: gen.barabasi_albert(n, 50, seed=1)}
