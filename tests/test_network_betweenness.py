@@ -204,13 +204,17 @@ def test_merge_and_state_give_the_one_run_result():
     assert "btw" not in PathStatistics.for_graph(g).state()   # off: checkpoints unchanged
 
 
-@pytest.mark.parametrize("directed,engine", [(False, "levels"), (True, "levels"),
-                                             (False, "blocks"), (True, "blocks")])
-def test_cuda_matches_networkx(directed, engine, monkeypatch):
+@pytest.mark.parametrize("directed,engine,pull", [
+    (False, "levels", False), (True, "levels", False), (False, "levels", True),
+    (True, "levels", True), (False, "blocks", None), (True, "blocks", None)])
+def test_cuda_matches_networkx(directed, engine, pull, monkeypatch):
     from simengine.network.cuda import brandes as cuda_brandes
 
-    # both GPU engines: the batched level sweeps and a thread block per source
+    # both GPU engines: the batched level sweeps (every level top-down and pulled back, or
+    # every level after the sources bottom-up and pushed back) and a thread block per source
     monkeypatch.setattr(cuda_brandes, "engine_for", lambda graph, dg: engine)
+    monkeypatch.setattr(cuda_brandes, "bottom_up", lambda out, unreached: bool(pull))
+    monkeypatch.setattr(cuda_brandes, "push_back", lambda out, nxt: bool(pull))
     G = _nx_graph(24, 0.12, directed, False, seed=11, isolated=2)
     g = _csr(G, False)
     ref = _arr(nx.betweenness_centrality(G, normalized=False), g.n)
