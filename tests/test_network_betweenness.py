@@ -71,7 +71,8 @@ def _level_modes(g, s):
 
     n, r = g.n, (g.transpose() if g.directed else g)
     bottom = np.zeros(n + 1, np.bool_)
-    _, levels = _forward_bfs(g.indptr, g.indices, r.indptr, r.indices, s,
+    deg, rdeg = np.diff(g.indptr).astype(np.int32), np.diff(r.indptr).astype(np.int32)
+    _, levels = _forward_bfs(g.indptr, g.indices, r.indptr, r.indices, deg, rdeg, s,
                              np.zeros(n, np.int32 if g.directed else np.uint8),
                              2 ** 31 - 2 if g.directed else 255, np.zeros(n),
                              np.empty(n, np.int32), np.empty(n + 2, np.int64),

@@ -31,8 +31,8 @@ from .sssp import _store_row
 
 
 @njit(cache=True, error_model="numpy")
-def _forward_bfs(indptr, indices, rindptr, rindices, s, mark, wrap, sigma, queue, lstart, succ,
-                 sstart, pstart, bottom, unvisited):
+def _forward_bfs(indptr, indices, rindptr, rindices, deg, rdeg, s, mark, wrap, sigma, queue,
+                 lstart, succ, sstart, pstart, bottom, unvisited):
     """Levels and path counts from s, direction-optimizing (Beamer et al. 2012). Returns
     (reached, levels): the vertices in queue[:reached], level L in queue[lstart[L]:lstart[L+1]],
     L < levels.
@@ -45,6 +45,7 @@ def _forward_bfs(indptr, indices, rindptr, rindices, s, mark, wrap, sigma, queue
     scans all in-arcs (no early exit), but once most vertices are reached those are far fewer
     than the frontier's out-arcs (Barabási–Albert n = 10⁴: 39 % of the arcs of top-down).
 
+    ``deg``/``rdeg``: out- and in-degrees (int32; the same array for undirected graphs).
     ``mark[v]`` is 0 for a vertex not reached (all 0 on entry), else L % wrap + 1 for level L:
     undirected graphs keep it in a byte (wrap 255: the neighbours of a level-L vertex are at
     levels L−1..L+1, which stay distinct; an in-neighbour of a vertex not reached is at level
@@ -56,13 +57,14 @@ def _forward_bfs(indptr, indices, rindptr, rindices, s, mark, wrap, sigma, queue
     queue[0] = s
     lo, hi, tail, d, ns = 0, 1, 1, 0, 0
     lstart[0] = 0
-    left = rindptr[n] - (rindptr[s + 1] - rindptr[s])      # in-arcs of the vertices not reached
-    out = indptr[s + 1] - indptr[s]                          # out-arcs of the frontier
+    left = rindptr[n] - rdeg[s]                              # in-arcs of the vertices not reached
+    out = deg[s]                                             # out-arcs of the frontier
     nu = -1                                                  # unvisited[:nu] not built yet
     while lo < hi:
         cl = d % wrap + 1
         cd = (d + 1) % wrap + 1
         bottom[d] = left < out
+        out = 0
         if bottom[d]:
             if nu < 0:
                 nu = 0
@@ -88,6 +90,8 @@ def _forward_bfs(indptr, indices, rindptr, rindices, s, mark, wrap, sigma, queue
                     pstart[tail] = p0
                     queue[tail] = w
                     tail += 1
+                    left -= rdeg[w]
+                    out += deg[w]
                 else:
                     unvisited[keep] = w
                     keep += 1
@@ -108,16 +112,13 @@ def _forward_bfs(indptr, indices, rindptr, rindices, s, mark, wrap, sigma, queue
                         tail += 1
                         succ[ns] = w
                         ns += 1
+                        left -= rdeg[w]
+                        out += deg[w]
                     elif dw == cd:
                         sigma[w] += sv
                         succ[ns] = w
                         ns += 1
             sstart[hi] = ns
-        out = 0
-        for k in range(hi, tail):
-            w = queue[k]
-            out += indptr[w + 1] - indptr[w]
-            left -= rindptr[w + 1] - rindptr[w]
         d += 1
         lo, hi = hi, tail
         lstart[d] = lo
@@ -125,12 +126,13 @@ def _forward_bfs(indptr, indices, rindptr, rindices, s, mark, wrap, sigma, queue
 
 
 @njit(cache=True, error_model="numpy")
-def _brandes_bfs_source(indptr, indices, rindptr, rindices, s, i, mark, wrap, sigma, queue,
+def _brandes_bfs_source(indptr, indices, rindptr, rindices, deg, rdeg, s, i, mark, wrap, sigma,
+                        queue,
                         lstart, tval, acc, succ, sstart, pstart, bottom, unvisited, row_sum,
                         row_reach, row_max, row_harm, col_sum, col_reach, col_harm, hist, btw,
                         btw_sq, store, do_store, sentinel):
-    reached, levels = _forward_bfs(indptr, indices, rindptr, rindices, s, mark, wrap, sigma,
-                                   queue, lstart, succ, sstart, pstart, bottom, unvisited)
+    reached, levels = _forward_bfs(indptr, indices, rindptr, rindices, deg, rdeg, s, mark, wrap,
+                                   sigma, queue, lstart, succ, sstart, pstart, bottom, unvisited)
     top = levels - 1                                   # eccentricity of s
     for L in range(top, 0, -1):
         a, b = lstart[L], lstart[L + 1]
@@ -197,12 +199,17 @@ def _brandes_bfs_group(indptr, indices, rindptr, rindices, mark0, wrap, sources,
         pstart = np.empty(n + 1, np.int64)
         bottom = np.zeros(n + 1, np.bool_)
         unvisited = np.empty(n, np.int32)
+        deg = np.empty(n, np.int32)
+        rdeg = np.empty(n, np.int32)
+        for v in range(n):
+            deg[v] = indptr[v + 1] - indptr[v]
+            rdeg[v] = rindptr[v + 1] - rindptr[v]
         for i in range(starts[b], starts[b + 1]):
-            _brandes_bfs_source(indptr, indices, rindptr, rindices, sources[i], i, mark, wrap,
-                                sigma, queue, lstart, tval, acc, succ, sstart, pstart, bottom,
-                                unvisited, row_sum, row_reach, row_max, row_harm, col_sum[b],
-                                col_reach[b], col_harm[b], hist[b], btw[b], btw_sq[b], store,
-                                do_store, sentinel)
+            _brandes_bfs_source(indptr, indices, rindptr, rindices, deg, rdeg, sources[i], i,
+                                mark, wrap, sigma, queue, lstart, tval, acc, succ, sstart,
+                                pstart, bottom, unvisited, row_sum, row_reach, row_max,
+                                row_harm, col_sum[b], col_reach[b], col_harm[b], hist[b],
+                                btw[b], btw_sq[b], store, do_store, sentinel)
 
 
 @njit(cache=True)
@@ -274,10 +281,11 @@ def _brandes_dijkstra_group(indptr, indices, wts, bin_width, sources, starts, ro
 
 
 def brandes_batch(num_sources: int, threads=None) -> int:
-    """Sources per batch (one batch runs on one thread): up to 256, fewer so that every thread
-    has a batch."""
+    """Sources per batch (one batch runs on one thread): up to 256, equal batches so that every
+    thread of every group has the same share (the group waits for its slowest thread)."""
     P = int(threads or numba.get_num_threads())
-    return int(max(1, min(256, -(-int(num_sources) // P))))
+    per = -(-int(num_sources) // P)                  # sources per thread
+    return int(max(1, -(-per // -(-per // 256)))) if per else 1
 
 
 def brandes_partials(graph, sources, bin_width: float = 1.0, batch=None, store=None,
