@@ -6,16 +6,17 @@ Per source s (Brandes 2001): a forward sweep counts the shortest paths σ_s(v) �
 the order in which vertices were settled; the backward sweep visits them in reverse and computes
 the dependency δ_s(v) = σ_s(v) · Σ_{w: v→w on a shortest path} (1 + δ_s(w)) / σ_s(w).
 
-The backward sweep *pulls*: δ(v) = σ(v) · Σ_w t[w] with t[w] = (1 + δ(w)) / σ(w) written once w
-is finished. Unweighted graphs: the forward sweep appends each vertex's shortest-path successors
-(arcs to the next level) to one list as it scans its arcs, so the backward sweep reads only those
-(at most half of an undirected graph's arcs) and no distance. Weighted graphs scan the out-arcs
-and test d(v) + w(v, w) == d(w) (the same float expression as the forward sweep; a successor
-found when v was settled may lose that status later). Zero-weight arcs that tie
-two vertices' distances are not ordered by this rule (as in networkx, which is not exact there
-either).
+The backward sweep works with t[w] = (1 + δ(w)) / σ(w), written once w is finished. Unweighted
+graphs: the forward BFS is direction-optimizing (:func:`_forward_bfs`); a top-down level appends
+each vertex's shortest-path successors to one list as it scans its out-arcs, a bottom-up level
+each new vertex's predecessors as it scans its in-arcs, so the backward sweep reads only those
+lists (no distance tests): it *pulls* δ(v) = σ(v) · Σ_succ t over a top-down level and *pushes*
+t(w) onto the predecessors of a bottom-up level. Weighted graphs pull over the out-arcs and test
+d(v) + w(v, w) == d(w) (the same float expression as the forward sweep; a successor found when v
+was settled may lose that status later). Zero-weight arcs that tie two vertices' distances are
+not ordered by this rule (as in networkx, which is not exact there either).
 
-Parallel over batches of sources (``prange``); each worker owns its buffers and its per-vertex
+Parallel over equal batches of sources (``prange``); each worker owns its buffers and its per-vertex
 sums (δ, δ², the path-statistics columns), which the driver hands on as one
 :class:`~simengine.network.statistics.ChunkPartial` per batch.
 """
