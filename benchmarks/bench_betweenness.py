@@ -11,9 +11,9 @@ compiled on a small graph first.
 
 GPU (``--gpu``): exact betweenness of the seed families at ``--gpu-n`` (Watts α-model with and
 without ring substrate, k = 10; Barabási–Albert k = 100) and ``--sampled`` sampled sources on
-G(n, m) with n = ``--big-n``, mean degree 6; engine time = ``run_sources`` (graph upload
-included, kernels compiled before). Every GPU result is checked against the CPU engine on
-``--check`` listed sources.
+G(n, m) with n = ``--big-n``, mean degree 6; engine time = ``run_sources`` (graph upload and the
+GPU engine's probe BFS included, kernels of both GPU engines compiled before). Every GPU result
+is checked against the CPU engine on ``--check`` listed sources.
 
     python benchmarks/bench_betweenness.py                 # CPU table
     python benchmarks/bench_betweenness.py --gpu           # GPU rows
@@ -119,7 +119,11 @@ def gpu_rows(a):
     from simengine.network import generators as gen
     from simengine.network.centrality import betweenness
 
-    ours(ba(60, 3), backend="cuda")                      # compile the kernels
+    from simengine.network.cuda.brandes import brandes_partials as gpu_brandes
+
+    ours(ba(60, 3), backend="cuda")                      # compile the kernels of both engines
+    for _ in gpu_brandes(ba(60, 3), np.arange(8), engine="blocks"):
+        pass
     fams = {"watts_ring_k10": lambda n: gen.watts_alpha(n, 10, ring=True, seed=1),
             "watts_free_k10": lambda n: gen.watts_alpha(n, 10, ring=False, seed=1),
             "ba_k100": lambda n: gen.barabasi_albert(n, 50, seed=1)}
@@ -128,8 +132,12 @@ def gpu_rows(a):
         cases.insert(0, ("gnm_d6", lambda: gen.generate({"type": "gnm", "n": a.big_n,
                                                          "m": 3 * a.big_n, "seed": 1}),
                          {"sample": a.sampled, "seed": 1}))
-    print("| graph | n | edges | sources | GPU engine s | check vs CPU (listed sources) |")
-    print("|---|---|---|---|---|---|", flush=True)
+    from simengine.network.cuda import device_graph
+    from simengine.network.cuda.brandes import engine_for
+
+    print("| graph | n | edges | sources | GPU engine | GPU engine s | check vs CPU (listed "
+          "sources) |")
+    print("|---|---|---|---|---|---|---|", flush=True)
     for name, make, sources in cases:
         g = make()
         b, t, _ = ours(g, sources, backend="cuda")
@@ -137,7 +145,8 @@ def gpu_rows(a):
         gc = betweenness(g, check, backend="cuda")["betweenness"]
         cc = betweenness(g, check, backend="cpu")["betweenness"]
         k = g.n if sources == "all" else sources["sample"]
-        print(f"| {name} | {g.n} | {g.num_edges} | {k} | {t:.3f} | max rel. diff "
+        print(f"| {name} | {g.n} | {g.num_edges} | {k} | {engine_for(g, device_graph(g))} | "
+              f"{t:.3f} | max rel. diff "
               f"{rel(gc, cc):.1e} |", flush=True)
 
 

@@ -64,6 +64,43 @@ def test_long_paths_and_byte_level_marks():
     np.testing.assert_allclose(betweenness(g)["betweenness"], ref, rtol=1e-12)
 
 
+def _level_modes(g, s):
+    """The way each BFS level of the CPU Brandes engine was expanded from s: T (top-down) or
+    B (bottom-up)."""
+    from simengine.network.cpu.brandes import _forward_bfs
+
+    n, r = g.n, (g.transpose() if g.directed else g)
+    bottom = np.zeros(n + 1, np.bool_)
+    deg, rdeg = np.diff(g.indptr).astype(np.int32), np.diff(r.indptr).astype(np.int32)
+    _, levels = _forward_bfs(g.indptr, g.indices, r.indptr, r.indices, deg, rdeg, s,
+                             np.zeros(n, np.int32 if g.directed else np.uint8),
+                             2 ** 31 - 2 if g.directed else 255, np.zeros(n),
+                             np.empty(n, np.int32), np.empty(n + 2, np.int64),
+                             np.empty(len(g.indices) + 1, np.int32), np.empty(n + 1, np.int64),
+                             np.empty(n + 1, np.int64), bottom, np.empty(n, np.int32))
+    return "".join("B" if b else "T" for b in bottom[:levels])
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_direction_optimizing_levels_match_networkx(directed):
+    # small-world graphs mix the two ways, also bottom-up, top-down, bottom-up again (a vertex
+    # left for bottom-up may be reached top-down in between)
+    G = nx.watts_strogatz_graph(120, 4, 0.1, seed=1)
+    if directed:
+        rng = np.random.default_rng(4)
+        D = nx.DiGraph()
+        D.add_nodes_from(range(G.number_of_nodes()))
+        D.add_edges_from([(u, v) if rng.random() < 0.5 else (v, u) for u, v in G.edges]
+                         + [(v, u) for u, v in G.edges if rng.random() < 0.5])
+        G = D
+    g = _csr(G, False)
+    modes = {_level_modes(g, s) for s in range(g.n)}
+    assert any("B" in m and "T" in m.split("B", 1)[1] and "B" in m.rsplit("T", 1)[1]
+               for m in modes), modes
+    ref = _arr(nx.betweenness_centrality(G, normalized=False), g.n)
+    np.testing.assert_allclose(betweenness(g)["betweenness"], ref, rtol=1e-12)
+
+
 def test_listed_sources_match_networkx_subset():
     G = _nx_graph(40, 0.1, True, False, seed=2)
     g = _csr(G, False)
@@ -168,8 +205,17 @@ def test_merge_and_state_give_the_one_run_result():
     assert "btw" not in PathStatistics.for_graph(g).state()   # off: checkpoints unchanged
 
 
-@pytest.mark.parametrize("directed", [False, True])
-def test_cuda_matches_networkx(directed):
+@pytest.mark.parametrize("directed,engine,pull", [
+    (False, "levels", False), (True, "levels", False), (False, "levels", True),
+    (True, "levels", True), (False, "blocks", None), (True, "blocks", None)])
+def test_cuda_matches_networkx(directed, engine, pull, monkeypatch):
+    from simengine.network.cuda import brandes as cuda_brandes
+
+    # both GPU engines: the batched level sweeps (every level top-down and pulled back, or
+    # every level after the sources bottom-up and pushed back) and a thread block per source
+    monkeypatch.setattr(cuda_brandes, "engine_for", lambda graph, dg: engine)
+    monkeypatch.setattr(cuda_brandes, "bottom_up", lambda out, unreached: bool(pull))
+    monkeypatch.setattr(cuda_brandes, "push_back", lambda out, nxt: bool(pull))
     G = _nx_graph(24, 0.12, directed, False, seed=11, isolated=2)
     g = _csr(G, False)
     ref = _arr(nx.betweenness_centrality(G, normalized=False), g.n)
@@ -184,6 +230,16 @@ def test_cuda_matches_networkx(directed):
     np.testing.assert_array_equal(r["distance_histogram"], cpu["distance_histogram"])
     d = nx.single_source_shortest_path_length(G, 3)
     assert all(store[3, t] == d.get(t, 255) for t in range(g.n))
+
+
+def test_cuda_engine_for_deep_graphs():
+    from simengine.network.cuda import device_graph
+    from simengine.network.cuda.brandes import DEEP_LEVELS, engine_for
+
+    path = _csr(nx.path_graph(DEEP_LEVELS + 3), False)        # a middle vertex has degree 2
+    star = _csr(nx.star_graph(DEEP_LEVELS + 3), False)
+    assert engine_for(path, device_graph(path)) == "blocks"
+    assert engine_for(star, device_graph(star)) == "levels"
 
 
 def test_cuda_weighted_runs_the_cpu_engine_and_says_so():

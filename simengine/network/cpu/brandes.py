@@ -6,16 +6,17 @@ Per source s (Brandes 2001): a forward sweep counts the shortest paths σ_s(v) �
 the order in which vertices were settled; the backward sweep visits them in reverse and computes
 the dependency δ_s(v) = σ_s(v) · Σ_{w: v→w on a shortest path} (1 + δ_s(w)) / σ_s(w).
 
-The backward sweep *pulls*: δ(v) = σ(v) · Σ_w t[w] with t[w] = (1 + δ(w)) / σ(w) written once w
-is finished. Unweighted graphs: the forward sweep appends each vertex's shortest-path successors
-(arcs to the next level) to one list as it scans its arcs, so the backward sweep reads only those
-(at most half of an undirected graph's arcs) and no distance. Weighted graphs scan the out-arcs
-and test d(v) + w(v, w) == d(w) (the same float expression as the forward sweep; a successor
-found when v was settled may lose that status later). Zero-weight arcs that tie
-two vertices' distances are not ordered by this rule (as in networkx, which is not exact there
-either).
+The backward sweep works with t[w] = (1 + δ(w)) / σ(w), written once w is finished. Unweighted
+graphs: the forward BFS is direction-optimizing (:func:`_forward_bfs`); a top-down level appends
+each vertex's shortest-path successors to one list as it scans its out-arcs, a bottom-up level
+each new vertex's predecessors as it scans its in-arcs, so the backward sweep reads only those
+lists (no distance tests): it *pulls* δ(v) = σ(v) · Σ_succ t over a top-down level and *pushes*
+t(w) onto the predecessors of a bottom-up level. Weighted graphs pull over the out-arcs and test
+d(v) + w(v, w) == d(w) (the same float expression as the forward sweep; a successor found when v
+was settled may lose that status later). Zero-weight arcs that tie two vertices' distances are
+not ordered by this rule (as in networkx, which is not exact there either).
 
-Parallel over batches of sources (``prange``); each worker owns its buffers and its per-vertex
+Parallel over equal batches of sources (``prange``); each worker owns its buffers and its per-vertex
 sums (δ, δ², the path-statistics columns), which the driver hands on as one
 :class:`~simengine.network.statistics.ChunkPartial` per batch.
 """
@@ -31,63 +32,129 @@ from .sssp import _store_row
 
 
 @njit(cache=True, error_model="numpy")
-def _forward_bfs(indptr, indices, s, mark, wrap, sigma, queue, lstart, succ, sstart):
-    """Levels and path counts from s. Returns (reached, levels): the vertices in
-    queue[:reached], level L in queue[lstart[L]:lstart[L+1]], L < levels; the shortest-path
-    successors of queue[k] in succ[sstart[k]:sstart[k+1]].
+def _forward_bfs(indptr, indices, rindptr, rindices, deg, rdeg, s, mark, wrap, sigma, queue,
+                 lstart, succ, sstart, pstart, bottom, unvisited):
+    """Levels and path counts from s, direction-optimizing (Beamer et al. 2012). Returns
+    (reached, levels): the vertices in queue[:reached], level L in queue[lstart[L]:lstart[L+1]],
+    L < levels.
 
+    Each level L → L + 1 is expanded the cheaper way, counted in arcs: *top-down* (the out-arcs
+    of level L; ``bottom[L]`` False) records the shortest-path successors of queue[k] in
+    succ[sstart[k]:sstart[k+1]]; *bottom-up* (the in-arcs ``rindptr``/``rindices`` of the
+    vertices not reached yet; ``bottom[L]`` True) records the predecessors of a level-(L + 1)
+    vertex queue[k] in succ[pstart[k]:pstart[k+1]]. σ needs every predecessor, so bottom-up
+    scans all in-arcs (no early exit), but once most vertices are reached those are far fewer
+    than the frontier's out-arcs (Barabási–Albert n = 10⁴: 39 % of the arcs of top-down).
+
+    ``deg``/``rdeg``: out- and in-degrees (int32; the same array for undirected graphs).
     ``mark[v]`` is 0 for a vertex not reached (all 0 on entry), else L % wrap + 1 for level L:
     undirected graphs keep it in a byte (wrap 255: the neighbours of a level-L vertex are at
-    levels L−1..L+1, which stay distinct), directed ones in int32 (no wrap)."""
+    levels L−1..L+1, which stay distinct; an in-neighbour of a vertex not reached is at level
+    ≥ L), directed ones in int32 (no wrap). The inner loops are branch-free where the
+    outcome is a coin toss (a mispredicted branch per arc cost more than the arc)."""
+    n = len(indptr) - 1
     mark[s] = 1
     sigma[s] = 1.0
     queue[0] = s
     lo, hi, tail, d, ns = 0, 1, 1, 0, 0
     lstart[0] = 0
+    left = rindptr[n] - rdeg[s]                              # in-arcs of the vertices not reached
+    out = deg[s]                                             # out-arcs of the frontier
+    nu = -1                                                  # unvisited[:nu] not built yet
     while lo < hi:
+        cl = d % wrap + 1
         cd = (d + 1) % wrap + 1
-        for k in range(lo, hi):
-            v = queue[k]
-            sv = sigma[v]
-            sstart[k] = ns
-            for e in range(indptr[v], indptr[v + 1]):
-                w = indices[e]
-                dw = mark[w]
-                if dw == 0:
+        bottom[d] = left < out
+        out = 0
+        if bottom[d]:
+            if nu < 0:
+                nu = 0
+                for v in range(n):
+                    unvisited[nu] = v
+                    nu += mark[v] == 0
+            keep = 0
+            for j in range(nu):
+                w = unvisited[j]
+                if mark[w] != 0:                             # reached top-down meanwhile
+                    continue
+                acc = 0.0
+                p0 = ns
+                for e in range(rindptr[w], rindptr[w + 1]):
+                    u = rindices[e]
+                    hit = mark[u] == cl
+                    acc += sigma[u] if hit else 0.0
+                    succ[ns] = u
+                    ns += hit
+                if ns > p0:
                     mark[w] = cd
-                    sigma[w] = sv
+                    sigma[w] = acc
+                    pstart[tail] = p0
                     queue[tail] = w
                     tail += 1
-                    succ[ns] = w
-                    ns += 1
-                elif dw == cd:
-                    sigma[w] += sv
-                    succ[ns] = w
-                    ns += 1
+                    left -= rdeg[w]
+                    out += deg[w]
+                else:
+                    unvisited[keep] = w
+                    keep += 1
+            nu = keep
+            pstart[tail] = ns
+        else:
+            for k in range(lo, hi):
+                v = queue[k]
+                sv = sigma[v]
+                sstart[k] = ns
+                for e in range(indptr[v], indptr[v + 1]):
+                    w = indices[e]
+                    dw = mark[w]
+                    if dw == 0:
+                        mark[w] = cd
+                        sigma[w] = sv
+                        queue[tail] = w
+                        tail += 1
+                        succ[ns] = w
+                        ns += 1
+                        left -= rdeg[w]
+                        out += deg[w]
+                    elif dw == cd:
+                        sigma[w] += sv
+                        succ[ns] = w
+                        ns += 1
+            sstart[hi] = ns
         d += 1
         lo, hi = hi, tail
         lstart[d] = lo
-    sstart[tail] = ns
     return tail, d
 
 
 @njit(cache=True, error_model="numpy")
-def _brandes_bfs_source(indptr, indices, s, i, mark, wrap, sigma, queue, lstart, tval, succ,
-                        sstart, row_sum, row_reach, row_max, row_harm, col_sum, col_reach,
-                        col_harm, hist, btw, btw_sq, store, do_store, sentinel):
-    reached, levels = _forward_bfs(indptr, indices, s, mark, wrap, sigma, queue, lstart, succ,
-                                   sstart)
+def _brandes_bfs_source(indptr, indices, rindptr, rindices, deg, rdeg, s, i, mark, wrap, sigma,
+                        queue,
+                        lstart, tval, acc, succ, sstart, pstart, bottom, unvisited, row_sum,
+                        row_reach, row_max, row_harm, col_sum, col_reach, col_harm, hist, btw,
+                        btw_sq, store, do_store, sentinel):
+    reached, levels = _forward_bfs(indptr, indices, rindptr, rindices, deg, rdeg, s, mark, wrap,
+                                   sigma, queue, lstart, succ, sstart, pstart, bottom, unvisited)
     top = levels - 1                                   # eccentricity of s
     for L in range(top, 0, -1):
         a, b = lstart[L], lstart[L + 1]
         inv = 1.0 / L
+        if bottom[L]:
+            # level L + 1 holds its predecessors: push its t values onto level L (acc is 0)
+            for k in range(b, lstart[L + 2] if L < top else b):
+                t = tval[queue[k]]
+                for j in range(pstart[k], pstart[k + 1]):
+                    acc[succ[j]] += t
         for k in range(b - 1, a - 1, -1):             # successors are one level deeper: done
             v = queue[k]
-            acc = 0.0
-            for j in range(sstart[k], sstart[k + 1]):
-                acc += tval[succ[j]]
+            if bottom[L]:
+                x = acc[v]
+                acc[v] = 0.0
+            else:
+                x = 0.0
+                for j in range(sstart[k], sstart[k + 1]):
+                    x += tval[succ[j]]
             sv = sigma[v]
-            x = sv * acc
+            x *= sv
             tval[v] = (1.0 + x) / sv
             btw[v] += x
             btw_sq[v] += x * x
@@ -116,9 +183,9 @@ def _brandes_bfs_source(indptr, indices, s, i, mark, wrap, sigma, queue, lstart,
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def _brandes_bfs_group(indptr, indices, mark0, wrap, sources, starts, row_sum, row_reach,
-                       row_max, row_harm, col_sum, col_reach, col_harm, hist, btw, btw_sq, store,
-                       do_store, sentinel):
+def _brandes_bfs_group(indptr, indices, rindptr, rindices, mark0, wrap, sources, starts, row_sum,
+                       row_reach, row_max, row_harm, col_sum, col_reach, col_harm, hist, btw,
+                       btw_sq, store, do_store, sentinel):
     n = len(indptr) - 1
     nb = len(starts) - 1
     for b in prange(nb):
@@ -127,13 +194,23 @@ def _brandes_bfs_group(indptr, indices, mark0, wrap, sources, starts, row_sum, r
         queue = np.empty(n, np.int32)
         lstart = np.empty(n + 2, np.int64)
         tval = np.empty(n)
-        succ = np.empty(max(1, indptr[n]), np.int32)
+        acc = np.zeros(n)
+        succ = np.empty(indptr[n] + 1, np.int32)       # + 1: bottom-up writes one ahead
         sstart = np.empty(n + 1, np.int64)
+        pstart = np.empty(n + 1, np.int64)
+        bottom = np.zeros(n + 1, np.bool_)
+        unvisited = np.empty(n, np.int32)
+        deg = np.empty(n, np.int32)
+        rdeg = np.empty(n, np.int32)
+        for v in range(n):
+            deg[v] = indptr[v + 1] - indptr[v]
+            rdeg[v] = rindptr[v + 1] - rindptr[v]
         for i in range(starts[b], starts[b + 1]):
-            _brandes_bfs_source(indptr, indices, sources[i], i, mark, wrap, sigma, queue, lstart,
-                                tval, succ, sstart, row_sum, row_reach, row_max, row_harm,
-                                col_sum[b], col_reach[b], col_harm[b], hist[b], btw[b],
-                                btw_sq[b], store, do_store, sentinel)
+            _brandes_bfs_source(indptr, indices, rindptr, rindices, deg, rdeg, sources[i], i,
+                                mark, wrap, sigma, queue, lstart, tval, acc, succ, sstart,
+                                pstart, bottom, unvisited, row_sum, row_reach, row_max,
+                                row_harm, col_sum[b], col_reach[b], col_harm[b], hist[b],
+                                btw[b], btw_sq[b], store, do_store, sentinel)
 
 
 @njit(cache=True)
@@ -205,10 +282,11 @@ def _brandes_dijkstra_group(indptr, indices, wts, bin_width, sources, starts, ro
 
 
 def brandes_batch(num_sources: int, threads=None) -> int:
-    """Sources per batch (one batch runs on one thread): up to 256, fewer so that every thread
-    has a batch."""
+    """Sources per batch (one batch runs on one thread): up to 256, equal batches so that every
+    thread of every group has the same share (the group waits for its slowest thread)."""
     P = int(threads or numba.get_num_threads())
-    return int(max(1, min(256, -(-int(num_sources) // P))))
+    per = -(-int(num_sources) // P)                  # sources per thread
+    return int(max(1, -(-per // -(-per // 256)))) if per else 1
 
 
 def brandes_partials(graph, sources, bin_width: float = 1.0, batch=None, store=None,
@@ -221,8 +299,10 @@ def brandes_partials(graph, sources, bin_width: float = 1.0, batch=None, store=N
         # a byte per vertex for the level marks of undirected graphs (see _forward_bfs)
         mark0 = np.zeros(graph.n, np.uint8 if not graph.directed else np.int32)
         wrap = 255 if not graph.directed else np.iinfo(np.int32).max - 1
+        r = graph.transpose() if graph.directed else graph      # in-arcs, for bottom-up levels
         return group_partials(_brandes_bfs_group, graph, sources, batch, store, threads,
-                              graph.n + 1, extra=(mark0, wrap), dependencies=True)
+                              graph.n + 1, extra=(r.indptr, r.indices, mark0, wrap),
+                              dependencies=True)
     w = np.ascontiguousarray(graph.weights, dtype=np.float64)
     wmax = float(w.max()) if len(w) else 0.0
     hist_len = min(int(np.floor((graph.n - 1) * wmax / bin_width)) + 2, 1 << 22)
