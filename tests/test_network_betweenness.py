@@ -240,6 +240,10 @@ def test_cuda_engine_for_deep_graphs():
     star = _csr(nx.star_graph(DEEP_LEVELS + 3), False)
     assert engine_for(path, device_graph(path)) == "blocks"
     assert engine_for(star, device_graph(star)) == "levels"
+    from simengine.network.cuda.brandes import engine_note       # the start-up log's words
+
+    assert "thread block per source" in engine_note(path)
+    assert "batched BFS levels" in engine_note(star)
 
 
 def test_cuda_weighted_runs_the_cpu_engine_and_says_so():

@@ -198,6 +198,10 @@ class NetworkJob:
             from .cuda.floyd_warshall import kernel_note
 
             alg = f"fw [{kernel_note(g)}]"
+        elif alg == "brandes" and self.backend == "cuda":
+            from .cuda.brandes import engine_note
+
+            alg = f"brandes [{engine_note(g)}]"
         return (f"{self.sc.name}: {self.total} sources, {alg} on {self.backend}, "
                 f"graph n={g.n} arcs={g.num_arcs}{' directed' if g.directed else ''}"
                 f"{' weighted' if g.weighted else ''}"

@@ -290,6 +290,18 @@ def engine_for(graph, dg) -> str:
     return cache["brandes_engine"]
 
 
+def engine_note(graph) -> str:
+    """One line for the start-up log: which GPU Brandes engine runs on ``graph`` and why (the
+    probe of :func:`engine_for`, run here once and cached for the run)."""
+    if graph.n == 0:
+        return "no vertices"
+    if engine_for(graph, device_graph(graph)) == "blocks":
+        return (f"GPU engine: a thread block per source (a BFS from the vertex of largest degree "
+                f"has more than {DEEP_LEVELS} levels)")
+    return (f"GPU engine: batched BFS levels (a BFS from the vertex of largest degree has at most "
+            f"{DEEP_LEVELS} levels)")
+
+
 def default_batch(n: int, num_sources: int, per_entry: int = BYTES_PER_ENTRY) -> int:
     """Sources per batch: as many as BATCH_BYTES — at most half the device's free memory — of
     buffers hold (``per_entry`` bytes per source and vertex), a multiple of 32 when more than
