@@ -232,6 +232,24 @@ def test_cuda_matches_networkx(directed, engine, pull, monkeypatch):
     assert all(store[3, t] == d.get(t, 255) for t in range(g.n))
 
 
+@pytest.mark.parametrize("engine", ["levels", "blocks"])
+def test_cuda_sampled_stderr_matches_cpu(engine, monkeypatch):
+    # a sampled run needs Σ δ² (the standard error); an exact run skips it on the GPU
+    from simengine.network.cuda import brandes as cuda_brandes
+
+    monkeypatch.setattr(cuda_brandes, "engine_for", lambda graph, dg: engine)
+    g = _csr(_nx_graph(16, 0.2, False, False, seed=5, isolated=1), False)
+    src = np.array([0, 3, 4, 9, 12, 15])
+    out = []
+    for backend in ("cpu", "cuda"):
+        st = PathStatistics.for_graph(g, sampled=True, planned_sources=len(src), betweenness=1)
+        run_sources(g, src, st, backend=backend, batch=4)
+        out.append(st.results())
+    for k in ("betweenness", "betweenness_stderr"):
+        np.testing.assert_allclose(out[1][k], out[0][k], rtol=1e-12, atol=1e-12)
+    assert np.any(out[0]["betweenness_stderr"] > 0)
+
+
 def test_cuda_engine_for_deep_graphs():
     from simengine.network.cuda import device_graph
     from simengine.network.cuda.brandes import DEEP_LEVELS, engine_for

@@ -49,6 +49,9 @@ COUNT_BLOCKS = 4 if simulator() else 2048
 #: bytes of device buffers per batch (levels int32 twice, σ and δ float64, per source and vertex)
 BATCH_BYTES = (1 << 32) if not simulator() else (1 << 16)
 BYTES_PER_ENTRY = 24
+#: at most this many sources per batch of the batched engine: a smaller block of levels and σ
+#: stays in the L2 cache longer (the arcs of a level read random vertices' entries)
+CACHE_BATCH = 512
 
 
 @cuda.jit
@@ -174,9 +177,9 @@ def _count(indptr, t_indptr, n, nsrc, level, dist, counts):
 
 
 @cuda.jit
-def _dependencies(dist, delta, srcs, n, nsrc, btw, btw_sq, rows):
-    """Per vertex v: Σ_b δ_b(v) and Σ_b δ_b(v)² over the batch's sources other than v, in order;
-    and row b of ``rows`` (B × n) gets the levels of source b."""
+def _dependencies(dist, delta, srcs, n, nsrc, btw, btw_sq, rows, squares):
+    """Per vertex v: Σ_b δ_b(v) and (with ``squares``) Σ_b δ_b(v)² over the batch's sources
+    other than v, in order; and row b of ``rows`` (B × n) gets the levels of source b."""
     v = cuda.grid(1)
     if v < n:
         acc = 0.0
@@ -188,7 +191,8 @@ def _dependencies(dist, delta, srcs, n, nsrc, btw, btw_sq, rows):
             if v != srcs[b] and d != UNREACHED:
                 x = delta[i]
                 acc += x
-                sq += x * x
+                if squares:
+                    sq += x * x
         btw[v] = acc
         btw_sq[v] = sq
 
@@ -251,9 +255,10 @@ def _forward(dg, srcs, B, buf: BrandesBuffers, cap=None):
     return len(outs) - 1, outs, ins
 
 
-def brandes_batch(dg, sources, buf: BrandesBuffers) -> int:
+def brandes_batch(dg, sources, buf: BrandesBuffers, squares: bool = True) -> int:
     """Forward and backward sweeps for ``sources`` (≤ buf.B); the dependencies summed over them
-    land in ``buf.btw``/``buf.btw_sq``. Returns the deepest level."""
+    land in ``buf.btw`` and, with ``squares``, their squares in ``buf.btw_sq`` (else zeros).
+    Returns the deepest level."""
     n = dg.n
     B = len(sources)
     srcs = cuda.to_device(np.ascontiguousarray(sources, dtype=np.int64))
@@ -270,7 +275,8 @@ def brandes_batch(dg, sources, buf: BrandesBuffers) -> int:
             _sweep[grid, THREADS](dg.indptr, dg.indices, n, B, L, buf.dist, buf.sigma,
                                   buf.delta, True)
     _dependencies[(n + THREADS - 1) // THREADS, THREADS](buf.dist, buf.delta, srcs, n, B,
-                                                         buf.btw, buf.btw_sq, buf.rows)
+                                                         buf.btw, buf.btw_sq, buf.rows,
+                                                         bool(squares))
     return deepest
 
 
@@ -302,27 +308,32 @@ def engine_note(graph) -> str:
             f"{DEEP_LEVELS} levels)")
 
 
-def default_batch(n: int, num_sources: int, per_entry: int = BYTES_PER_ENTRY) -> int:
+def default_batch(n: int, num_sources: int, per_entry: int = BYTES_PER_ENTRY,
+                  cap: int | None = None) -> int:
     """Sources per batch: as many as BATCH_BYTES — at most half the device's free memory — of
-    buffers hold (``per_entry`` bytes per source and vertex), a multiple of 32 when more than
-    32, at most the run's sources."""
+    buffers hold (``per_entry`` bytes per source and vertex), at most ``cap`` and the run's
+    sources, a multiple of 32 when more than 32."""
     budget = BATCH_BYTES
     if not simulator():
         budget = min(budget, int(cuda.current_context().get_memory_info()[0]) // 2)
     B = int(max(1, min(num_sources, budget // (per_entry * max(1, n)))))
+    if cap:
+        B = min(B, int(cap))
     return B - B % 32 if B > 32 else B
 
 
-def brandes_partials(graph, sources, store=None, batch=None, device=None, engine=None):
+def brandes_partials(graph, sources, store=None, batch=None, device=None, engine=None,
+                     squares=True):
     """One ChunkPartial per batch of sources (path statistics + ``btw``/``btw_sq``), in source
-    order, on GPU ``device``. ``engine``: ``levels``, ``blocks`` or None (:func:`engine_for`)."""
+    order, on GPU ``device``. ``engine``: ``levels``, ``blocks`` or None (:func:`engine_for`).
+    ``squares=False`` (exact runs: no standard error) skips the Σ δ² sums (``btw_sq`` = 0)."""
     if graph.weighted:
         raise ValueError("the GPU Brandes engine is for unweighted graphs")
     sources = np.ascontiguousarray(sources, dtype=np.int64)
-    return on_device(_partials(graph, sources, store, batch, engine), device)
+    return on_device(_partials(graph, sources, store, batch, engine, squares), device)
 
 
-def _partials(graph, sources, store, batch, engine):
+def _partials(graph, sources, store, batch, engine, squares):
     from .brandes_deep import BYTES_PER_ENTRY as DEEP_BYTES, DeepBuffers, deep_batch
     from .reduce import copy_to_store, reduce_rows
 
@@ -331,20 +342,20 @@ def _partials(graph, sources, store, batch, engine):
         return
     dg = device_graph(graph)
     deep = (engine or engine_for(graph, dg)) == "blocks"
-    B = int(batch) if batch else default_batch(n, len(sources),
-                                               DEEP_BYTES if deep else BYTES_PER_ENTRY)
+    B = int(batch) if batch else (default_batch(n, len(sources), DEEP_BYTES) if deep else
+                                  default_batch(n, len(sources), cap=CACHE_BATCH))
     B = max(1, min(B, len(sources)))
     buf = DeepBuffers(n, B) if deep else BrandesBuffers(n, B)
     rows = np.arange(B, dtype=np.int64)
     for lo in range(0, len(sources), B):
         s = sources[lo:lo + B]
         if deep:
-            deep_batch(dg, cuda.to_device(s), buf)
+            deep_batch(dg, cuda.to_device(s), buf, squares)
         else:
-            brandes_batch(dg, s, buf)
+            brandes_batch(dg, s, buf, squares)
         if store is not None:
             copy_to_store(buf.rows, rows[:len(s)], store, lo, float(UNREACHED))
         part = reduce_rows(buf.rows, rows[:len(s)], s, n, float(UNREACHED), False, 1.0)
         part.btw = buf.btw.copy_to_host()
-        part.btw_sq = buf.btw_sq.copy_to_host()
+        part.btw_sq = buf.btw_sq.copy_to_host() if squares else np.zeros(n)
         yield part
