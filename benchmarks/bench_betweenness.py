@@ -115,39 +115,68 @@ def cpu_table(a):
         print(f"fastest peer / simengine (wall) = {min(peers) / t0:.2f}× (target >= 3)")
 
 
-def gpu_rows(a):
-    from simengine.network import generators as gen
-    from simengine.network.centrality import betweenness
+FAMILIES = {"watts_ring_k10": lambda n: _gen().watts_alpha(n, 10, ring=True, seed=1),
+            "watts_free_k10": lambda n: _gen().watts_alpha(n, 10, ring=False, seed=1),
+            "ba_k100": lambda n: _gen().barabasi_albert(n, 50, seed=1)}
 
+
+def _gen():
+    from simengine.network import generators
+
+    return generators
+
+
+def gpu_compile():
+    """Compile the kernels of both GPU engines on a small graph."""
     from simengine.network.cuda.brandes import brandes_partials as gpu_brandes
 
-    ours(ba(60, 3), backend="cuda")                      # compile the kernels of both engines
+    ours(ba(60, 3), backend="cuda")
     for _ in gpu_brandes(ba(60, 3), np.arange(8), engine="blocks"):
         pass
-    fams = {"watts_ring_k10": lambda n: gen.watts_alpha(n, 10, ring=True, seed=1),
-            "watts_free_k10": lambda n: gen.watts_alpha(n, 10, ring=False, seed=1),
-            "ba_k100": lambda n: gen.barabasi_albert(n, 50, seed=1)}
-    cases = [(f, lambda f=f: fams[f](a.gpu_n), "all") for f in a.families.split(",") if f]
-    if a.big_n:     # first: the sampled case (the ring family is the slowest)
-        cases.insert(0, ("gnm_d6", lambda: gen.generate({"type": "gnm", "n": a.big_n,
-                                                         "m": 3 * a.big_n, "seed": 1}),
-                         {"sample": a.sampled, "seed": 1}))
+
+
+def gpu_betweenness_rows(families, n, big_n=0, sampled=1024, check=8):
+    """One dict per GPU case: exact betweenness of ``families`` (names of FAMILIES) at ``n``,
+    and (``big_n`` > 0, first) ``sampled`` sources of G(n, m) with n = ``big_n``, mean degree 6.
+    Engine time as in the module's docstring; ``check`` listed sources against the CPU."""
+    from simengine.network.centrality import betweenness
     from simengine.network.cuda import device_graph
     from simengine.network.cuda.brandes import engine_for
 
-    print("| graph | n | edges | sources | GPU engine | GPU engine s | check vs CPU (listed "
-          "sources) |")
-    print("|---|---|---|---|---|---|---|", flush=True)
+    cases = [(f, lambda f=f: FAMILIES[f](n), "all") for f in families]
+    if big_n:       # first: the sampled case (the ring family is the slowest)
+        cases.insert(0, ("gnm_d6", lambda: _gen().generate({"type": "gnm", "n": big_n,
+                                                            "m": 3 * big_n, "seed": 1}),
+                         {"sample": sampled, "seed": 1}))
     for name, make, sources in cases:
         g = make()
         b, t, _ = ours(g, sources, backend="cuda")
-        check = list(range(0, g.n, max(1, g.n // a.check)))[:a.check]
-        gc = betweenness(g, check, backend="cuda")["betweenness"]
-        cc = betweenness(g, check, backend="cpu")["betweenness"]
-        k = g.n if sources == "all" else sources["sample"]
-        print(f"| {name} | {g.n} | {g.num_edges} | {k} | {engine_for(g, device_graph(g))} | "
-              f"{t:.3f} | max rel. diff "
-              f"{rel(gc, cc):.1e} |", flush=True)
+        listed = list(range(0, g.n, max(1, g.n // check)))[:check]
+        gc = betweenness(g, listed, backend="cuda")["betweenness"]
+        cc = betweenness(g, listed, backend="cpu")["betweenness"]
+        yield {"family": f"betweenness_{name}", "n": g.n, "edges": g.num_edges,
+               "sources": g.n if sources == "all" else sources["sample"],
+               "engine": engine_for(g, device_graph(g)), "engine_s": t,
+               "check_rel_diff": rel(gc, cc)}
+
+
+def gpu_table(rows) -> list[str]:
+    """Markdown lines of :func:`gpu_betweenness_rows`' dicts."""
+    out = ["| graph | n | edges | sources | GPU engine | GPU engine s | check vs CPU (listed "
+           "sources) |", "|---|---|---|---|---|---|---|"]
+    return out + [f"| {r['family'][12:]} | {r['n']} | {r['edges']} | {r['sources']} | "
+                  f"{r['engine']} | {r['engine_s']:.3f} | max rel. diff "
+                  f"{r['check_rel_diff']:.1e} |" for r in rows]
+
+
+def gpu_rows(a):
+    gpu_compile()
+    head = True
+    for r in gpu_betweenness_rows([f for f in a.families.split(",") if f], a.gpu_n, a.big_n,
+                                  a.sampled, a.check):
+        lines = gpu_table([r])
+        print("\n".join(lines if head else lines[2:]), flush=True)
+        head = False
 
 
 def main(argv=None):
