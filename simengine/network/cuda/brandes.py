@@ -208,15 +208,20 @@ class BrandesBuffers:
         self.rows = cuda.device_array((B, n), np.int32)
         self.btw = cuda.device_array(n, np.float64)
         self.btw_sq = cuda.device_array(n, np.float64)
+        self.counts = cuda.device_array(3, np.int64)     # :func:`_arcs`
+        self.srcs = cuda.device_array(B, np.int64)
 
 
 def _arcs(dg, B, buf: BrandesBuffers, level: int) -> np.ndarray:
     """(out-arcs, in-arcs) of the batch's entries at ``level`` and the in-arcs of its unreached
     entries (one pass over the levels)."""
-    counts = cuda.to_device(np.zeros(3, np.int64))
+    buf.counts.copy_to_device(_ZEROS)
     grid = min((B * dg.n + THREADS - 1) // THREADS, COUNT_BLOCKS)
-    _count[grid, THREADS](dg.indptr, dg.t_indptr, dg.n, B, level, buf.dist, counts)
-    return counts.copy_to_host()
+    _count[grid, THREADS](dg.indptr, dg.t_indptr, dg.n, B, level, buf.dist, buf.counts)
+    return buf.counts.copy_to_host()
+
+
+_ZEROS = np.zeros(3, np.int64)
 
 
 def bottom_up(frontier_out: int, unreached_in: int) -> bool:
@@ -261,7 +266,8 @@ def brandes_batch(dg, sources, buf: BrandesBuffers, squares: bool = True) -> int
     Returns the deepest level."""
     n = dg.n
     B = len(sources)
-    srcs = cuda.to_device(np.ascontiguousarray(sources, dtype=np.int64))
+    srcs = buf.srcs[:B]
+    srcs.copy_to_device(np.ascontiguousarray(sources, dtype=np.int64))
     grid = (B * n + THREADS - 1) // THREADS
     deepest, outs, ins = _forward(dg, srcs, B, buf)
     for L in range(deepest, 0, -1):          # from the deepest level: its t = 1/σ
