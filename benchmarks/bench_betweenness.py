@@ -17,6 +17,7 @@ is checked against the CPU engine on ``--check`` listed sources.
 
     python benchmarks/bench_betweenness.py                 # CPU table
     python benchmarks/bench_betweenness.py --gpu           # GPU rows
+    python benchmarks/bench_betweenness.py --gpu --profile --families ba_k100   # where it goes
 """
 from __future__ import annotations
 
@@ -179,6 +180,68 @@ def gpu_rows(a):
         head = False
 
 
+def one_batch_phases(g, B):
+    """Seconds per step of one batch of the batched engine (sources 0..B-1; each step's launch
+    synchronized), the batch's path statistics and copies included; second of two runs."""
+    from numba import cuda
+    from simengine.network.cuda import device_graph
+    from simengine.network.cuda.brandes import UNREACHED, BrandesBuffers, brandes_batch
+    from simengine.network.cuda.reduce import reduce_rows
+
+    dg, src = device_graph(g), np.arange(B, dtype=np.int64)
+    buf = BrandesBuffers(g.n, B)
+    for _ in range(2):
+        times, clock = {}, [time.perf_counter()]
+
+        def phase(name):
+            cuda.synchronize()
+            now = time.perf_counter()
+            times[name] = times.get(name, 0.0) + now - clock[0]
+            clock[0] = now
+
+        cuda.synchronize()
+        clock[0] = time.perf_counter()
+        brandes_batch(dg, src, buf, squares=False, phase=phase)
+        reduce_rows(buf.rows, src, src, g.n, float(UNREACHED), False, 1.0)
+        buf.btw.copy_to_host()
+        phase("path statistics + copies")
+    return times
+
+
+def gpu_profile(a):
+    """Engine time per batch size (``--batches``; 0 = the engine's default) for the families,
+    and the steps of one batch of the batched engine."""
+    from simengine.network.apsp import run_sources
+    from simengine.network.cuda import device_graph
+    from simengine.network.cuda.brandes import engine_for
+    from simengine.network.statistics import PathStatistics
+    from numba import cuda
+
+    gpu_compile()
+    for name in [f for f in a.families.split(",") if f]:
+        g = FAMILIES[name](a.gpu_n)
+        engine = engine_for(g, device_graph(g))
+        print(f"{name}: n = {g.n}, {g.num_edges} edges, GPU engine {engine}", flush=True)
+        ref = None
+        for B in [int(x) for x in a.batches.split(",") if x]:
+            st = PathStatistics.for_graph(g, planned_sources=g.n, betweenness=1)
+            cuda.synchronize()
+            t = time.perf_counter()
+            run_sources(g, np.arange(g.n), st, backend="cuda", batch=B or None)
+            cuda.synchronize()
+            t = time.perf_counter() - t
+            b = st.results()["betweenness"]
+            ref = b if ref is None else ref
+            print(f"  batch {B or 'default'}: engine {t:.3f} s, max rel. diff to the first "
+                  f"{rel(b, ref):.1e}", flush=True)
+            if engine == "levels" and B:
+                times = one_batch_phases(g, B)
+                total = sum(times.values())
+                print(f"    one batch {1e3 * total:.1f} ms (× {g.n / B:.1f} batches = "
+                      f"{total * g.n / B:.3f} s): " + ", ".join(
+                          f"{k} {1e3 * v:.2f}" for k, v in times.items()), flush=True)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=10000)
@@ -191,8 +254,13 @@ def main(argv=None):
     ap.add_argument("--big-n", type=int, default=1000000)
     ap.add_argument("--sampled", type=int, default=1024)
     ap.add_argument("--check", type=int, default=16)
+    ap.add_argument("--profile", action="store_true",
+                    help="with --gpu: engine time per --batches and the steps of one batch")
+    ap.add_argument("--batches", default="0,2048,1024,512,256")
     a = ap.parse_args(argv)
-    if a.gpu:
+    if a.gpu and a.profile:
+        gpu_profile(a)
+    elif a.gpu:
         gpu_rows(a)
     else:
         cpu_table(a)

@@ -49,9 +49,6 @@ COUNT_BLOCKS = 4 if simulator() else 2048
 #: bytes of device buffers per batch (levels int32 twice, σ and δ float64, per source and vertex)
 BATCH_BYTES = (1 << 32) if not simulator() else (1 << 16)
 BYTES_PER_ENTRY = 24
-#: at most this many sources per batch of the batched engine: a smaller block of levels and σ
-#: stays in the L2 cache longer (the arcs of a level read random vertices' entries)
-CACHE_BATCH = 512
 
 
 @cuda.jit
@@ -236,16 +233,20 @@ def push_back(level_out: int, next_in: int) -> bool:
     return next_in < level_out
 
 
-def _forward(dg, srcs, B, buf: BrandesBuffers, cap=None):
+def _forward(dg, srcs, B, buf: BrandesBuffers, cap=None, phase=None):
     """The forward sweep of the B sources ``srcs`` (device int64), or its first ``cap`` levels.
-    Returns (deepest level, out-arcs per level, in-arcs per level)."""
+    Returns (deepest level, out-arcs per level, in-arcs per level). ``phase``: see
+    :func:`brandes_batch`."""
     n = dg.n
+    mark = phase or _no_phase
     grid = (B * n + THREADS - 1) // THREADS
     _init[grid, THREADS](buf.dist, buf.sigma, buf.delta, srcs, n, B)
+    mark("init")
     level = 0
     outs, ins = [], []
     while cap is None or level < cap:
         fo, fi, ui = (int(x) for x in _arcs(dg, B, buf, level))
+        mark("count")
         if level > 0 and fi == 0:        # every vertex reached after the sources has an in-arc
             break
         outs.append(fo)
@@ -253,23 +254,32 @@ def _forward(dg, srcs, B, buf: BrandesBuffers, cap=None):
         if level > 0 and bottom_up(fo, ui):
             _pull_forward[grid, THREADS](dg.t_indptr, dg.t_indices, n, B, level, buf.dist,
                                          buf.sigma)
+            mark(f"forward {level} bottom-up")
         else:
             _sweep[grid, THREADS](dg.indptr, dg.indices, n, B, level, buf.dist, buf.sigma,
                                   buf.delta, False)
+            mark(f"forward {level} top-down")
         level += 1
     return len(outs) - 1, outs, ins
 
 
-def brandes_batch(dg, sources, buf: BrandesBuffers, squares: bool = True) -> int:
+def _no_phase(name):
+    pass
+
+
+def brandes_batch(dg, sources, buf: BrandesBuffers, squares: bool = True, phase=None) -> int:
     """Forward and backward sweeps for ``sources`` (≤ buf.B); the dependencies summed over them
     land in ``buf.btw`` and, with ``squares``, their squares in ``buf.btw_sq`` (else zeros).
-    Returns the deepest level."""
+    Returns the deepest level. ``phase(name)``, if given, is called after each step's launch
+    (``init``, ``count``, ``forward L top-down|bottom-up``, ``backward L pull|push``,
+    ``dependencies``): a profiler synchronizes there and reads its clock."""
     n = dg.n
     B = len(sources)
+    mark = phase or _no_phase
     srcs = buf.srcs[:B]
     srcs.copy_to_device(np.ascontiguousarray(sources, dtype=np.int64))
     grid = (B * n + THREADS - 1) // THREADS
-    deepest, outs, ins = _forward(dg, srcs, B, buf)
+    deepest, outs, ins = _forward(dg, srcs, B, buf, phase=phase)
     for L in range(deepest, 0, -1):          # from the deepest level: its t = 1/σ
         nxt = ins[L + 1] if L < deepest else 0
         if push_back(outs[L], nxt):
@@ -277,12 +287,15 @@ def brandes_batch(dg, sources, buf: BrandesBuffers, squares: bool = True) -> int
                 _push_backward[grid, THREADS](dg.t_indptr, dg.t_indices, n, B, L, buf.dist,
                                               buf.sigma, buf.delta)
             _finish[grid, THREADS](n, B, L, buf.dist, buf.sigma, buf.delta)
+            mark(f"backward {L} push")
         else:
             _sweep[grid, THREADS](dg.indptr, dg.indices, n, B, L, buf.dist, buf.sigma,
                                   buf.delta, True)
+            mark(f"backward {L} pull")
     _dependencies[(n + THREADS - 1) // THREADS, THREADS](buf.dist, buf.delta, srcs, n, B,
                                                          buf.btw, buf.btw_sq, buf.rows,
                                                          bool(squares))
+    mark("dependencies")
     return deepest
 
 
@@ -314,17 +327,14 @@ def engine_note(graph) -> str:
             f"{DEEP_LEVELS} levels)")
 
 
-def default_batch(n: int, num_sources: int, per_entry: int = BYTES_PER_ENTRY,
-                  cap: int | None = None) -> int:
+def default_batch(n: int, num_sources: int, per_entry: int = BYTES_PER_ENTRY) -> int:
     """Sources per batch: as many as BATCH_BYTES — at most half the device's free memory — of
-    buffers hold (``per_entry`` bytes per source and vertex), at most ``cap`` and the run's
-    sources, a multiple of 32 when more than 32."""
+    buffers hold (``per_entry`` bytes per source and vertex), a multiple of 32 when more than
+    32, at most the run's sources."""
     budget = BATCH_BYTES
     if not simulator():
         budget = min(budget, int(cuda.current_context().get_memory_info()[0]) // 2)
     B = int(max(1, min(num_sources, budget // (per_entry * max(1, n)))))
-    if cap:
-        B = min(B, int(cap))
     return B - B % 32 if B > 32 else B
 
 
@@ -348,8 +358,8 @@ def _partials(graph, sources, store, batch, engine, squares):
         return
     dg = device_graph(graph)
     deep = (engine or engine_for(graph, dg)) == "blocks"
-    B = int(batch) if batch else (default_batch(n, len(sources), DEEP_BYTES) if deep else
-                                  default_batch(n, len(sources), cap=CACHE_BATCH))
+    B = int(batch) if batch else default_batch(n, len(sources),
+                                               DEEP_BYTES if deep else BYTES_PER_ENTRY)
     B = max(1, min(B, len(sources)))
     buf = DeepBuffers(n, B) if deep else BrandesBuffers(n, B)
     rows = np.arange(B, dtype=np.int64)
