@@ -180,13 +180,27 @@ def gpu_rows(a):
         head = False
 
 
-def one_batch_phases(g, B):
+def one_batch_phases(g, B, pull_only=False):
     """Seconds per step of one batch of the batched engine (sources 0..B-1; each step's launch
-    synchronized), the batch's path statistics and copies included; second of two runs."""
+    synchronized), the batch's path statistics and copies included; second of two runs.
+    ``pull_only``: every backward level pulls (no atomics) instead of the engine's choice."""
+    from simengine.network.cuda import brandes
+
+    rule = brandes.push_back
+    if pull_only:
+        brandes.push_back = lambda level_out, next_in: False
+    try:
+        return _phases(g, B)
+    finally:
+        brandes.push_back = rule
+
+
+def _phases(g, B):
     from numba import cuda
     from simengine.network.cuda import device_graph
     from simengine.network.cuda.brandes import UNREACHED, BrandesBuffers, brandes_batch
     from simengine.network.cuda.reduce import reduce_rows
+
 
     dg, src = device_graph(g), np.arange(B, dtype=np.int64)
     buf = BrandesBuffers(g.n, B)
@@ -234,12 +248,13 @@ def gpu_profile(a):
             ref = b if ref is None else ref
             print(f"  batch {B or 'default'}: engine {t:.3f} s, max rel. diff to the first "
                   f"{rel(b, ref):.1e}", flush=True)
-            if engine == "levels" and B:
-                times = one_batch_phases(g, B)
+            for pull_only in ((False, True) if engine == "levels" and B else ()):
+                times = one_batch_phases(g, B, pull_only)
                 total = sum(times.values())
-                print(f"    one batch {1e3 * total:.1f} ms (× {g.n / B:.1f} batches = "
-                      f"{total * g.n / B:.3f} s): " + ", ".join(
-                          f"{k} {1e3 * v:.2f}" for k, v in times.items()), flush=True)
+                print(f"    one batch{', backward pulls only' if pull_only else ''} "
+                      f"{1e3 * total:.1f} ms (× {g.n / B:.1f} batches = {total * g.n / B:.3f} "
+                      f"s): " + ", ".join(f"{k} {1e3 * v:.2f}" for k, v in times.items()),
+                      flush=True)
 
 
 def main(argv=None):

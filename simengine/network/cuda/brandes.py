@@ -8,7 +8,8 @@ adjacent entries of w — coalesced, and every thread of the warp runs the same 
 iterations.
 
 Before each forward level L one grid-stride pass (:func:`_count`) sums the out- and in-arcs of
-the entries at L and the in-arcs of the unreached entries (the host reads three ints):
+the entries at L and the in-arcs of the unreached entries (the host reads three ints; when the
+last is 0, L is the deepest level and the forward sweep ends there):
 
 * forward, top-down (:func:`_sweep`): every (v, b) with d_b(v) = L scans its out-arcs; an
   unreached w gets d_b(w) = L + 1 (every writer writes the same value), and every w at level
@@ -251,6 +252,8 @@ def _forward(dg, srcs, B, buf: BrandesBuffers, cap=None, phase=None):
             break
         outs.append(fo)
         ins.append(fi)
+        if ui == 0:                      # no unreached entry has an in-arc: level is the last
+            break
         if level > 0 and bottom_up(fo, ui):
             _pull_forward[grid, THREADS](dg.t_indptr, dg.t_indices, n, B, level, buf.dist,
                                          buf.sigma)
