@@ -17,6 +17,7 @@ is checked against the CPU engine on ``--check`` listed sources.
 
     python benchmarks/bench_betweenness.py                 # CPU table
     python benchmarks/bench_betweenness.py --gpu           # GPU rows
+    python benchmarks/bench_betweenness.py --gpu --profile --families ba_k100   # where it goes
 """
 from __future__ import annotations
 
@@ -115,39 +116,145 @@ def cpu_table(a):
         print(f"fastest peer / simengine (wall) = {min(peers) / t0:.2f}× (target >= 3)")
 
 
-def gpu_rows(a):
-    from simengine.network import generators as gen
-    from simengine.network.centrality import betweenness
+FAMILIES = {"watts_ring_k10": lambda n: _gen().watts_alpha(n, 10, ring=True, seed=1),
+            "watts_free_k10": lambda n: _gen().watts_alpha(n, 10, ring=False, seed=1),
+            "ba_k100": lambda n: _gen().barabasi_albert(n, 50, seed=1)}
 
+
+def _gen():
+    from simengine.network import generators
+
+    return generators
+
+
+def gpu_compile():
+    """Compile the kernels of both GPU engines on a small graph."""
     from simengine.network.cuda.brandes import brandes_partials as gpu_brandes
 
-    ours(ba(60, 3), backend="cuda")                      # compile the kernels of both engines
+    ours(ba(60, 3), backend="cuda")
     for _ in gpu_brandes(ba(60, 3), np.arange(8), engine="blocks"):
         pass
-    fams = {"watts_ring_k10": lambda n: gen.watts_alpha(n, 10, ring=True, seed=1),
-            "watts_free_k10": lambda n: gen.watts_alpha(n, 10, ring=False, seed=1),
-            "ba_k100": lambda n: gen.barabasi_albert(n, 50, seed=1)}
-    cases = [(f, lambda f=f: fams[f](a.gpu_n), "all") for f in a.families.split(",") if f]
-    if a.big_n:     # first: the sampled case (the ring family is the slowest)
-        cases.insert(0, ("gnm_d6", lambda: gen.generate({"type": "gnm", "n": a.big_n,
-                                                         "m": 3 * a.big_n, "seed": 1}),
-                         {"sample": a.sampled, "seed": 1}))
+
+
+def gpu_betweenness_rows(families, n, big_n=0, sampled=1024, check=8):
+    """One dict per GPU case: exact betweenness of ``families`` (names of FAMILIES) at ``n``,
+    and (``big_n`` > 0, first) ``sampled`` sources of G(n, m) with n = ``big_n``, mean degree 6.
+    Engine time as in the module's docstring; ``check`` listed sources against the CPU."""
+    from simengine.network.centrality import betweenness
     from simengine.network.cuda import device_graph
     from simengine.network.cuda.brandes import engine_for
 
-    print("| graph | n | edges | sources | GPU engine | GPU engine s | check vs CPU (listed "
-          "sources) |")
-    print("|---|---|---|---|---|---|---|", flush=True)
+    cases = [(f, lambda f=f: FAMILIES[f](n), "all") for f in families]
+    if big_n:       # first: the sampled case (the ring family is the slowest)
+        cases.insert(0, ("gnm_d6", lambda: _gen().generate({"type": "gnm", "n": big_n,
+                                                            "m": 3 * big_n, "seed": 1}),
+                         {"sample": sampled, "seed": 1}))
     for name, make, sources in cases:
         g = make()
         b, t, _ = ours(g, sources, backend="cuda")
-        check = list(range(0, g.n, max(1, g.n // a.check)))[:a.check]
-        gc = betweenness(g, check, backend="cuda")["betweenness"]
-        cc = betweenness(g, check, backend="cpu")["betweenness"]
-        k = g.n if sources == "all" else sources["sample"]
-        print(f"| {name} | {g.n} | {g.num_edges} | {k} | {engine_for(g, device_graph(g))} | "
-              f"{t:.3f} | max rel. diff "
-              f"{rel(gc, cc):.1e} |", flush=True)
+        listed = list(range(0, g.n, max(1, g.n // check)))[:check]
+        gc = betweenness(g, listed, backend="cuda")["betweenness"]
+        cc = betweenness(g, listed, backend="cpu")["betweenness"]
+        yield {"family": f"betweenness_{name}", "n": g.n, "edges": g.num_edges,
+               "sources": g.n if sources == "all" else sources["sample"],
+               "engine": engine_for(g, device_graph(g)), "engine_s": t,
+               "check_rel_diff": rel(gc, cc)}
+
+
+def gpu_table(rows) -> list[str]:
+    """Markdown lines of :func:`gpu_betweenness_rows`' dicts."""
+    out = ["| graph | n | edges | sources | GPU engine | GPU engine s | check vs CPU (listed "
+           "sources) |", "|---|---|---|---|---|---|---|"]
+    return out + [f"| {r['family'][12:]} | {r['n']} | {r['edges']} | {r['sources']} | "
+                  f"{r['engine']} | {r['engine_s']:.3f} | max rel. diff "
+                  f"{r['check_rel_diff']:.1e} |" for r in rows]
+
+
+def gpu_rows(a):
+    gpu_compile()
+    head = True
+    for r in gpu_betweenness_rows([f for f in a.families.split(",") if f], a.gpu_n, a.big_n,
+                                  a.sampled, a.check):
+        lines = gpu_table([r])
+        print("\n".join(lines if head else lines[2:]), flush=True)
+        head = False
+
+
+def one_batch_phases(g, B, pull_only=False):
+    """Seconds per step of one batch of the batched engine (sources 0..B-1; each step's launch
+    synchronized), the batch's path statistics and copies included; second of two runs.
+    ``pull_only``: every backward level pulls (no atomics) instead of the engine's choice."""
+    from simengine.network.cuda import brandes
+
+    rule = brandes.push_back
+    if pull_only:
+        brandes.push_back = lambda level_out, next_in: False
+    try:
+        return _phases(g, B)
+    finally:
+        brandes.push_back = rule
+
+
+def _phases(g, B):
+    from numba import cuda
+    from simengine.network.cuda import device_graph
+    from simengine.network.cuda.brandes import UNREACHED, BrandesBuffers, brandes_batch
+    from simengine.network.cuda.reduce import reduce_rows
+
+
+    dg, src = device_graph(g), np.arange(B, dtype=np.int64)
+    buf = BrandesBuffers(g.n, B)
+    for _ in range(2):
+        times, clock = {}, [time.perf_counter()]
+
+        def phase(name):
+            cuda.synchronize()
+            now = time.perf_counter()
+            times[name] = times.get(name, 0.0) + now - clock[0]
+            clock[0] = now
+
+        cuda.synchronize()
+        clock[0] = time.perf_counter()
+        brandes_batch(dg, src, buf, squares=False, phase=phase)
+        reduce_rows(buf.rows, src, src, g.n, float(UNREACHED), False, 1.0)
+        buf.btw.copy_to_host()
+        phase("path statistics + copies")
+    return times
+
+
+def gpu_profile(a):
+    """Engine time per batch size (``--batches``; 0 = the engine's default) for the families,
+    and the steps of one batch of the batched engine."""
+    from simengine.network.apsp import run_sources
+    from simengine.network.cuda import device_graph
+    from simengine.network.cuda.brandes import engine_for
+    from simengine.network.statistics import PathStatistics
+    from numba import cuda
+
+    gpu_compile()
+    for name in [f for f in a.families.split(",") if f]:
+        g = FAMILIES[name](a.gpu_n)
+        engine = engine_for(g, device_graph(g))
+        print(f"{name}: n = {g.n}, {g.num_edges} edges, GPU engine {engine}", flush=True)
+        ref = None
+        for B in [int(x) for x in a.batches.split(",") if x]:
+            st = PathStatistics.for_graph(g, planned_sources=g.n, betweenness=1)
+            cuda.synchronize()
+            t = time.perf_counter()
+            run_sources(g, np.arange(g.n), st, backend="cuda", batch=B or None)
+            cuda.synchronize()
+            t = time.perf_counter() - t
+            b = st.results()["betweenness"]
+            ref = b if ref is None else ref
+            print(f"  batch {B or 'default'}: engine {t:.3f} s, max rel. diff to the first "
+                  f"{rel(b, ref):.1e}", flush=True)
+            for pull_only in ((False, True) if engine == "levels" and B else ()):
+                times = one_batch_phases(g, B, pull_only)
+                total = sum(times.values())
+                print(f"    one batch{', backward pulls only' if pull_only else ''} "
+                      f"{1e3 * total:.1f} ms (× {g.n / B:.1f} batches = {total * g.n / B:.3f} "
+                      f"s): " + ", ".join(f"{k} {1e3 * v:.2f}" for k, v in times.items()),
+                      flush=True)
 
 
 def main(argv=None):
@@ -162,8 +269,13 @@ def main(argv=None):
     ap.add_argument("--big-n", type=int, default=1000000)
     ap.add_argument("--sampled", type=int, default=1024)
     ap.add_argument("--check", type=int, default=16)
+    ap.add_argument("--profile", action="store_true",
+                    help="with --gpu: engine time per --batches and the steps of one batch")
+    ap.add_argument("--batches", default="0,2048,1024,512,256")
     a = ap.parse_args(argv)
-    if a.gpu:
+    if a.gpu and a.profile:
+        gpu_profile(a)
+    elif a.gpu:
         gpu_rows(a)
     else:
         cpu_table(a)

@@ -14,6 +14,9 @@ result on the CPU's sample is checked against the CPU's statistics.
 
 TEPS = traversed edges per second = sources × edges (undirected edges counted once) / seconds.
 
+Exact betweenness (Brandes) of the families at --betweenness-sizes: bench_betweenness.py's GPU
+rows (engine and engine time, checked against the CPU engine on 8 listed sources).
+
 Usage: python benchmarks/bench_network_gpu.py [--sizes 1000,5000] [--families ring,free,ba]
        [--weighted-sizes 100000] [--fw-sizes 2048] [--json out.json]
 """
@@ -127,6 +130,11 @@ def to_markdown(rows) -> str:
                        f"{r['auto']} | {r['sources']} | {r['ms_per_source']:.3g} | "
                        f"{r['distances_match_scipy']} | {r['matches_batch']} |")
         out.append("")
+    btw = [r for r in rows if r["family"].startswith("betweenness_")]
+    if btw:
+        import bench_betweenness
+        out += ["Exact betweenness (GPU engine time):", ""] + \
+            bench_betweenness.gpu_table(btw) + [""]
     import fw_gpu_rows
     out += fw_gpu_rows.to_markdown(rows)
     fw = [r for r in rows if r["family"].startswith("fw_weighted")]
@@ -235,6 +243,8 @@ def main(argv=None):
     ap.add_argument("--fw-cpu-sources", type=int, default=64, help="0: no CPU Dijkstra column")
     ap.add_argument("--per-source-sizes", default="10000000")
     ap.add_argument("--per-source-sources", type=int, default=8)
+    ap.add_argument("--betweenness-sizes", default="30000",
+                    help="exact betweenness of the --families (bench_betweenness.py's GPU rows)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", default=None)
     ap.add_argument("--no-warmup", action="store_true")
@@ -352,6 +362,14 @@ def main(argv=None):
     for n in [int(x) for x in a.per_source_sizes.split(",") if x]:
         for r in per_source_rows(n, a.per_source_sources, a.seed):
             emit(r)
+    btw_sizes = [int(x) for x in a.betweenness_sizes.split(",") if x]
+    if btw_sizes:
+        import bench_betweenness as bb
+        bb.gpu_compile()
+        names = {"ring": "watts_ring_k10", "free": "watts_free_k10", "ba": "ba_k100"}
+        for n in btw_sizes:
+            for r in bb.gpu_betweenness_rows([names[f] for f in a.families.split(",") if f], n):
+                emit(r)
     if a.json:
         with open(a.json, "w") as f:
             json.dump(rows, f, indent=1)

@@ -232,6 +232,48 @@ def test_cuda_matches_networkx(directed, engine, pull, monkeypatch):
     assert all(store[3, t] == d.get(t, 255) for t in range(g.n))
 
 
+@pytest.mark.parametrize("engine", ["levels", "blocks"])
+def test_cuda_sampled_stderr_matches_cpu(engine, monkeypatch):
+    # a sampled run needs Σ δ² (the standard error); an exact run skips it on the GPU
+    from simengine.network.cuda import brandes as cuda_brandes
+
+    monkeypatch.setattr(cuda_brandes, "engine_for", lambda graph, dg: engine)
+    g = _csr(_nx_graph(16, 0.2, False, False, seed=5, isolated=1), False)
+    src = np.array([0, 3, 4, 9, 12, 15])
+    out = []
+    for backend in ("cpu", "cuda"):
+        st = PathStatistics.for_graph(g, sampled=True, planned_sources=len(src), betweenness=1)
+        run_sources(g, src, st, backend=backend, batch=4)
+        out.append(st.results())
+    for k in ("betweenness", "betweenness_stderr"):
+        np.testing.assert_allclose(out[1][k], out[0][k], rtol=1e-12, atol=1e-12)
+    assert np.any(out[0]["betweenness_stderr"] > 0)
+
+
+@pytest.mark.parametrize("pull", [False, True])
+def test_cuda_batch_phases_name_every_step(pull, monkeypatch):
+    # the profiler's hook (bench_betweenness.py --gpu --profile): one call per launched step
+    from simengine.network.cpu.brandes import brandes_partials
+    from simengine.network.cuda import brandes as cuda_brandes, device_graph
+    from simengine.network.cuda.brandes import BrandesBuffers, brandes_batch
+
+    monkeypatch.setattr(cuda_brandes, "bottom_up", lambda out, unreached: pull)
+    monkeypatch.setattr(cuda_brandes, "push_back", lambda out, nxt: pull)
+    g = _csr(nx.path_graph(5), False)
+    buf, names = BrandesBuffers(g.n, 2), []
+    deepest = brandes_batch(device_graph(g), np.array([0, 2]), buf, squares=False,
+                            phase=names.append)
+    assert deepest == 4 and names[:3] == ["init", "count", "forward 0 top-down"]
+    # level 4 leaves no unreached entry with an in-arc: no sweep from it, no further count
+    assert names.count("count") == 5 and names[-1] == "dependencies"
+    fwd, back = ("bottom-up", "push") if pull else ("top-down", "pull")
+    assert names[4:10:2] == [f"forward {L} {fwd}" for L in range(1, 4)]
+    assert names[-5:-1] == [f"backward {L} {back}" for L in range(4, 0, -1)]
+    cpu = next(brandes_partials(g, np.array([0, 2]), batch=2, threads=1))
+    np.testing.assert_allclose(buf.btw.copy_to_host(), cpu.btw, rtol=1e-12)
+    assert not buf.btw_sq.copy_to_host().any()
+
+
 def test_cuda_engine_for_deep_graphs():
     from simengine.network.cuda import device_graph
     from simengine.network.cuda.brandes import DEEP_LEVELS, engine_for

@@ -86,7 +86,7 @@ def run_sources(graph, sources, stats: PathStatistics, algorithm: str = "auto",
         check_predecessors(graph, store, predecessors, len(sources))
         check_weights(graph)
         parts = _brandes_partials(graph, sources, b.name, store, batch, stats.bin_width, device,
-                                  options)
+                                  options, squares=bool(stats.sampled))
         algorithm = "brandes"
     else:
         p = b.plan(graph, algorithm, len(sources))
@@ -118,13 +118,16 @@ def _device_columns(stats, device):
     return stats.deferred_columns(("cuda", device), lambda: DeviceColumns(stats.n))
 
 
-def _brandes_partials(graph, sources, backend, store, batch, bin_width, device, options):
-    """The Brandes engine's partials where :func:`betweenness_plan` puts it."""
+def _brandes_partials(graph, sources, backend, store, batch, bin_width, device, options,
+                      squares=True):
+    """The Brandes engine's partials where :func:`betweenness_plan` puts it (``squares``: the
+    Σ δ² of the standard error, needed by sampled runs only; the GPU engines skip it)."""
     where, _ = betweenness_plan(graph, backend)
     if where == "cuda":
         from .cuda.brandes import brandes_partials as cuda_brandes
 
-        return cuda_brandes(graph, sources, store=store, batch=batch, device=device)
+        return cuda_brandes(graph, sources, store=store, batch=batch, device=device,
+                            squares=squares)
     from .cpu.brandes import brandes_partials
 
     return brandes_partials(graph, sources, bin_width=bin_width, batch=batch, store=store,

@@ -8,7 +8,8 @@ adjacent entries of w — coalesced, and every thread of the warp runs the same 
 iterations.
 
 Before each forward level L one grid-stride pass (:func:`_count`) sums the out- and in-arcs of
-the entries at L and the in-arcs of the unreached entries (the host reads three ints):
+the entries at L and the in-arcs of the unreached entries (the host reads three ints; when the
+last is 0, L is the deepest level and the forward sweep ends there):
 
 * forward, top-down (:func:`_sweep`): every (v, b) with d_b(v) = L scans its out-arcs; an
   unreached w gets d_b(w) = L + 1 (every writer writes the same value), and every w at level
@@ -174,9 +175,9 @@ def _count(indptr, t_indptr, n, nsrc, level, dist, counts):
 
 
 @cuda.jit
-def _dependencies(dist, delta, srcs, n, nsrc, btw, btw_sq, rows):
-    """Per vertex v: Σ_b δ_b(v) and Σ_b δ_b(v)² over the batch's sources other than v, in order;
-    and row b of ``rows`` (B × n) gets the levels of source b."""
+def _dependencies(dist, delta, srcs, n, nsrc, btw, btw_sq, rows, squares):
+    """Per vertex v: Σ_b δ_b(v) and (with ``squares``) Σ_b δ_b(v)² over the batch's sources
+    other than v, in order; and row b of ``rows`` (B × n) gets the levels of source b."""
     v = cuda.grid(1)
     if v < n:
         acc = 0.0
@@ -188,7 +189,8 @@ def _dependencies(dist, delta, srcs, n, nsrc, btw, btw_sq, rows):
             if v != srcs[b] and d != UNREACHED:
                 x = delta[i]
                 acc += x
-                sq += x * x
+                if squares:
+                    sq += x * x
         btw[v] = acc
         btw_sq[v] = sq
 
@@ -204,15 +206,20 @@ class BrandesBuffers:
         self.rows = cuda.device_array((B, n), np.int32)
         self.btw = cuda.device_array(n, np.float64)
         self.btw_sq = cuda.device_array(n, np.float64)
+        self.counts = cuda.device_array(3, np.int64)     # :func:`_arcs`
+        self.srcs = cuda.device_array(B, np.int64)
 
 
 def _arcs(dg, B, buf: BrandesBuffers, level: int) -> np.ndarray:
     """(out-arcs, in-arcs) of the batch's entries at ``level`` and the in-arcs of its unreached
     entries (one pass over the levels)."""
-    counts = cuda.to_device(np.zeros(3, np.int64))
+    buf.counts.copy_to_device(_ZEROS)
     grid = min((B * dg.n + THREADS - 1) // THREADS, COUNT_BLOCKS)
-    _count[grid, THREADS](dg.indptr, dg.t_indptr, dg.n, B, level, buf.dist, counts)
-    return counts.copy_to_host()
+    _count[grid, THREADS](dg.indptr, dg.t_indptr, dg.n, B, level, buf.dist, buf.counts)
+    return buf.counts.copy_to_host()
+
+
+_ZEROS = np.zeros(3, np.int64)
 
 
 def bottom_up(frontier_out: int, unreached_in: int) -> bool:
@@ -227,38 +234,55 @@ def push_back(level_out: int, next_in: int) -> bool:
     return next_in < level_out
 
 
-def _forward(dg, srcs, B, buf: BrandesBuffers, cap=None):
+def _forward(dg, srcs, B, buf: BrandesBuffers, cap=None, phase=None):
     """The forward sweep of the B sources ``srcs`` (device int64), or its first ``cap`` levels.
-    Returns (deepest level, out-arcs per level, in-arcs per level)."""
+    Returns (deepest level, out-arcs per level, in-arcs per level). ``phase``: see
+    :func:`brandes_batch`."""
     n = dg.n
+    mark = phase or _no_phase
     grid = (B * n + THREADS - 1) // THREADS
     _init[grid, THREADS](buf.dist, buf.sigma, buf.delta, srcs, n, B)
+    mark("init")
     level = 0
     outs, ins = [], []
     while cap is None or level < cap:
         fo, fi, ui = (int(x) for x in _arcs(dg, B, buf, level))
+        mark("count")
         if level > 0 and fi == 0:        # every vertex reached after the sources has an in-arc
             break
         outs.append(fo)
         ins.append(fi)
+        if ui == 0:                      # no unreached entry has an in-arc: level is the last
+            break
         if level > 0 and bottom_up(fo, ui):
             _pull_forward[grid, THREADS](dg.t_indptr, dg.t_indices, n, B, level, buf.dist,
                                          buf.sigma)
+            mark(f"forward {level} bottom-up")
         else:
             _sweep[grid, THREADS](dg.indptr, dg.indices, n, B, level, buf.dist, buf.sigma,
                                   buf.delta, False)
+            mark(f"forward {level} top-down")
         level += 1
     return len(outs) - 1, outs, ins
 
 
-def brandes_batch(dg, sources, buf: BrandesBuffers) -> int:
+def _no_phase(name):
+    pass
+
+
+def brandes_batch(dg, sources, buf: BrandesBuffers, squares: bool = True, phase=None) -> int:
     """Forward and backward sweeps for ``sources`` (≤ buf.B); the dependencies summed over them
-    land in ``buf.btw``/``buf.btw_sq``. Returns the deepest level."""
+    land in ``buf.btw`` and, with ``squares``, their squares in ``buf.btw_sq`` (else zeros).
+    Returns the deepest level. ``phase(name)``, if given, is called after each step's launch
+    (``init``, ``count``, ``forward L top-down|bottom-up``, ``backward L pull|push``,
+    ``dependencies``): a profiler synchronizes there and reads its clock."""
     n = dg.n
     B = len(sources)
-    srcs = cuda.to_device(np.ascontiguousarray(sources, dtype=np.int64))
+    mark = phase or _no_phase
+    srcs = buf.srcs[:B]
+    srcs.copy_to_device(np.ascontiguousarray(sources, dtype=np.int64))
     grid = (B * n + THREADS - 1) // THREADS
-    deepest, outs, ins = _forward(dg, srcs, B, buf)
+    deepest, outs, ins = _forward(dg, srcs, B, buf, phase=phase)
     for L in range(deepest, 0, -1):          # from the deepest level: its t = 1/σ
         nxt = ins[L + 1] if L < deepest else 0
         if push_back(outs[L], nxt):
@@ -266,11 +290,15 @@ def brandes_batch(dg, sources, buf: BrandesBuffers) -> int:
                 _push_backward[grid, THREADS](dg.t_indptr, dg.t_indices, n, B, L, buf.dist,
                                               buf.sigma, buf.delta)
             _finish[grid, THREADS](n, B, L, buf.dist, buf.sigma, buf.delta)
+            mark(f"backward {L} push")
         else:
             _sweep[grid, THREADS](dg.indptr, dg.indices, n, B, L, buf.dist, buf.sigma,
                                   buf.delta, True)
+            mark(f"backward {L} pull")
     _dependencies[(n + THREADS - 1) // THREADS, THREADS](buf.dist, buf.delta, srcs, n, B,
-                                                         buf.btw, buf.btw_sq, buf.rows)
+                                                         buf.btw, buf.btw_sq, buf.rows,
+                                                         bool(squares))
+    mark("dependencies")
     return deepest
 
 
@@ -313,16 +341,18 @@ def default_batch(n: int, num_sources: int, per_entry: int = BYTES_PER_ENTRY) ->
     return B - B % 32 if B > 32 else B
 
 
-def brandes_partials(graph, sources, store=None, batch=None, device=None, engine=None):
+def brandes_partials(graph, sources, store=None, batch=None, device=None, engine=None,
+                     squares=True):
     """One ChunkPartial per batch of sources (path statistics + ``btw``/``btw_sq``), in source
-    order, on GPU ``device``. ``engine``: ``levels``, ``blocks`` or None (:func:`engine_for`)."""
+    order, on GPU ``device``. ``engine``: ``levels``, ``blocks`` or None (:func:`engine_for`).
+    ``squares=False`` (exact runs: no standard error) skips the Σ δ² sums (``btw_sq`` = 0)."""
     if graph.weighted:
         raise ValueError("the GPU Brandes engine is for unweighted graphs")
     sources = np.ascontiguousarray(sources, dtype=np.int64)
-    return on_device(_partials(graph, sources, store, batch, engine), device)
+    return on_device(_partials(graph, sources, store, batch, engine, squares), device)
 
 
-def _partials(graph, sources, store, batch, engine):
+def _partials(graph, sources, store, batch, engine, squares):
     from .brandes_deep import BYTES_PER_ENTRY as DEEP_BYTES, DeepBuffers, deep_batch
     from .reduce import copy_to_store, reduce_rows
 
@@ -339,12 +369,12 @@ def _partials(graph, sources, store, batch, engine):
     for lo in range(0, len(sources), B):
         s = sources[lo:lo + B]
         if deep:
-            deep_batch(dg, cuda.to_device(s), buf)
+            deep_batch(dg, cuda.to_device(s), buf, squares)
         else:
-            brandes_batch(dg, s, buf)
+            brandes_batch(dg, s, buf, squares)
         if store is not None:
             copy_to_store(buf.rows, rows[:len(s)], store, lo, float(UNREACHED))
         part = reduce_rows(buf.rows, rows[:len(s)], s, n, float(UNREACHED), False, 1.0)
         part.btw = buf.btw.copy_to_host()
-        part.btw_sq = buf.btw_sq.copy_to_host()
+        part.btw_sq = buf.btw_sq.copy_to_host() if squares else np.zeros(n)
         yield part

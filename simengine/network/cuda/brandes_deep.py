@@ -111,9 +111,9 @@ def _sources(indptr, indices, n, srcs, dist, sigma, delta, queue, lstart, deepes
 
 
 @cuda.jit
-def _column_sums(delta, n, nsrc, btw, btw_sq):
-    """btw[v] = Σ_b δ_b(v), btw_sq[v] = Σ_b δ_b(v)², in source order (δ is 0 at the source and
-    at unreached vertices)."""
+def _column_sums(delta, n, nsrc, btw, btw_sq, squares):
+    """btw[v] = Σ_b δ_b(v), btw_sq[v] = Σ_b δ_b(v)² (0 without ``squares``), in source order
+    (δ is 0 at the source and at unreached vertices)."""
     v = cuda.grid(1)
     if v < n:
         acc = 0.0
@@ -121,7 +121,8 @@ def _column_sums(delta, n, nsrc, btw, btw_sq):
         for b in range(nsrc):
             x = delta[b * n + v]
             acc += x
-            sq += x * x
+            if squares:
+                sq += x * x
         btw[v] = acc
         btw_sq[v] = sq
 
@@ -142,7 +143,7 @@ class DeepBuffers:
         self.rows = self.dist                            # (B, n): the distance rows
 
 
-def deep_batch(dg, srcs, buf: DeepBuffers) -> None:
+def deep_batch(dg, srcs, buf: DeepBuffers, squares: bool = True) -> None:
     """Both sweeps for the sources ``srcs`` (a device int64 array, ≤ buf.B); their dependencies
     summed land in ``buf.btw``/``buf.btw_sq``, their levels in rows 0..len(srcs)-1 of
     ``buf.dist``."""
@@ -151,4 +152,4 @@ def deep_batch(dg, srcs, buf: DeepBuffers) -> None:
     _sources[B, THREADS](dg.indptr, dg.indices, n, srcs, flat, buf.sigma, buf.delta,
                          buf.queue, buf.lstart, buf.deepest)
     _column_sums[(n + SUM_THREADS - 1) // SUM_THREADS, SUM_THREADS](buf.delta, n, B, buf.btw,
-                                                                    buf.btw_sq)
+                                                                    buf.btw_sq, bool(squares))
