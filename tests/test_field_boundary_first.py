@@ -210,3 +210,5 @@ def test_cuda_boundary_first_ranges_equal_the_whole_stage(precision):
     assert all(p.rows == split.plan.rows and p.kernel_name == split.plan.kernel_name
                for p in split._plans.values())
     np.testing.assert_array_equal(split.state(), plain.state())
+    # the log's one answer to "does the exchange overlap the interior" (plan_summary, describe)
+    assert split.exchange_overlapped and not plain.exchange_overlapped

@@ -120,9 +120,18 @@ class CudaFieldSolver(FieldSolver):
             s = self.slab
             how = getattr(self.exchange, "label", None) or "in-process"
             where = (f" on slab rows {s.start}:{s.stop}, halo {s.depth}, exchange {how}")
-            if self._fused_slab and can_pipeline(self.exchange, self.lo, self.hi):
+            if self.exchange_overlapped:
                 where += " overlapped with the interior"
         return f"{form}: {self.plan_choice.reason}{where}"
+
+    @property
+    def exchange_overlapped(self) -> bool:
+        """Whether this slab's halo exchange runs while the interior is computed: a fused step's
+        pipeline (``cuda/fused_slab.py``) or the stages' boundary-first order (the exchanger's
+        ``boundary_first``). The one answer for every log line that says so."""
+        if self._fused_slab:
+            return can_pipeline(self.exchange, self.lo, self.hi)
+        return bool(getattr(self.exchange, "boundary_first", False))
 
     @property
     def name(self) -> str:

@@ -144,8 +144,13 @@ class PeerHaloExchange:
     refused = None
 
     def describe(self) -> str:
-        return "peer copies (CUDA IPC)" + (" overlapping the interior" if self.boundary_first
-                                           else f" (no overlap: {self.stream_note})")
+        """The exchange in words; whether it overlaps the interior is the solver's answer
+        (``exchange_overlapped``: the fused pipeline or the stages' boundary-first order)."""
+        if getattr(self.solver, "exchange_overlapped", self.boundary_first):
+            return "peer copies (CUDA IPC) overlapping the interior"
+        fused = getattr(self.solver, "_fused_slab", False)
+        why = self.stream_note if self.stream_note and not fused else None
+        return "peer copies (CUDA IPC)" + (f" (no overlap: {why})" if why else " (no overlap)")
 
     def __init__(self, comm, slab, slabs):
         self.comm = comm
