@@ -16,16 +16,26 @@ import numpy as np
 from numba import njit, prange
 
 
+def two_sum(a, b):
+    """Error-free sum: ``s = fl(a + b)`` and ``e`` with ``a + b = s + e`` exactly (Knuth's
+    TwoSum, no branches, any magnitudes). Written once: NumPy arrays and floats call it as it is,
+    the host kernels below inline its numba form, the GPU's column sums
+    (``network/cuda/columns.py``) its CUDA device form."""
+    s = a + b
+    bb = s - a
+    e = (a - (s - bb)) + (b - bb)
+    return s, e
+
+
+_two_sum = njit(inline="always", cache=True)(two_sum)
+
+
 @njit(cache=True, parallel=True)
 def add_compensated(acc, lo, x, xlo, has_xlo):
     """acc + x with TwoSum: acc ← fl(acc + x), lo ← lo + (err + xlo) (xlo ignored unless
     ``has_xlo``, then 0.0 is used, as in ``lo += e + 0.0``)."""
     for i in prange(acc.shape[0]):
-        a = acc[i]
-        b = np.float64(x[i])
-        s = a + b
-        bb = s - a
-        e = (a - (s - bb)) + (b - bb)
+        s, e = _two_sum(acc[i], np.float64(x[i]))
         acc[i] = s
         t = e + (xlo[i] if has_xlo else 0.0)
         if t != 0.0:

@@ -19,17 +19,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .accumulate import two_sum
+
 __all__ = ["ChunkPartial", "reduce_block", "PathStatistics", "unreachable_sentinel",
            "graph_connected", "select_statistics", "two_sum"]
-
-
-def two_sum(a, b):
-    """Error-free sum of float arrays: ``s = fl(a + b)`` and ``e`` with ``a + b = s + e`` exactly
-    (Knuth's TwoSum, no branches, any magnitudes)."""
-    s = a + b
-    bb = s - a
-    e = (a - (s - bb)) + (b - bb)
-    return s, e
 
 
 def unreachable_sentinel(dtype) -> float | int:

@@ -16,18 +16,19 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda, float64
 
+from ..accumulate import two_sum
 from . import simulator
 
 THREADS = 32 if simulator() else 256
 
 
+_two_sum = cuda.jit(device=True, inline=True)(two_sum)
+
+
 @cuda.jit(device=True, inline=True)
 def _add_two_sum(acc, lo, i, b):
     """acc[i] ← fl(acc[i] + b), lo[i] += the rounding error (only when non-zero)."""
-    a = acc[i]
-    s = a + b
-    bb = s - a
-    e = (a - (s - bb)) + (b - bb)
+    s, e = _two_sum(acc[i], b)
     acc[i] = s
     if e != 0.0:
         lo[i] += e
