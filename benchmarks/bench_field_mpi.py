@@ -33,8 +33,10 @@ import json
 import os
 import shlex
 import subprocess
+import tempfile
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -174,6 +176,11 @@ def worker(a):
             (os.environ[v] for v in ("OMPI_COMM_WORLD_RANK", "PMI_RANK") if v in os.environ), 0)
         size = comm.size if comm is not None else "?"
         line = f"FAILED rank {rank} of {size} in {where}: {type(exc).__name__}: {exc}"
+        if getattr(a, "failure_dir", ""):  # a file outlives an abort that cuts the launcher's output forwarding
+            with open(os.path.join(a.failure_dir, f"rank-{rank}.txt"), "w") as f:
+                f.write(line + "\n")
+                f.flush()
+                os.fsync(f.fileno())
         print(line, flush=True)
         print(line, file=sys.stderr, flush=True)
         traceback.print_exc()
@@ -185,7 +192,13 @@ def worker(a):
 
 def launch(a, n, env, overlap):
     """One launch of the worker on ``n`` ranks: (results by (case, precision), failure text)."""
-    cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--cases", a.cases,
+    with tempfile.TemporaryDirectory(prefix="bench-field-mpi-") as failure_dir:
+        return _launch(a, n, env, overlap, failure_dir)
+
+
+def _launch(a, n, env, overlap, failure_dir):
+    cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--failure-dir", failure_dir,
+           "--cases", a.cases,
            "--precisions", a.precisions, "--backend", a.backend, "--steps", str(a.steps),
            "--digest-cells", str(getattr(a, "digest_cells", 0)),
            "--fused", getattr(a, "fused", "auto")]
@@ -205,7 +218,9 @@ def launch(a, n, env, overlap):
             results[(res["case"], res["precision"])] = res
     failure = None
     if rc != 0 or len(results) < len(a.cases.split(",")) * len(a.precisions.split(",")):
-        said = [ln for ln in (out + "\n" + err).splitlines() if ln.startswith("FAILED rank")]
+        said = [Path(failure_dir, f).read_text().strip()
+                for f in sorted(os.listdir(failure_dir))]
+        said += [ln for ln in (out + "\n" + err).splitlines() if ln.startswith("FAILED rank")]
         status = [ln[7:] for ln in out.splitlines() if ln.startswith("STATUS ")]
         failure = (f"{n} rank(s): " + (said[0] if said else failure_text(rc, out, err))
                    + (f" (last case started: {status[-1]})" if status else "")
@@ -245,6 +260,7 @@ def main(argv=None):
                     help="grids of at most this many cells: a digest of the field after the "
                          "timed steps (equal across rank counts = bit-identical)")
     ap.add_argument("--worker", action="store_true")
+    ap.add_argument("--failure-dir", default="", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.worker:
         return worker(a)
