@@ -228,7 +228,11 @@ def _fail(exc, code, text):
     if size > 1 and not collective:
         print(f"simengine: rank {rank}: {text}", file=sys.stderr, flush=True)
         try:
+            import time
+
             from mpi4py import MPI
+
+            time.sleep(0.5)  # the launcher forwards the line before the abort ends its readers
 
             MPI.COMM_WORLD.Abort(code)
         except ImportError:
