@@ -177,3 +177,73 @@ def test_kernel_note_names_the_kernels_and_why():
     else:
         assert note.startswith("numba min-plus") and minplus_nvrtc.unavailable_reason() in note
         assert minplus_nvrtc.unavailable_reason()
+
+
+def _derived_reference(g, D32):
+    """The rule of fw_derive on the host: P[i, j] = the in-neighbour k of j with D[i, k] < D[i, j]
+    minimising fl32(D[i, k] + w) (ties: the smallest k); -1 on the diagonal and where unreachable."""
+    n = g.n
+    P = np.full((n, n), -1, np.int32)
+    best = np.full((n, n), np.inf, np.float32)
+    s, t = g.arcs()
+    for k, j, w in sorted(zip(s.tolist(), t.tolist(), np.float32(g.weights).tolist())):
+        cand = D32[:, k] + np.float32(w)
+        ok = (D32[:, k] < D32[:, j]) & (cand < best[:, j])
+        best[ok, j] = cand[ok]
+        P[ok, j] = k
+    P[~np.isfinite(D32)] = -1
+    np.fill_diagonal(P, -1)
+    return P
+
+
+def _check_float_paths(g, D, P, step=1):
+    """Every reachable pair's path rebuilt from P uses arcs of g, has no cycle, and its length is
+    D's within float32 rounding."""
+    W = {}
+    for u, v, w in zip(*g.arcs(), g.weights):
+        W[(u, v)] = min(w, W.get((u, v), np.inf))
+    n = g.n
+    assert np.all(P[np.arange(n), np.arange(n)] == -1)
+    assert np.all(P[~np.isfinite(D)] == -1)
+    for i in range(0, n, step):
+        for j in np.nonzero(np.isfinite(D[i]))[0]:
+            length, v, hops = 0.0, int(j), 0
+            while v != i:
+                u = int(P[i, v])
+                assert u >= 0 and (u, v) in W, (i, j, u, v)
+                length += W[(u, v)]
+                v = u
+                hops += 1
+                assert hops < n, "predecessor cycle"
+            assert np.isclose(length, D[i, j], rtol=1e-5, atol=1e-30), (i, j)
+
+
+@pytest.mark.parametrize("directed", [True, False])
+def test_derived_float32_predecessors(directed):
+    """predecessors="derive": float32 rounds without predecessors, then the in-arc pass
+    (fw_derive) — equal to the host rule on the same matrix, valid shortest paths, no cycles."""
+    from simengine.network.cuda import floyd_warshall as fw
+
+    g = _graph(SIZES[0], 0.1, directed, "real", seed=17)
+    D, P = fw.floyd_warshall(g, predecessors="derive", dtype="float32")
+    assert "derived" in fw.last_kernel
+    np.testing.assert_allclose(D, _reference(g), rtol=1e-5)
+    assert np.array_equal(fw.floyd_warshall(g, dtype="float32"), D)
+    assert np.array_equal(P, _derived_reference(g, D.astype(np.float32)))
+    _check_float_paths(g, D, P)
+
+
+def test_derived_predecessors_with_tiny_weights_fall_back():
+    """Weights far below float32's spacing of the distances leave pairs without a candidate of
+    strictly smaller distance (float32 rounds them away, like zero-weight arcs, where the
+    kernels' own picks can close a cycle): the closure is rerun in float64 (and said so)."""
+    from simengine.network.cuda import floyd_warshall as fw
+
+    g = _graph(SIZES[0], 0.15, True, "real", seed=8)
+    g.weights[::3] = 1e-9
+    D, P = fw.floyd_warshall(g, predecessors="derive", dtype="float32")
+    assert "rerun in float64" in fw.last_kernel and fw.last_kernel.endswith("inline")
+    np.testing.assert_allclose(D, _reference(g), rtol=1e-5)
+    _check_float_paths(g, D, P)
+    with pytest.raises(ValueError, match="float32"):
+        fw.floyd_warshall(g, predecessors="derive", dtype="float64")
