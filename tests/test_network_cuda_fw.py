@@ -218,15 +218,18 @@ def _check_float_paths(g, D, P, step=1):
             assert np.isclose(length, D[i, j], rtol=1e-5, atol=1e-30), (i, j)
 
 
-@pytest.mark.parametrize("directed", [True, False])
-def test_derived_float32_predecessors(directed):
+@pytest.mark.parametrize("directed,kernel", [(True, "gather"), (False, "tiled"),
+                                             (True, "tiled")])
+def test_derived_float32_predecessors(monkeypatch, directed, kernel):
     """predecessors="derive": float32 rounds without predecessors, then the in-arc pass
-    (fw_derive) — equal to the host rule on the same matrix, valid shortest paths, no cycles."""
-    from simengine.network.cuda import floyd_warshall as fw
+    (fw_derive, gather or tiled kernel) — equal to the host rule on the same matrix, valid
+    shortest paths, no cycles."""
+    from simengine.network.cuda import floyd_warshall as fw, fw_derive
 
-    g = _graph(SIZES[0], 0.1, directed, "real", seed=17)
+    monkeypatch.setattr(fw_derive, "TILED_MIN_DENSITY", 0.0 if kernel == "tiled" else 1.0)
+    g = _graph(SIZES[0], 0.1, directed, "real", seed=17 + directed)
     D, P = fw.floyd_warshall(g, predecessors="derive", dtype="float32")
-    assert "derived" in fw.last_kernel
+    assert f"derived from the distances (in-arcs, {kernel})" in fw.last_kernel
     np.testing.assert_allclose(D, _reference(g), rtol=1e-5)
     assert np.array_equal(fw.floyd_warshall(g, dtype="float32"), D)
     assert np.array_equal(P, _derived_reference(g, D.astype(np.float32)))

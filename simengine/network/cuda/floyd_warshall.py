@@ -109,12 +109,15 @@ def matrix_bytes(n: int, dtype=np.float64, predecessors: bool = False, tile: int
     return npad * npad * (np.dtype(dtype).itemsize + (4 if predecessors else 0))
 
 
-def check_memory(n: int, dtype, predecessors: bool, tile: int) -> None:
-    """Refuse (``UserError``) a matrix that does not fit in the device's free memory."""
+def check_memory(n: int, dtype, predecessors: bool, tile: int, derive: bool = False) -> None:
+    """Refuse (``UserError``) a matrix that does not fit in the device's free memory
+    (``derive``: with the transposed copy that :mod:`.fw_derive` reads)."""
     from ...errors import UserError
     from ...machine import fmt_bytes
 
     need = matrix_bytes(n, dtype, predecessors, tile)
+    if derive:
+        need += matrix_bytes(n, dtype, False, tile)
     if simulator():
         return
     free, total = cuda.current_context().get_memory_info()
@@ -208,7 +211,7 @@ def floyd_warshall_device(graph, dtype=None, predecessors: bool = False, config=
     else:
         dpx = use_dpx(dt) if dpx is None else bool(dpx)
     n = graph.n
-    check_memory(n, dt, bool(predecessors), cfg.K)
+    check_memory(n, dt, bool(predecessors), cfg.K, derive)
     dg = device_graph(graph)
     nt = max(1, -(-n // cfg.K))
     npad = nt * cfg.K
@@ -243,7 +246,8 @@ def floyd_warshall_device(graph, dtype=None, predecessors: bool = False, config=
                            f"float32 distance (weights below the distances' rounding), so rerun "
                            f"in float64: {last_kernel}")
         else:
-            last_kernel += ", predecessors derived from the distances (in-arcs)"
+            last_kernel += (f", predecessors derived from the distances (in-arcs, "
+                            f"{fw_derive.kernel_text(graph.n, graph.num_arcs)})")
     return D, P, inf
 
 

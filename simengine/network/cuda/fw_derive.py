@@ -32,9 +32,17 @@ from . import simulator
 #: derive predecessors (instead of keeping them in the float32 product kernels) when the graph
 #: has at most this many arcs per n² (measured crossover: docs/network-gpu.md)
 MAX_DENSITY = 0.12
-#: sources per lane, and warps (each one target j) per block
+#: above this many arcs per n² the tiled kernel runs (else the gather kernel)
+TILED_MIN_DENSITY = 1 / 32
+#: gather kernel: sources per lane, and warps (each one target j) per block
 TI = 1 if simulator() else 4
 WARPS = 2 if simulator() else 8
+#: tiled kernel: sources per lane (a block's 32·TTI sources), targets per warp, warps per block,
+#: and rows of Dᵀ per shared chunk
+TTI = 1 if simulator() else 2
+TJW = 2 if simulator() else 8
+TWARPS = 2 if simulator() else 8
+KC = 8 if simulator() else 64
 _TILE = 8 if simulator() else 32
 
 
@@ -42,6 +50,15 @@ def wanted(n: int, arcs: int) -> bool:
     """True when deriving is the faster way to float32 predecessors for ``arcs`` arcs on ``n``
     vertices (:data:`MAX_DENSITY`)."""
     return n > 0 and arcs <= MAX_DENSITY * float(n) * float(n)
+
+
+def tiled(n: int, arcs: int) -> bool:
+    """True when the tiled kernel runs (more than :data:`TILED_MIN_DENSITY` · n² arcs)."""
+    return arcs > TILED_MIN_DENSITY * float(n) * float(n)
+
+
+def kernel_text(n: int, arcs: int) -> str:
+    return "tiled" if tiled(n, arcs) else "gather"
 
 
 def in_arcs(graph):
@@ -53,9 +70,10 @@ def in_arcs(graph):
         return hit[1]
     n = graph.n
     w = graph.weights if graph.weights is not None else np.ones(graph.num_arcs)
-    if graph.directed:
+    if graph.directed or not _rows_sorted(graph):
         src = np.repeat(np.arange(n, dtype=np.int32), np.diff(graph.indptr))
         order = np.argsort(graph.indices, kind="stable")     # by target; sources stay ascending
+        # (undirected: the arcs into j are the arcs out of j, with the same weights)
         ptr = np.zeros(n + 1, np.int64)
         np.cumsum(np.bincount(graph.indices, minlength=n), out=ptr[1:])
         out = (ptr, src[order], w[order].astype(np.float32))
@@ -67,6 +85,15 @@ def in_arcs(graph):
     except AttributeError:
         pass
     return out
+
+
+def _rows_sorted(graph) -> bool:
+    ind = np.asarray(graph.indices)
+    if len(ind) < 2:
+        return True
+    start = np.zeros(len(ind), bool)
+    start[np.asarray(graph.indptr[1:-1])[np.asarray(graph.indptr[1:-1]) < len(ind)]] = True
+    return bool(np.all((ind[1:] > ind[:-1]) | start[1:]))
 
 
 @cuda.jit
@@ -120,6 +147,66 @@ def _derive(DT, P, ptr, src, w, n, bad):
                     cuda.atomic.add(bad, 0, 1)
 
 
+@cuda.jit
+def _derive_tiled(DT, P, ptr, src, w, n, bad):
+    """Block: 32·TTI sources × TWARPS·TJW targets; the rows of Dᵀ (all k) stream through shared
+    memory KC at a time, each warp walks its targets' in-arcs (sources ascending) in step."""
+    tile = cuda.shared.array((KC, 32 * TTI), float32)
+    lane = cuda.threadIdx.x
+    tid = cuda.threadIdx.y * 32 + lane
+    ib = cuda.blockIdx.x * 32 * TTI
+    jb = (cuda.blockIdx.y * TWARPS + cuda.threadIdx.y) * TJW
+    cur = cuda.local.array(TJW, np.int64)
+    end = cuda.local.array(TJW, np.int64)
+    dj = cuda.local.array(TTI * TJW, float32)
+    best = cuda.local.array(TTI * TJW, float32)
+    arg = cuda.local.array(TTI * TJW, np.int32)
+    for q in range(TJW):
+        j = jb + q
+        cur[q] = ptr[j] if j < n else 0
+        end[q] = ptr[j + 1] if j < n else 0
+        for t in range(TTI):
+            x = q * TTI + t
+            i = ib + lane + 32 * t
+            dj[x] = DT[j, i] if j < n and i < n else float32(0.0)
+            best[x] = float32(math.inf)
+            arg[x] = -1
+    for k0 in range(0, n, KC):
+        cuda.syncthreads()
+        for x in range(tid, KC * 32 * TTI, 32 * TWARPS):
+            r = x // (32 * TTI)
+            c = x - r * 32 * TTI
+            ok = ib + c < n and k0 + r < n
+            tile[r, c] = DT[k0 + r, ib + c] if ok else float32(math.inf)
+        cuda.syncthreads()
+        for q in range(TJW):
+            e = cur[q]
+            while e < end[q] and src[e] < k0 + KC:
+                k = src[e]
+                wk = w[e]
+                for t in range(TTI):
+                    x = q * TTI + t
+                    dk = tile[k - k0, lane + 32 * t]
+                    s = dk + wk
+                    if dk < dj[x] and (s < best[x] or (s == best[x] and k < arg[x])):
+                        best[x] = s
+                        arg[x] = k
+                e += 1
+            cur[q] = e
+    for q in range(TJW):
+        j = jb + q
+        for t in range(TTI):
+            i = ib + lane + 32 * t
+            x = q * TTI + t
+            if j < n and i < n:
+                if i == j or dj[x] == math.inf:
+                    P[i, j] = -1
+                else:
+                    P[i, j] = arg[x]
+                    if arg[x] < 0:
+                        cuda.atomic.add(bad, 0, 1)
+
+
 def _device_in_arcs(graph):
     from . import graph_cache
 
@@ -146,7 +233,11 @@ def derive(graph, D, P) -> int:
     g = npad // _TILE
     _transpose[(g, g), (_TILE, 8 if _TILE == 32 else _TILE)](D, DT, npad)
     bad = cuda.to_device(np.zeros(1, np.int64))
-    grid = (-(-n // (32 * TI)), -(-n // WARPS))
-    _derive[grid, (32, WARPS)](DT, P, ptr, src, w, n, bad)
+    if tiled(n, graph.num_arcs):
+        grid = (-(-n // (32 * TTI)), -(-n // (TWARPS * TJW)))
+        _derive_tiled[grid, (32, TWARPS)](DT, P, ptr, src, w, n, bad)
+    else:
+        grid = (-(-n // (32 * TI)), -(-n // WARPS))
+        _derive[grid, (32, WARPS)](DT, P, ptr, src, w, n, bad)
     del DT
     return int(bad.copy_to_host()[0])
