@@ -7,8 +7,7 @@ dense and sparse, directed and undirected, weights 0–3 (zeros and ties), 1–9
 import numpy as np
 import pytest
 
-from test_network_cuda_fw import (_check_float_paths, _check_paths, _derived_reference, _graph,
-                                  _reference)
+from test_network_cuda_fw import _check_paths, _derived_reference, _graph, _reference
 
 
 def _available():
@@ -109,7 +108,7 @@ def test_cxx_float32_predecessors_derived_on_sparse_graphs(directed):
     np.testing.assert_allclose(D, _reference(g), rtol=1e-5)
     assert np.array_equal(fw.floyd_warshall(g, dtype="float32"), D)
     assert np.array_equal(P, _derived_reference(g, D.astype(np.float32)))
-    _check_float_paths(g, D, P, step=7)
+    _check_paths(g, D, P, rtol=1e-5, step=7)
     gd = _graph(300, 0.3, directed, "real", seed=32)
     assert not fw_derive.wanted(gd.n, gd.num_arcs)
     fw.floyd_warshall(gd, predecessors=True, dtype="float32")

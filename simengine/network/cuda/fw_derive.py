@@ -29,9 +29,13 @@ from numba import cuda, float32
 
 from . import simulator
 
-#: derive predecessors (instead of keeping them in the float32 product kernels) when the graph
-#: has at most this many arcs per n² (measured crossover: docs/network-gpu.md)
-MAX_DENSITY = 0.12
+#: ``predecessors=True`` derives them (instead of keeping them in the float32 product kernels,
+#: mode 5) when the graph has at most this many arcs per n² — where the gather kernel runs.  Not
+#: yet measured on a GPU (docs/network-gpu.md): an estimate — at n = 8192 and this density the
+#: gather kernel reads n·m·4 B = 69 GB through L2 (≈ 15 ms), against the 61–71 ms that mode 5
+#: adds (measured, 2026-11-26); at degree 6 a few ms.  The tiled kernel (denser graphs) runs
+#: only when asked for (``predecessors="derive"``) until it is measured.
+MAX_DENSITY = 1 / 32
 #: above this many arcs per n² the tiled kernel runs (else the gather kernel)
 TILED_MIN_DENSITY = 1 / 32
 #: gather kernel: sources per lane, and warps (each one target j) per block
@@ -44,6 +48,10 @@ TJW = 2 if simulator() else 8
 TWARPS = 2 if simulator() else 8
 KC = 8 if simulator() else 64
 _TILE = 8 if simulator() else 32
+# (shapes of shared and local arrays must be constants, not expressions)
+_TILE1 = _TILE + 1
+_TIW = 32 * TTI
+_TTJ = TTI * TJW
 
 
 def wanted(n: int, arcs: int) -> bool:
@@ -98,7 +106,7 @@ def _rows_sorted(graph) -> bool:
 
 @cuda.jit
 def _transpose(D, DT, npad):
-    tile = cuda.shared.array((_TILE, _TILE + 1), float32)
+    tile = cuda.shared.array((_TILE, _TILE1), float32)
     tx = cuda.threadIdx.x
     ty = cuda.threadIdx.y
     bx = cuda.blockIdx.x * _TILE
@@ -108,6 +116,18 @@ def _transpose(D, DT, npad):
     cuda.syncthreads()
     for r in range(ty, _TILE, cuda.blockDim.y):
         DT[bx + r, by + tx] = tile[tx, r]
+
+
+@cuda.jit(device=True)
+def _store(P, i, j, dij, k, bad):
+    """P[i, j] = k (−1 on the diagonal and where j is unreachable); counts a reachable pair left
+    without a candidate (k = −1) in ``bad``."""
+    if i == j or dij == math.inf:
+        P[i, j] = -1
+    else:
+        P[i, j] = k
+        if k < 0:
+            cuda.atomic.add(bad, 0, 1)
 
 
 @cuda.jit
@@ -139,28 +159,23 @@ def _derive(DT, P, ptr, src, w, n, bad):
     for t in range(TI):
         i = i0 + 32 * t
         if i < n:
-            if i == j or dj[t] == math.inf:
-                P[i, j] = -1
-            else:
-                P[i, j] = arg[t]
-                if arg[t] < 0:
-                    cuda.atomic.add(bad, 0, 1)
+            _store(P, i, j, dj[t], arg[t], bad)
 
 
 @cuda.jit
 def _derive_tiled(DT, P, ptr, src, w, n, bad):
     """Block: 32·TTI sources × TWARPS·TJW targets; the rows of Dᵀ (all k) stream through shared
     memory KC at a time, each warp walks its targets' in-arcs (sources ascending) in step."""
-    tile = cuda.shared.array((KC, 32 * TTI), float32)
+    tile = cuda.shared.array((KC, _TIW), float32)
     lane = cuda.threadIdx.x
     tid = cuda.threadIdx.y * 32 + lane
     ib = cuda.blockIdx.x * 32 * TTI
     jb = (cuda.blockIdx.y * TWARPS + cuda.threadIdx.y) * TJW
     cur = cuda.local.array(TJW, np.int64)
     end = cuda.local.array(TJW, np.int64)
-    dj = cuda.local.array(TTI * TJW, float32)
-    best = cuda.local.array(TTI * TJW, float32)
-    arg = cuda.local.array(TTI * TJW, np.int32)
+    dj = cuda.local.array(_TTJ, float32)
+    best = cuda.local.array(_TTJ, float32)
+    arg = cuda.local.array(_TTJ, np.int32)
     for q in range(TJW):
         j = jb + q
         cur[q] = ptr[j] if j < n else 0
@@ -197,14 +212,8 @@ def _derive_tiled(DT, P, ptr, src, w, n, bad):
         j = jb + q
         for t in range(TTI):
             i = ib + lane + 32 * t
-            x = q * TTI + t
             if j < n and i < n:
-                if i == j or dj[x] == math.inf:
-                    P[i, j] = -1
-                else:
-                    P[i, j] = arg[x]
-                    if arg[x] < 0:
-                        cuda.atomic.add(bad, 0, 1)
+                _store(P, i, j, dj[q * TTI + t], arg[q * TTI + t], bad)
 
 
 def _device_in_arcs(graph):
