@@ -229,3 +229,19 @@ def test_derived_predecessors_with_tiny_weights_fall_back():
     _check_paths(g, D, P, rtol=1e-5, step=1)
     with pytest.raises(ValueError, match="float32"):
         fw.floyd_warshall(g, predecessors="derive", dtype="float64")
+
+
+def test_derived_predecessors_with_the_gpu_kernel_shapes(monkeypatch):
+    """Both fw_derive kernels with the GPU's shapes (4 sources per lane, 8 warps; 64 × 64 tiles
+    of 64 rows), which the simulator otherwise shrinks — n = 40 leaves most lanes idle."""
+    from simengine.network.cuda import floyd_warshall as fw, fw_derive as f
+
+    if SIM:
+        for k, v in dict(TI=4, WARPS=8, TTI=2, TJW=8, TWARPS=8, KC=64, _TIW=64, _TTJ=16).items():
+            monkeypatch.setattr(f, k, v)
+    g = _graph(40, 0.2, True, "real", seed=5)
+    for density in (0.0, 1.0):
+        monkeypatch.setattr(f, "TILED_MIN_DENSITY", density)
+        D, P = fw.floyd_warshall(g, predecessors="derive", dtype="float32")
+        assert np.array_equal(P, _derived_reference(g, D.astype(np.float32)))
+        _check_paths(g, D, P, rtol=1e-5, step=1)
