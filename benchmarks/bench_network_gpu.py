@@ -241,6 +241,8 @@ def main(argv=None):
     ap.add_argument("--fw-configs", default="",
                     help="extra float32 tile configurations K:TM:TN:KC:P1Y at the first --fw-sizes")
     ap.add_argument("--fw-cpu-sources", type=int, default=64, help="0: no CPU Dijkstra column")
+    ap.add_argument("--fw-cxx-only", action="store_true",
+                    help="--fw-sizes: only the CUDA C++ variants (and the classic reference)")
     ap.add_argument("--per-source-sizes", default="10000000")
     ap.add_argument("--per-source-sources", type=int, default=8)
     ap.add_argument("--betweenness-sizes", default="30000",
@@ -331,9 +333,11 @@ def main(argv=None):
     if fw_sizes:
         import fw_gpu_rows
         from simengine.network.cuda.minplus import TileConfig
-        fw_gpu_rows.warm_up()                  # compiles the variants timed (always)
+        sparse = "sparse" in a.fw_kinds.split(",")   # also real weights on degree-6 graphs
+        fw_gpu_rows.warm_up(a.fw_cxx_only, sparse)   # compiles the variants timed (always)
         cfgs = [TileConfig(*map(int, c.split(":"))) for c in a.fw_configs.split(",") if c]
-        for r in fw_gpu_rows.fw_rows(fw_sizes, seed=a.seed, configs=cfgs):
+        for r in fw_gpu_rows.fw_rows(fw_sizes, seed=a.seed, configs=cfgs,
+                                     cxx_only=a.fw_cxx_only, sparse=sparse):
             emit(r)
     for n, kind in [(int(x), k) for x in a.fw_compare_sizes.split(",") if x
                     for k in a.fw_kinds.split(",")]:

@@ -28,6 +28,8 @@ def peak_updates() -> tuple[float, str]:
 def _graph(n, p, weights, seed):
     from simengine.network import generators as gen
 
+    if weights == "real sparse":               # mean degree 6
+        return _graph(n, 6.0 / max(1, n - 1), "real", seed)
     g = gen.erdos_renyi_gnp(n, p, seed=seed)
     if weights == "int":
         return gen.random_weights(g, 1, 10, seed=seed)
@@ -57,7 +59,32 @@ def _time(fn, reps):
     return float(np.median(ts)), out
 
 
-def variants(weights, n=0):
+def _float_pred_variants(derive_kernels):
+    """float32 predecessors kept by the kernels (mode 5) and derived afterwards by each
+    :mod:`~simengine.network.cuda.fw_derive` kernel (forced: ``_tiled``)."""
+    base = {"dtype": "float32", "kernel": "cxx"}
+    return ([("float32 C++ + pred (mode 5)", dict(base, predecessors="kernel"))]
+            + [(f"float32 C++ + pred (derived, {k})",
+                dict(base, predecessors="derive", _tiled=k == "tiled")) for k in derive_kernels])
+
+
+def _run(g, kw):
+    """floyd_warshall_device(g, **kw); ``_tiled`` in kw forces the fw_derive kernel."""
+    from simengine.network.cuda import fw_derive
+    from simengine.network.cuda.floyd_warshall import floyd_warshall_device
+
+    kw = dict(kw)
+    tiled = kw.pop("_tiled", None)
+    keep = fw_derive.TILED_MIN_DENSITY
+    if tiled is not None:
+        fw_derive.TILED_MIN_DENSITY = 0.0 if tiled else 2.0
+    try:
+        return floyd_warshall_device(g, **kw)
+    finally:
+        fw_derive.TILED_MIN_DENSITY = keep
+
+
+def variants(weights, n=0, cxx_only=False):
     """(label, kwargs of floyd_warshall_device) timed for one weight kind (fewer beyond 8192):
     the CUDA C++ kernels ("C++", Hopper) next to the numba ones."""
     if weights == "int":
@@ -68,35 +95,43 @@ def variants(weights, n=0):
              ("int32 C++ + pred", {"dtype": "int32", "kernel": "cxx", "predecessors": True}),
              ("float32 numba (exact ints) + pred",
               {"dtype": "float32", "predecessors": "inline", "kernel": "numba"})]
-    else:
+    elif weights == "real":
         v = [("float32 C++", {"dtype": "float32", "kernel": "cxx"}),
              ("float32 numba", {"dtype": "float32", "kernel": "numba"}),
              ("float64", {"dtype": "float64"}),
              ("float32 C++ + pred", {"dtype": "float32", "kernel": "cxx", "predecessors": True}),
+             ] + _float_pred_variants(("gather", "tiled")) + [
              ("float64 + pred", {"dtype": "float64", "predecessors": "inline"})]
+    else:                                      # "real sparse" (degree 6)
+        v = [("float32 C++", {"dtype": "float32", "kernel": "cxx"}),
+             ("float32 C++ + pred", {"dtype": "float32", "kernel": "cxx", "predecessors": True}),
+             ] + _float_pred_variants(("tiled",))
+    if cxx_only:
+        v = [x for x in v if "C++" in x[0]]
     if n > 8192:
         keep = ("int32 C++", "float32 C++", "int32 C++ + pred")
         v = [x for x in v if x[0] in keep]
     return v
 
 
-def warm_up():
-    from simengine.network.cuda.floyd_warshall import floyd_warshall_device
+def warm_up(cxx_only=False, sparse=False):
     from fw_classic import classic_device
 
-    for weights in ("int", "real"):
+    for weights in ("int", "real") + (("real sparse",) if sparse else ()):
         g = _graph(300, 0.1, weights, 0)
         classic_device(g)
-        for label, kw in variants(weights):
+        for label, kw in variants(weights, cxx_only=cxx_only):
             try:
-                floyd_warshall_device(g, **kw)
+                _run(g, kw)
             except Exception as e:
                 print(f"# warm-up {label}: {type(e).__name__}: {str(e)[:2000]}", flush=True)
 
 
-def fw_rows(sizes, density=0.1, seed=1, classic_max=8192, reps=3, configs=()):
+def fw_rows(sizes, density=0.1, seed=1, classic_max=8192, reps=3, configs=(), cxx_only=False,
+            sparse=False):
     """Benchmark rows (dicts) for each n in ``sizes``; ``configs``: extra
-    :class:`TileConfig` s timed for float32 at the first size."""
+    :class:`TileConfig` s timed for float32 at the first size; ``cxx_only``: only the CUDA C++
+    variants (and the classic reference); ``sparse``: also real weights on a degree-6 graph."""
     from simengine.network.cuda.floyd_warshall import floyd_warshall_device, to_host
     from fw_classic import classic_device
     from simengine.network.cuda import clear_cache
@@ -105,7 +140,8 @@ def fw_rows(sizes, density=0.1, seed=1, classic_max=8192, reps=3, configs=()):
     rows = []
     for n in sizes:
         r = reps if n <= 8192 else 1
-        for weights in ("int", "real") if n <= 8192 else ("int",):
+        kinds = ("int", "real") + (("real sparse",) if sparse else ())
+        for weights in kinds if n <= 8192 else ("int",):
             g = _graph(n, density if n <= 8192 else 0.01, weights, seed)   # (generation time)
             ref = None
             t_old = None
@@ -116,9 +152,9 @@ def fw_rows(sizes, density=0.1, seed=1, classic_max=8192, reps=3, configs=()):
                 rows.append(_row(n, g, weights, "classic float64 (old)", t_old, peak, peak_text,
                                  None, "reference"))
             base = {}
-            for label, kw in variants(weights, n):
+            for label, kw in variants(weights, n, cxx_only):
                 try:
-                    t, (D, P, inf) = _time(lambda: floyd_warshall_device(g, **kw), r)
+                    t, (D, P, inf) = _time(lambda: _run(g, kw), r)
                 except Exception as e:          # e.g. DPX linking on a device without it
                     print(f"# {label} n={n}: {type(e).__name__}: {str(e)[:300]}", flush=True)
                     continue

@@ -44,15 +44,16 @@ def _reference(g):
     return scipy_fw(csgraph_from_dense(D, null_value=np.inf), directed=g.directed)
 
 
-def _check_paths(g, D, P):
-    """Every reachable pair's path rebuilt from P has D's length and uses arcs of g."""
+def _check_paths(g, D, P, rtol=1e-12, step=None):
+    """Every reachable pair's path rebuilt from P (rows 0, step, 2·step, ...; default about 12
+    rows) has D's length (``rtol``: float32 sums) and uses arcs of g, with no cycle."""
     W = {}
     for u, v, w in zip(*g.arcs(), g.weights):
         W[(u, v)] = min(w, W.get((u, v), np.inf))
     n = g.n
     assert np.all(P[np.arange(n), np.arange(n)] == -1)
     assert np.all(P[~np.isfinite(D)] == -1)
-    for i in range(0, n, max(1, n // 12)):
+    for i in range(0, n, step or max(1, n // 12)):
         for j in range(n):
             if i == j or not np.isfinite(D[i, j]):
                 continue
@@ -64,7 +65,7 @@ def _check_paths(g, D, P):
                 v = u
                 hops += 1
                 assert hops < n, "predecessor cycle"
-            assert np.isclose(length, D[i, j], rtol=1e-12, atol=0), (i, j)
+            assert np.isclose(length, D[i, j], rtol=rtol, atol=0), (i, j)
 
 
 # (weights, directed, density, n, predecessor mode)
@@ -177,3 +178,70 @@ def test_kernel_note_names_the_kernels_and_why():
     else:
         assert note.startswith("numba min-plus") and minplus_nvrtc.unavailable_reason() in note
         assert minplus_nvrtc.unavailable_reason()
+
+
+def _derived_reference(g, D32):
+    """The rule of fw_derive on the host: P[i, j] = the in-neighbour k of j with D[i, k] < D[i, j]
+    minimising fl32(D[i, k] + w) (ties: the smallest k); -1 on the diagonal and where unreachable."""
+    n = g.n
+    P = np.full((n, n), -1, np.int32)
+    best = np.full((n, n), np.inf, np.float32)
+    s, t = g.arcs()
+    for k, j, w in sorted(zip(s.tolist(), t.tolist(), np.float32(g.weights).tolist())):
+        cand = D32[:, k] + np.float32(w)
+        ok = (D32[:, k] < D32[:, j]) & (cand < best[:, j])
+        best[ok, j] = cand[ok]
+        P[ok, j] = k
+    P[~np.isfinite(D32)] = -1
+    np.fill_diagonal(P, -1)
+    return P
+
+
+@pytest.mark.parametrize("directed,kernel", [(True, "gather"), (False, "tiled"),
+                                             (True, "tiled")])
+def test_derived_float32_predecessors(monkeypatch, directed, kernel):
+    """predecessors="derive": float32 rounds without predecessors, then the in-arc pass
+    (fw_derive, gather or tiled kernel) — equal to the host rule on the same matrix, valid
+    shortest paths, no cycles."""
+    from simengine.network.cuda import floyd_warshall as fw, fw_derive
+
+    monkeypatch.setattr(fw_derive, "TILED_MIN_DENSITY", 0.0 if kernel == "tiled" else 1.0)
+    g = _graph(SIZES[0], 0.1, directed, "real", seed=17 + directed)
+    D, P = fw.floyd_warshall(g, predecessors="derive", dtype="float32")
+    assert f"derived from the distances (in-arcs, {kernel})" in fw.last_kernel
+    np.testing.assert_allclose(D, _reference(g), rtol=1e-5)
+    assert np.array_equal(fw.floyd_warshall(g, dtype="float32"), D)
+    assert np.array_equal(P, _derived_reference(g, D.astype(np.float32)))
+    _check_paths(g, D, P, rtol=1e-5, step=1)
+
+
+def test_derived_predecessors_with_tiny_weights_fall_back():
+    """Weights far below float32's spacing of the distances leave pairs without a candidate of
+    strictly smaller distance (float32 rounds them away, like zero-weight arcs, where the
+    kernels' own picks can close a cycle): the closure is rerun in float64 (and said so)."""
+    from simengine.network.cuda import floyd_warshall as fw
+
+    g = _graph(SIZES[0], 0.15, True, "real", seed=8)
+    g.weights[::3] = 1e-9
+    D, P = fw.floyd_warshall(g, predecessors="derive", dtype="float32")
+    assert "rerun in float64" in fw.last_kernel and fw.last_kernel.endswith("inline")
+    np.testing.assert_allclose(D, _reference(g), rtol=1e-5)
+    _check_paths(g, D, P, rtol=1e-5, step=1)
+    with pytest.raises(ValueError, match="float32"):
+        fw.floyd_warshall(g, predecessors="derive", dtype="float64")
+
+
+def test_derived_predecessors_with_the_gpu_kernel_shapes(monkeypatch):
+    """Both fw_derive kernels with the GPU's shapes (4 sources per lane, 8 warps; 64 × 64 tiles
+    of 64 rows), which the simulator otherwise shrinks — n = 40 leaves most lanes idle."""
+    from simengine.network.cuda import floyd_warshall as fw, fw_derive as f
+
+    if SIM:
+        for k, v in dict(TI=4, WARPS=8, TTI=2, TJW=8, TWARPS=8, KC=64, _TIW=64, _TTJ=16).items():
+            monkeypatch.setattr(f, k, v)
+    g = _graph(40, 0.2, True, "real", seed=5)
+    for density in (0.0, 1.0):
+        monkeypatch.setattr(f, "TILED_MIN_DENSITY", density)
+        D, P = fw.floyd_warshall(g, predecessors="derive", dtype="float32")
+        assert np.array_equal(P, _derived_reference(g, D.astype(np.float32)))
+        _check_paths(g, D, P, rtol=1e-5, step=1)
