@@ -69,3 +69,66 @@ def test_droplets_2d_ends_as_droplets_in_a_matrix(tmp_path):
     assert len(periodic_regions(~minority)) == 1            # one matrix
     drops = periodic_regions(minority)
     assert len(drops) >= 4 and drops[0] < 0.5 * minority.sum()
+
+
+def _scenario_graph(path, overrides):
+    """The graph a network scenario builds (generator, direction, weights), for the checks."""
+    from simengine.network import generators, weights_setting
+
+    g = load_scenario(path, overrides).spec.graph
+    spec = dict(g.generator, **({"directed": True} if g.directed else {}))
+    return weights_setting.apply_setting(generators.generate(spec), g.weights, "test")
+
+
+def test_centrality_ba_gives_networkx_betweenness_clustering_and_cores(tmp_path):
+    """centrality-ba.yaml at n = 300: every listed structure statistic equals networkx's."""
+    import networkx as nx
+
+    path = SCENARIO_DIR / "centrality-ba.yaml"
+    over = ["graph.generator.n=300", "solver.backend=cpu"]
+    out = simengine.run(load_scenario(path).data, tmp_path / "c.h5", overrides=over)
+    G = _scenario_graph(path, over).to_networkx()
+    order = sorted(G.nodes)
+    with simengine.open(out) as r:
+        vertex, stats = r.vertex, r.statistics
+        assert r.vertex_ids.tolist() == order
+    bc, cl, core = vertex["betweenness"], vertex["clustering"], vertex["core_number"]
+    ref = nx.betweenness_centrality(G, normalized=False)
+    np.testing.assert_allclose(bc, [ref[v] for v in order], rtol=1e-9, atol=1e-9)
+    ref = nx.clustering(G)
+    np.testing.assert_allclose(cl, [ref[v] for v in order], rtol=1e-12)
+    ref = nx.core_number(G)
+    assert core.tolist() == [ref[v] for v in order]
+    np.testing.assert_allclose(stats["transitivity"], nx.transitivity(G), rtol=1e-12)
+    np.testing.assert_allclose(stats["degree_assortativity"],
+                               nx.degree_assortativity_coefficient(G), rtol=1e-9)
+
+
+def test_apsp_dense_paths_stores_scipy_distances_and_real_paths(tmp_path):
+    """apsp-dense-paths.yaml at n = 96: /distances equal scipy's Floyd–Warshall and every stored
+    path is made of arcs of the graph whose weights add up to the distance."""
+    from scipy.sparse.csgraph import floyd_warshall
+
+    path = SCENARIO_DIR / "apsp-dense-paths.yaml"
+    over = ["graph.generator.n=96", "solver.backend=cpu"]
+    out = simengine.run(load_scenario(path).data, tmp_path / "p.h5", overrides=over)
+    A = _scenario_graph(path, over).to_scipy()
+    ref = floyd_warshall(A, directed=True)
+    with simengine.open(out) as r:
+        D = r.distances[()].astype(float)
+        if "unreachable" in r.distances.attrs:
+            D[r.distances[()] == r.distances.attrs["unreachable"]] = np.inf
+        ids = r.vertex_ids
+        assert r.source_ids.tolist() == ids.tolist()
+        np.testing.assert_array_equal(D, ref)
+        rng = np.random.default_rng(0)
+        checked = 0
+        for s, t in rng.integers(0, 96, size=(200, 2)):
+            if s == t or not np.isfinite(ref[s, t]):
+                continue
+            walk = simengine.shortest_path(r, ids[s], ids[t])
+            idx = [int(np.flatnonzero(ids == v)[0]) for v in walk]
+            assert idx[0] == s and idx[-1] == t
+            assert sum(A[a, b] for a, b in zip(idx, idx[1:])) == ref[s, t]
+            checked += 1
+    assert checked > 50
