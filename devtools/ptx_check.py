@@ -31,6 +31,10 @@ import sys
 import tempfile
 import types
 
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if _ROOT not in sys.path:   # run as a script: devtools.ptx_record (and simengine) importable
+    sys.path.insert(0, _ROOT)
+
 
 def _ptxas() -> str | None:
     """The ptxas of the pip wheel (its PTX version matches NVVM's), else the one on PATH."""
@@ -66,22 +70,10 @@ def _resolve(module: str, qualname: str, made_by):
         return getattr(obj, "py_func", obj)
     fmod, fname, args, kwargs = made_by
     made = getattr(importlib.import_module(fmod), fname)(*args, **dict(kwargs))
-    return next((k.py_func for k in _dispatchers(made) if k.py_func.__qualname__ == qualname),
-                None)
+    from devtools.ptx_record import objects_in
 
-
-def _dispatchers(value, depth=0):
-    if hasattr(value, "py_func") and hasattr(value, "overloads"):
-        yield value
-    elif depth < 2 and isinstance(value, (tuple, list)):
-        for v in value:
-            yield from _dispatchers(v, depth + 1)
-    elif depth < 2 and isinstance(value, dict):
-        for v in value.values():
-            yield from _dispatchers(v, depth + 1)
-    elif depth < 2 and hasattr(value, "__dict__") and not isinstance(value, type):
-        for v in vars(value).values():
-            yield from _dispatchers(v, depth + 1)
+    kernels = objects_in(made, lambda v: hasattr(v, "py_func") and hasattr(v, "overloads"))
+    return next((k.py_func for k in kernels if k.py_func.__qualname__ == qualname), None)
 
 
 def _assemble(ptxas: str, ptx: str, arch: str) -> tuple[bool, str]:

@@ -21,20 +21,22 @@ _MADE_BY: dict = {}   # id(simulated kernel) -> (factory module, name, args, sor
 _PACKAGES = ("simengine.field", "simengine.network")
 
 
-def _kernels_in(value, depth=0):
-    from numba.cuda.simulator import kernel as sim
-
-    if isinstance(value, sim.FakeCUDAKernel):
+def objects_in(value, match, depth=0):
+    """The objects for which ``match`` is true in a factory's result: the result itself, or
+    inside its tuples, lists, dicts and attributes (two levels down)."""
+    if match(value):
         yield value
-    elif depth < 2 and isinstance(value, (tuple, list)):
-        for v in value:
-            yield from _kernels_in(v, depth + 1)
-    elif depth < 2 and isinstance(value, dict):
-        for v in value.values():
-            yield from _kernels_in(v, depth + 1)
-    elif depth < 2 and hasattr(value, "__dict__") and not isinstance(value, type):
-        for v in vars(value).values():
-            yield from _kernels_in(v, depth + 1)
+    elif depth < 2:
+        if isinstance(value, (tuple, list)):
+            items = value
+        elif isinstance(value, dict):
+            items = value.values()
+        elif hasattr(value, "__dict__") and not isinstance(value, type):
+            items = vars(value).values()
+        else:
+            return
+        for v in items:
+            yield from objects_in(v, match, depth + 1)
 
 
 def _wrap_factories() -> None:
@@ -63,8 +65,10 @@ def _wrap_factories() -> None:
 def _recording_factory(module, name, fn):
     @functools.wraps(fn)
     def factory(*args, **kwargs):
+        from numba.cuda.simulator import kernel as sim
+
         made = fn(*args, **kwargs)
-        for k in _kernels_in(made):
+        for k in objects_in(made, lambda v: isinstance(v, sim.FakeCUDAKernel)):
             _MADE_BY[id(k)] = (module, name, args, tuple(sorted(kwargs.items())))
         return made
 
