@@ -95,13 +95,15 @@ def test_cxx_lookahead_and_plain_rounds_agree(monkeypatch):
 
 
 @pytest.mark.parametrize("directed", [True, False])
-def test_cxx_float32_predecessors_derived_on_sparse_graphs(directed):
+def test_cxx_float32_predecessors_derived_on_sparse_graphs(directed, monkeypatch):
     """float32 real weights with predecessors on a graph of few arcs: the rounds without
     predecessors (mode 0), then the in-arc pass (fw_derive) — the host rule on the same matrix,
     valid paths of D's length, no cycles; dense graphs keep mode 5."""
     from simengine.network.cuda import floyd_warshall as fw, fw_derive
 
     g = _graph(700, 0.01, directed, "real", seed=31)
+    assert not fw_derive.wanted(g.n, g.num_arcs)      # off until measured on a GPU
+    monkeypatch.setattr(fw_derive, "MAX_DENSITY", 1 / 32)   # the estimate's rule
     assert fw_derive.wanted(g.n, g.num_arcs)
     D, P = fw.floyd_warshall(g, predecessors=True, dtype="float32")
     assert "mode 0" in fw.last_kernel and "derived" in fw.last_kernel

@@ -193,9 +193,9 @@ def floyd_warshall_device(graph, dtype=None, predecessors: bool = False, config=
                           kernel: str = "auto"):
     """Closed matrices on the device: ``(D, P, unreachable)``, D of shape (npad, npad) (the
     first n rows/columns are the graph's), P the int32 predecessors (None unless
-    ``predecessors``; True = the fastest way, "kernel" = kept by the kernels, "derive" =
-    derived from the float32 distances afterwards (:mod:`.fw_derive`), or a numba mode
-    "inline"/"recover").  ``config``:
+    ``predecessors``; True = the default way (kept by the kernels, or derived where
+    :func:`.fw_derive.wanted`), "kernel" = kept by the kernels, "derive" = derived from the
+    float32 distances afterwards (:mod:`.fw_derive`), or a numba mode "inline"/"recover").  ``config``:
     a :class:`~.minplus.TileConfig` (numba kernels); ``dpx``: None = automatic; ``zero_weights``:
     every arc weighs 0 (transitive closure); ``scale``: every arc weighs w·scale + 1 (integer
     weights only); ``kernel``: "auto", "cxx" (:mod:`.minplus_nvrtc`) or "numba"

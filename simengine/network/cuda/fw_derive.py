@@ -30,12 +30,14 @@ from numba import cuda, float32
 from . import simulator
 
 #: ``predecessors=True`` derives them (instead of keeping them in the float32 product kernels,
-#: mode 5) when the graph has at most this many arcs per n² — where the gather kernel runs.  Not
-#: yet measured on a GPU (docs/network-gpu.md): an estimate — at n = 8192 and this density the
-#: gather kernel reads n·m·4 B = 69 GB through L2 (≈ 15 ms), against the 61–71 ms that mode 5
-#: adds (measured, 2026-11-26); at degree 6 a few ms.  The tiled kernel (denser graphs) runs
-#: only when asked for (``predecessors="derive"``) until it is measured.
-MAX_DENSITY = 1 / 32
+#: mode 5) when the graph has at most this many arcs per n².  0 until the derived path has run on
+#: a GPU: it builds for sm_90 (docs/measurements/compile-check-2026-11-26.md) and passes the
+#: simulator with the GPU's shapes, but neither its results on a device nor its time are
+#: measured, so the measured mode 5 stays the default and ``predecessors="derive"`` asks for it.
+#: The estimate to check (docs/network-gpu.md): up to 1/32 — at n = 8192 and that density the
+#: gather kernel reads n·m·4 B = 69 GB through L2 (≈ 15 ms) against the 61–71 ms that mode 5
+#: adds (measured, 2026-11-26); at degree 6 a few ms.
+MAX_DENSITY = 0.0
 #: above this many arcs per n² the tiled kernel runs (else the gather kernel)
 TILED_MIN_DENSITY = 1 / 32
 #: gather kernel: sources per lane, and warps (each one target j) per block
