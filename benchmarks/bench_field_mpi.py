@@ -33,8 +33,8 @@ import json
 import os
 import shlex
 import subprocess
-import tempfile
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -176,11 +176,14 @@ def worker(a):
             (os.environ[v] for v in ("OMPI_COMM_WORLD_RANK", "PMI_RANK") if v in os.environ), 0)
         size = comm.size if comm is not None else "?"
         line = f"FAILED rank {rank} of {size} in {where}: {type(exc).__name__}: {exc}"
-        if getattr(a, "failure_dir", ""):  # a file outlives an abort that cuts the launcher's output forwarding
-            with open(os.path.join(a.failure_dir, f"rank-{rank}.txt"), "w") as f:
-                f.write(line + "\n")
-                f.flush()
-                os.fsync(f.fileno())
+        if getattr(a, "failure_dir", ""):
+            try:  # a file outlives an abort that ends the launcher's output forwarding
+                with open(os.path.join(a.failure_dir, f"rank-{rank}.txt"), "w") as f:
+                    f.write(line + "\n")
+                    f.flush()
+                    os.fsync(f.fileno())
+            except OSError:
+                pass
         print(line, flush=True)
         print(line, file=sys.stderr, flush=True)
         traceback.print_exc()

@@ -233,7 +233,6 @@ def _fail(exc, code, text):
             from mpi4py import MPI
 
             time.sleep(0.5)  # the launcher forwards the line before the abort ends its readers
-
             MPI.COMM_WORLD.Abort(code)
         except ImportError:
             pass
