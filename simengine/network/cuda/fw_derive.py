@@ -27,7 +27,7 @@ import math
 import numpy as np
 from numba import cuda, float32
 
-from . import simulator
+from . import device_graph, simulator
 
 #: ``predecessors=True`` derives them (instead of keeping them in the float32 product kernels,
 #: mode 5) when the graph has at most this many arcs per n².  0 until the derived path has run on
@@ -69,41 +69,6 @@ def tiled(n: int, arcs: int) -> bool:
 
 def kernel_text(n: int, arcs: int) -> str:
     return "tiled" if tiled(n, arcs) else "gather"
-
-
-def in_arcs(graph):
-    """(indptr, sources, float32 weights) of the arcs into each vertex, sources ascending; the
-    graph's own CSR for undirected graphs (both arcs stored).  Computed once per graph and
-    cached on it."""
-    hit = getattr(graph, "_simengine_fw_in_arcs", None)
-    if hit is not None and hit[0] is graph.weights:
-        return hit[1]
-    n = graph.n
-    w = graph.weights if graph.weights is not None else np.ones(graph.num_arcs)
-    if graph.directed or not _rows_sorted(graph):
-        src = np.repeat(np.arange(n, dtype=np.int32), np.diff(graph.indptr))
-        order = np.argsort(graph.indices, kind="stable")     # by target; sources stay ascending
-        # (undirected: the arcs into j are the arcs out of j, with the same weights)
-        ptr = np.zeros(n + 1, np.int64)
-        np.cumsum(np.bincount(graph.indices, minlength=n), out=ptr[1:])
-        out = (ptr, src[order], w[order].astype(np.float32))
-    else:
-        out = (np.asarray(graph.indptr, np.int64), np.asarray(graph.indices, np.int32),
-               np.asarray(w, np.float32))
-    try:
-        graph._simengine_fw_in_arcs = (graph.weights, out)
-    except AttributeError:
-        pass
-    return out
-
-
-def _rows_sorted(graph) -> bool:
-    ind = np.asarray(graph.indices)
-    if len(ind) < 2:
-        return True
-    start = np.zeros(len(ind), bool)
-    start[np.asarray(graph.indptr[1:-1])[np.asarray(graph.indptr[1:-1]) < len(ind)]] = True
-    return bool(np.all((ind[1:] > ind[:-1]) | start[1:]))
 
 
 @cuda.jit
@@ -218,14 +183,18 @@ def _derive_tiled(DT, P, ptr, src, w, n, bad):
                 _store(P, i, j, dj[q * TTI + t], arg[q * TTI + t], bad)
 
 
-def _device_in_arcs(graph):
+def _in_weights(graph):
+    """float32 weights of the arcs into each vertex on the device, in the order of the device
+    graph's in-arc CSR (``t_indptr``/``t_indices``: :meth:`CSRGraph.transpose`, sources
+    ascending; ones for an unweighted graph), cached per graph and device."""
     from . import graph_cache
 
     cache = graph_cache(graph)
-    hit = cache.get("fw_in_arcs")
+    hit = cache.get("fw_in_weights")
     if hit is None or hit[0] is not graph.weights:
-        hit = cache["fw_in_arcs"] = (graph.weights,
-                                     tuple(cuda.to_device(a) for a in in_arcs(graph)))
+        w = graph.transpose().weights
+        w = np.ones(graph.num_arcs, np.float32) if w is None else w.astype(np.float32)
+        hit = cache["fw_in_weights"] = (graph.weights, cuda.to_device(w))
     return hit[1]
 
 
@@ -239,7 +208,8 @@ def derive(graph, D, P) -> int:
     npad = D.shape[0]
     if n == 0:
         return 0
-    ptr, src, w = _device_in_arcs(graph)
+    dg = device_graph(graph)
+    ptr, src, w = dg.t_indptr, dg.t_indices, _in_weights(graph)
     DT = cuda.device_array_like(D)
     g = npad // _TILE
     _transpose[(g, g), (_TILE, 8 if _TILE == 32 else _TILE)](D, DT, npad)
