@@ -93,7 +93,6 @@ class MPIHaloExchange:
         self.seconds += time.perf_counter() - t
         self.calls += 1
 
-
     def _device(self, array):
         """The same two ``Sendrecv``s on device views of ``array`` (CUDA-aware MPI)."""
         from numba import cuda

@@ -299,7 +299,7 @@ def brandes_partials(graph, sources, bin_width: float = 1.0, batch=None, store=N
         # a byte per vertex for the level marks of undirected graphs (see _forward_bfs)
         mark0 = np.zeros(graph.n, np.uint8 if not graph.directed else np.int32)
         wrap = 255 if not graph.directed else np.iinfo(np.int32).max - 1
-        r = graph.transpose() if graph.directed else graph      # in-arcs, for bottom-up levels
+        r = graph.transpose()              # in-arcs, for bottom-up levels (undirected: itself)
         return group_partials(_brandes_bfs_group, graph, sources, batch, store, threads,
                               graph.n + 1, extra=(r.indptr, r.indices, mark0, wrap),
                               dependencies=True)
