@@ -1,7 +1,7 @@
 # Sourced at the start of every device call (run from the repo root on the GPU machine).
 # Carries: .whl (numpy 2.4 for numba-cuda, pydantic for the project; ../shared/gpu/wheels.sh).
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-  --target /tmp/site .whl/*.whl || { echo "wheel install failed"; exit 1; }
+  --target /tmp/site "${WHEELS:-.whl}"/*.whl || { echo "wheel install failed"; exit 1; }
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
 # OpenMPI on the image refuses to start as root unless told
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
