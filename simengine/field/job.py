@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
+from numba import njit
 
 from ..errors import OutputError, SimulationError, UserError
 
@@ -47,6 +48,15 @@ def piece_size(piece: int, n: int, seconds: float) -> int:
     want = piece * 2 if seconds < 0.2 else n * 0.3 / max(seconds, 1e-9)
     want = int(max(1, min(want, MAX_PIECE)))
     return 1 << (want.bit_length() - 1)
+
+
+@njit(cache=True, nogil=True)
+def _unbounded(flat, limit):
+    """Whether a value is not finite or |value| > limit (one pass, no temporary arrays)."""
+    for i in range(flat.size):
+        if not abs(flat[i]) <= limit:  # NaN compares false
+            return True
+    return False
 
 
 class _Tally:
@@ -175,10 +185,18 @@ class FieldJob:
     def start(self, fresh, ck):
         """Initial state (fresh) or the checkpoint ``ck``; returns (done, elapsed). Each rank
         loads only its own rows."""
+        from .. import profile
+
         if fresh:
-            self.solver.load(self.initial_field())
+            with profile.phase("start-up: initial field"):
+                phi = self.initial_field()
+            with profile.phase("start-up: initial field loaded into the solver", phi.nbytes):
+                self.solver.load(phi)
             return 0, 0.0
-        self.solver.load(np.ascontiguousarray(self.checkpoint_rows(ck), dtype=self.dtype))
+        with profile.phase("start-up: checkpoint read"):
+            phi = np.ascontiguousarray(self.checkpoint_rows(ck), dtype=self.dtype)
+        with profile.phase("start-up: checkpoint loaded into the solver", phi.nbytes):
+            self.solver.load(phi)
         self.last_ckpt = ck["done"]
         return ck["done"], ck["elapsed"]
 
@@ -217,6 +235,9 @@ class FieldJob:
                 raise RuntimeError(f"run-ahead out of step: {self._ahead[0][0]} != {stop}")
             progress(stop)
             return stop
+        from .. import profile
+
+        profile.mark("first step")
         while done < stop:
             n = min(self._chunk, stop - done)
             t = time.perf_counter()
@@ -235,6 +256,7 @@ class FieldJob:
             self.solver.synchronize()  # time the work itself, not its (asynchronous) launch
             done += n
             el = comm.allreduce(time.perf_counter() - t, "max")
+            profile.add("steps", el)
             if n >= 100:
                 self._step_seconds = el / n
             if self._settled:  # after the first stop past step 0 (compilation, first graphs)
@@ -273,12 +295,15 @@ class FieldJob:
             if "obs" in due:
                 out.obs.append(row)
         if ("snap" in due or "ckpt" in due) and phi is None:
-            phi = self.solver.state()  # S(k) came from the GPU: the field is needed here only
+            phi = self._field_to_write()  # S(k) came from the GPU: the field is needed here only
+        if ("snap" in due or "ckpt" in due) and isinstance(phi, np.ndarray):
+            self.check_state(phi, done)
+            if not phi.flags.owndata:  # a view of a buffer that is reused (pinned observations)
+                phi = phi.copy()
+        # (a field still on the device was checked by observe: its extremes and free energy)
         if "snap" in due:
-            self.check_state(phi, done)
-            out.snaps.append((done, phi.copy()))
+            out.snaps.append((done, phi))  # the snapshot and the checkpoint share the array
         if "ckpt" in due:
-            self.check_state(phi, done)
             out.ckpt = (done, phi)
         if "snap" in due or "ckpt" in due:
             if self._pipeline and done != self.total:
@@ -299,6 +324,23 @@ class FieldJob:
             out.write(complete=(done == self.total))
         if "ckpt" in due:
             self.last_ckpt = done
+
+    def _field_to_write(self):
+        """The field for a snapshot/checkpoint: one process with its own CUDA solver keeps it on
+        the device (a copy there, streamed to the part files in windows through pinned buffers
+        by the writer, :mod:`simengine.io.part_stream`); otherwise this rank's rows on the host."""
+        from .. import profile
+
+        if self._pipeline and hasattr(self.solver, "owned_device"):
+            from ..io.part_stream import device_snapshot
+
+            src = device_snapshot(self.solver.owned_device(), self.solver.owned_shape,
+                                  self.dtype)
+            if src is not None:
+                return src
+        with profile.phase("snapshot: field copied to the host", self.solver.cells
+                           * self.dtype.itemsize):
+            return self.solver.state()
 
     def _run_ahead(self, done) -> int:
         """Top up the enqueued stops: the steps and observations of the observables-only stops
@@ -471,7 +513,10 @@ class FieldJob:
             row["structure_factor"] = radial[1]
 
     def check_state(self, phi, step):
-        bad = not np.all(np.isfinite(phi)) or (phi.size and np.abs(phi).max() > BLOWUP)
+        from .. import profile
+
+        with profile.phase("snapshot: field checked (finite, bounded)", phi.nbytes):
+            bad = _unbounded(phi.reshape(-1), BLOWUP)
         if self.comm.allreduce(bool(bad), "or"):
             exc = SimulationError(f"the field became non-finite or blew up by step {step}")
             exc.collective = True
