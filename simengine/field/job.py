@@ -35,6 +35,9 @@ RUN_AHEAD_SECONDS = 0.25
 #: that takes the stops and tops the queue up)
 RUN_AHEAD_WRITE_BEHIND = False
 
+#: bytes of rows drawn at a time when the initial noise is loaded onto a device window by window
+INIT_WINDOW_BYTES = 256 << 20
+
 #: the longest piece of steps between two looks at the clock, the interrupt flag and the progress
 MAX_PIECE = 1 << 16
 
@@ -188,6 +191,9 @@ class FieldJob:
         from .. import profile
 
         if fresh:
+            if self.spec.initial.type == "noise" and hasattr(self.solver, "load_rows"):
+                self._load_noise_windows()
+                return 0, 0.0
             with profile.phase("start-up: initial field"):
                 phi = self.initial_field()
             with profile.phase("start-up: initial field loaded into the solver", phi.nbytes):
@@ -272,6 +278,8 @@ class FieldJob:
         When only observables are due and the job pipelines observations, the row is completed
         (length scale) and appended by :meth:`finish_observation` during the next steps; rows
         stay in step order and every write includes all rows before it."""
+        from .. import profile
+
         self.finish_observation()
         self._settled = self._settled or done > 0
         due = self.due(done)
@@ -290,7 +298,8 @@ class FieldJob:
                 self._run_ahead(done)  # keep the GPU busy while this thread catches up
             return
         if due:
-            row, phi = self.observe(done, elapsed)
+            with profile.phase("observables at a write stop"):
+                row, phi = self.observe(done, elapsed)
             self.last_observation = row         # shown by the controller's progress lines
             if "obs" in due:
                 out.obs.append(row)
@@ -311,7 +320,8 @@ class FieldJob:
                 self._taken = (done, phi)  # the field here (an interrupt may checkpoint it)
                 if self._run_ahead(done) and not RUN_AHEAD_WRITE_BEHIND:
                     # the GPU computes the next stops' steps while this thread writes
-                    out.write()
+                    with profile.phase("write (while the GPU runs ahead)"):
+                        out.write()
                     if "ckpt" in due:
                         self.last_ckpt = done
                     return
@@ -321,7 +331,8 @@ class FieldJob:
                 out.write_behind()
                 return
             self._wait_write(out)
-            out.write(complete=(done == self.total))
+            with profile.phase("write (synchronous)"):
+                out.write(complete=(done == self.total))
         if "ckpt" in due:
             self.last_ckpt = done
 
@@ -373,7 +384,10 @@ class FieldJob:
             return
         pending, step = self._writing
         self._writing = None
-        pending.wait()
+        from .. import profile
+
+        with profile.phase("wait for the write-behind"):
+            pending.wait()
         if step is not None:
             self.last_ckpt = step
 
@@ -431,6 +445,38 @@ class FieldJob:
             with h5py.File(self.sc.resolve(init.path), "r") as f:
                 return np.ascontiguousarray(f[init.dataset][a:b], dtype=self.dtype)
         return noise_rows(self.grid.shape, a, b, init.mean, init.amplitude, init.seed, self.dtype)
+
+    def _load_noise_windows(self):
+        """The seeded noise of this rank's rows drawn window by window into two pinned host
+        buffers (in threads, :func:`~simengine.field.initial.noise_rows`) and copied to the
+        device while the next window is drawn: the same field as :meth:`initial_field`, bit
+        for bit, without a host copy of the whole field."""
+        from numba import cuda
+
+        from .. import profile
+        from .initial import noise_rows
+
+        init = self.spec.initial
+        a, b = self.slab.start, self.slab.stop
+        shape = tuple(self.grid.shape)
+        row = int(np.prod(shape[1:], dtype=np.int64)) * self.dtype.itemsize
+        per = max(1, min(b - a, INIT_WINDOW_BYTES // max(row, 1)))
+        bufs = [cuda.pinned_array((per,) + shape[1:], dtype=self.dtype) for _ in range(2)]
+        stream = cuda.stream()
+        events = [None, None]
+        for i, r in enumerate(range(a, b, per)):
+            n = min(per, b - r)
+            k = i % 2
+            if events[k] is not None:
+                events[k].synchronize()  # the copy out of this buffer is done
+            with profile.phase("start-up: initial field drawn (threads)", n * row):
+                noise_rows(shape, r, r + n, init.mean, init.amplitude, init.seed, self.dtype,
+                           out=bufs[k][:n])
+            self.solver.load_rows(r - a, bufs[k][:n], stream=stream)
+            events[k] = cuda.event()
+            events[k].record(stream)
+        with profile.phase("start-up: initial field copied to the device (waited)"):
+            stream.synchronize()
 
     # ---- events
     def due(self, done):

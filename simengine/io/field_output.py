@@ -95,8 +95,11 @@ class FieldOutput:
         batch = self._take()
 
         def run():
+            from .. import profile
+
             try:
-                self._write(batch, False)
+                with profile.phase("write-behind (the whole write, in its thread)"):
+                    self._write(batch, False)
             except BaseException as exc:  # re-raised by wait() in the caller's thread
                 self._behind_error = exc
 

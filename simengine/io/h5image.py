@@ -303,8 +303,10 @@ def filters(compression) -> dict:
     return kw
 
 
-def chunk_shape(shape, itemsize, target=CHUNK_BYTES):
-    """Chunks of whole trailing rows along axis 0, about ``target`` bytes each."""
+def chunk_shape(shape, itemsize, target=None):
+    """Chunks of whole trailing rows along axis 0, about ``target`` bytes (default
+    :data:`CHUNK_BYTES`) each."""
+    target = CHUNK_BYTES if target is None else target
     shape = tuple(int(n) for n in shape)
     if not shape:
         return None

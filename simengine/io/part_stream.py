@@ -90,7 +90,8 @@ class DeviceSource:
     def __init__(self, device_flat, shape, dtype, slots=3):
         from numba import cuda
 
-        self.device = cuda.get_current_device().id  # a writer thread copies on this device
+        # a writer thread copies on this device (the simulator's device has no id: 0)
+        self.device = getattr(cuda.get_current_device(), "id", 0)
         self.dev = device_flat
         self.shape = tuple(shape)
         self.dtype = np.dtype(dtype)

@@ -114,10 +114,10 @@ class TreeWriter:
     returns the root digest; errors (OSError) are raised there or at a fence.
     """
 
-    def __init__(self, fd, leaf_log2=LEAF_LOG2, inflight=None):
+    def __init__(self, fd, leaf_log2=None, inflight=None):
         self.fd = fd
-        self.k = leaf_log2
-        self.n = 1 << leaf_log2
+        self.k = LEAF_LOG2 if leaf_log2 is None else leaf_log2
+        self.n = 1 << self.k
         self.at = 0                      # end of what was put
         self.leaf = 0                    # index of the leaf being filled
         self.pieces = []                 # memoryviews of the current leaf, in order
@@ -171,12 +171,15 @@ class TreeWriter:
             self.inflight.release()
 
     def fence(self):
-        """A callable that waits until every leaf submitted so far is written and hashed (the
-        buffers put before it may then be reused)."""
-        pending = list(self.futures)
+        """A callable that makes the buffers put so far free to reuse: it waits until the leaves
+        holding them are written and hashed, and copies the pieces of the leaf still being
+        filled, if that leaf holds some of them."""
+        last = (self.at - 1) // self.n if self.at else -1
 
         def wait():
-            for f in pending:
+            if self.leaf <= last and self.pieces:
+                self.pieces = [memoryview(b"".join(self.pieces))]
+            for f in self.futures[:last + 1]:
                 f.result()
         return wait
 
