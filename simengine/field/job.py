@@ -400,7 +400,8 @@ class FieldJob:
         if self._ahead:  # the GPU is past ``done``: its field is the host copy taken there
             if self._taken is None or self._taken[0] != done:
                 raise RuntimeError(f"no host copy of the field at step {done}")
-            phi = np.array(self._taken[1])
+            phi = self._taken[1]  # a host array, or the field kept on the device for a write
+            phi = phi.to_host() if hasattr(phi, "to_host") else np.array(phi)
             self._ahead = []
         else:
             phi = self.solver.state()
