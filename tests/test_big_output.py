@@ -285,3 +285,40 @@ def test_unbounded_check():
         assert _unbounded(x, BLOWUP)
     x[517] = BLOWUP
     assert not _unbounded(x, BLOWUP)
+
+
+def test_device_snapshots_written_behind_are_the_host_snapshots(tmp_path, monkeypatch):
+    """A one-process CUDA run whose write stops keep the field on the device (as when S(k) is
+    computed on the GPU: observe returns no host field) writes, behind the steps, the same
+    snapshots, checkpoint and rows as the run that copies the field to the host."""
+    _cuda()
+    from simengine.field import job as fjob
+
+    sc = SCENARIO.replace("backend: cpu", "backend: cuda")
+    ref = tmp_path / "ref.h5"
+    api.run(sc, ref)
+    used = []
+    to_write = fjob.FieldJob._field_to_write
+    observe = fjob.FieldJob.observe
+
+    def spy(self):
+        src = to_write(self)
+        used.append(type(src).__name__)
+        return src
+
+    def host_free(self, step, wall, defer_length=False):
+        row, phi = observe(self, step, wall, defer_length)
+        return row, (None if self.due(step) & {"snap", "ckpt"} else phi)
+
+    monkeypatch.setattr(fjob.FieldJob, "_field_to_write", spy)
+    monkeypatch.setattr(fjob.FieldJob, "observe", host_free)
+    out = tmp_path / "dev.h5"
+    api.run(sc, out)
+    assert used and set(used) == {"DeviceSource"}
+    with h5py.File(ref, "r") as f, h5py.File(out, "r") as g:
+        for name in ("fields/phi", "checkpoint/phi", "fields/step", "observables/free_energy",
+                     "observables/length"):
+            assert np.array_equal(f[name][()], g[name][()]), name
+    from simengine.io.verify import verify_file
+
+    assert verify_file(out)[0] == []

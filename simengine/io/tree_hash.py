@@ -76,15 +76,22 @@ def reference(data: bytes, leaf_log2=LEAF_LOG2) -> str:
     return root(leaves, len(data), leaf_log2)
 
 
+_local = threading.local()
+
+
 def _hash_range(fd, pos, n):
+    """SHA-256 of ``n`` bytes of ``fd`` at ``pos``, read into this thread's reused buffer."""
+    buf = getattr(_local, "buf", None)
+    if buf is None:
+        buf = _local.buf = memoryview(bytearray(1 << 24))
     h = hashlib.sha256()
     end = pos + n
     while pos < end:
-        b = os.pread(fd, min(end - pos, 1 << 24), pos)
-        if not b:
+        got = os.preadv(fd, [buf[:min(end - pos, len(buf))]], pos)
+        if got <= 0:
             raise OSError(5, "the file became shorter while it was read")
-        h.update(b)
-        pos += len(b)
+        h.update(buf[:got])
+        pos += got
     return h.digest()
 
 
