@@ -137,7 +137,7 @@ class Image:
 
     def __init__(self):
         self._sink = _Sink()
-        self._direct = []       # (source, chunk bytes, indices of the stored chunks), in write order
+        self._direct = []       # (source, chunk bytes, indices of the stored chunks), in order
         self.file = None
         self.digest = None      # the tree digest of the bytes written (write_to)
 
