@@ -62,6 +62,14 @@ def _unbounded(flat, limit):
     return False
 
 
+def _owned(a) -> bool:
+    """Whether ``a`` is (a view of) a NumPy array that owns its memory — not of a buffer held
+    elsewhere (a pinned host buffer that the next observation reuses)."""
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a.base is None and a.flags.owndata
+
+
 class _Tally:
     """Steps and seconds added up (``tally += (steps, seconds)``)."""
 
@@ -307,7 +315,7 @@ class FieldJob:
             phi = self._field_to_write()  # S(k) came from the GPU: the field is needed here only
         if ("snap" in due or "ckpt" in due) and isinstance(phi, np.ndarray):
             self.check_state(phi, done)
-            if not phi.flags.owndata:  # a view of a buffer that is reused (pinned observations)
+            if not _owned(phi):  # a view of a buffer that is reused (pinned observations)
                 phi = phi.copy()
         # (a field still on the device was checked by observe: its extremes and free energy)
         if "snap" in due:
