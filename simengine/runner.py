@@ -191,11 +191,15 @@ class Runner:
 
         from .resources import check
 
+        from . import profile
+
+        profile.mark("run started")
         comm = self.comm
         device = bind_gpu(comm) if self.sc.spec.solver.backend in ("auto", "cuda") else None
         # memory estimates against the machine, before any large allocation or output file
         on_root(comm, check, self.sc, comm.size, self.force, self.output)
-        job = make_job(self.sc, self.log, comm)
+        with profile.phase("start-up: solver set-up"):
+            job = make_job(self.sc, self.log, comm)
         fresh, ck = on_root(comm, self._open, job)
         done, elapsed0 = job.start(fresh, ck)
         if not fresh:
@@ -243,6 +247,9 @@ class Runner:
         finally:
             bar.close()
         self.log(job.finished(time.perf_counter() - t0, self.output))
+        profile.mark("run ended")
+        for line in profile.report():
+            self.log(line)
         return 0
 
 

@@ -152,7 +152,7 @@ def test_file_size_limit(tmp_path):
         assert f.attrs["complete"] and list(f["observables/step"][()]) == list(range(4001))
 
 
-#: runs the CLI with the K-th os.write/os.pwrite failing with the given errno
+#: runs the CLI with the K-th os.write/os.pwrite/os.pwritev failing with the given errno
 INJECT = textwrap.dedent("""
     import errno, os, sys
     from simengine import cli
@@ -165,7 +165,7 @@ INJECT = textwrap.dedent("""
                 raise OSError(code, os.strerror(code))
             return real(*args)
         return call
-    os.write, os.pwrite = failing(os.write), failing(os.pwrite)
+    os.write, os.pwrite, os.pwritev = failing(os.write), failing(os.pwrite), failing(os.pwritev)
     sys.exit(cli.main(sys.argv[3:]))
 """)
 
@@ -174,7 +174,9 @@ INJECT = textwrap.dedent("""
 def test_injected_write_errors(tmp_path, code):
     scen = field_scenario(tmp_path, steps=200, snap=50, obs=50)
     out = tmp_path / "run.h5"
-    r = subprocess.run([sys.executable, "-c", INJECT, "40", code, "run", str(scen), "-o", str(out),
+    # the 6th write: the checkpoint part at step 50 (per write stop: the snapshot part, the
+    # checkpoint part and the index, each one pwritev per 16 MiB leaf, then the XDMF file)
+    r = subprocess.run([sys.executable, "-c", INJECT, "6", code, "run", str(scen), "-o", str(out),
                         "-q"], capture_output=True, text=True, timeout=600)
     assert r.returncode == 1, r.stderr
     line = one_line(r.stderr)

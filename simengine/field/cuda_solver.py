@@ -157,6 +157,14 @@ class CudaFieldSolver(FieldSolver):
         rc = self.row_cells
         self.buffers[0][self.lo * rc:self.hi * rc].copy_to_device(host)
 
+    def load_rows(self, a, block, stream=0) -> None:
+        """Copy ``block`` (host, e.g. pinned) into owned rows ``a:a+len(block)`` of the state (a
+        field loaded window by window, :meth:`FieldJob.start`; asynchronous on ``stream``)."""
+        rc = self.row_cells
+        host = np.asarray(block).reshape(-1)
+        lo = (self.lo + int(a)) * rc
+        self.buffers[0][lo:lo + host.size].copy_to_device(host, stream=stream)
+
     def state(self) -> np.ndarray:
         rc = self.row_cells
         own = self.buffers[0][self.lo * rc:self.hi * rc].copy_to_host()

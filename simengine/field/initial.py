@@ -12,17 +12,61 @@ def noise(shape, mean=0.0, amplitude=0.1, seed=0, dtype=np.float64) -> np.ndarra
     return x.astype(dtype)
 
 
-def noise_rows(shape, start, stop, mean=0.0, amplitude=0.1, seed=0, dtype=np.float64) -> np.ndarray:
+#: values drawn by one thread at a time (each piece from its own PCG64 stream, advanced to it)
+PIECE_VALUES = 1 << 22
+
+
+def noise_rows(shape, start, stop, mean=0.0, amplitude=0.1, seed=0, dtype=np.float64,
+               out=None) -> np.ndarray:
     """Rows ``[start, stop)`` of axis 0 of :func:`noise` (same values, bit for bit), without
-    drawing the rest of the field: the PCG64 stream is advanced past the rows before ``start``
-    (one 64-bit draw per float64 value). A rank of a decomposed run draws only its slab."""
+    drawing the rest of the field: the PCG64 stream is advanced past the values before each piece
+    (one 64-bit draw per float64 value), so pieces of :data:`PIECE_VALUES` values are drawn in
+    parallel threads (NumPy releases the GIL while it fills an array) and a rank of a decomposed
+    run draws only its slab. ``uniform(low, high)`` is ``low + (high − low)·u`` with ``u`` from
+    ``Generator.random``; the pieces compute exactly that. ``out``: an array of the rows' shape
+    and ``dtype`` to fill (e.g. a pinned buffer)."""
+    from concurrent.futures import ThreadPoolExecutor
+
     shape = tuple(int(n) for n in shape)
     row = int(np.prod(shape[1:], dtype=np.int64)) if len(shape) > 1 else 1
-    bg = np.random.PCG64(seed)
-    bg.advance(int(start) * row)
-    rng = np.random.Generator(bg)
-    x = rng.uniform(mean - amplitude, mean + amplitude, size=(int(stop) - int(start),) + shape[1:])
-    return x.astype(dtype)
+    rows = (int(stop) - int(start),) + shape[1:]
+    dtype = np.dtype(dtype)
+    if out is None:
+        out = np.empty(rows, dtype)
+    if out.shape != rows or out.dtype != dtype or not out.flags.c_contiguous:
+        raise ValueError(f"out must be a C-contiguous {dtype} array of shape {rows}")
+    flat = out.reshape(-1)
+    low, high = mean - amplitude, mean + amplitude
+    first = int(start) * row
+
+    def piece(a):
+        b = min(a + PIECE_VALUES, flat.size)
+        bg = np.random.PCG64(seed)
+        bg.advance(first + a)
+        direct = dtype == np.float64
+        dst = flat[a:b] if direct else np.empty(b - a, np.float64)
+        np.random.Generator(bg).random(out=dst)
+        dst *= high - low
+        dst += low
+        if not direct:
+            flat[a:b] = dst  # rounded as noise()'s astype
+    starts = range(0, flat.size, PIECE_VALUES)
+    if len(starts) <= 1:
+        for a in starts:
+            piece(a)
+    else:
+        with ThreadPoolExecutor(max_workers=min(len(starts), _threads())) as pool:
+            list(pool.map(piece, starts))
+    return out
+
+
+def _threads() -> int:
+    import os
+
+    try:
+        return max(1, min(32, len(os.sched_getaffinity(0))))
+    except (AttributeError, OSError):
+        return max(1, min(32, os.cpu_count() or 1))
 
 
 def single_mode(shape, mean=0.0, amplitude=1e-3, modes=None, spacing=1.0, kind="periodic",

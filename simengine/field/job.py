@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
+from numba import njit
 
 from ..errors import OutputError, SimulationError, UserError
 
@@ -34,6 +35,9 @@ RUN_AHEAD_SECONDS = 0.25
 #: that takes the stops and tops the queue up)
 RUN_AHEAD_WRITE_BEHIND = False
 
+#: bytes of rows drawn at a time when the initial noise is loaded onto a device window by window
+INIT_WINDOW_BYTES = 256 << 20
+
 #: the longest piece of steps between two looks at the clock, the interrupt flag and the progress
 MAX_PIECE = 1 << 16
 
@@ -47,6 +51,23 @@ def piece_size(piece: int, n: int, seconds: float) -> int:
     want = piece * 2 if seconds < 0.2 else n * 0.3 / max(seconds, 1e-9)
     want = int(max(1, min(want, MAX_PIECE)))
     return 1 << (want.bit_length() - 1)
+
+
+@njit(cache=True, nogil=True)
+def _unbounded(flat, limit):
+    """Whether a value is not finite or |value| > limit (one pass, no temporary arrays)."""
+    for i in range(flat.size):
+        if not abs(flat[i]) <= limit:  # NaN compares false
+            return True
+    return False
+
+
+def _owned(a) -> bool:
+    """Whether ``a`` is (a view of) a NumPy array that owns its memory — not of a buffer held
+    elsewhere (a pinned host buffer that the next observation reuses)."""
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a.base is None and a.flags.owndata
 
 
 class _Tally:
@@ -175,10 +196,21 @@ class FieldJob:
     def start(self, fresh, ck):
         """Initial state (fresh) or the checkpoint ``ck``; returns (done, elapsed). Each rank
         loads only its own rows."""
+        from .. import profile
+
         if fresh:
-            self.solver.load(self.initial_field())
+            if self.spec.initial.type == "noise" and hasattr(self.solver, "load_rows"):
+                self._load_noise_windows()
+                return 0, 0.0
+            with profile.phase("start-up: initial field"):
+                phi = self.initial_field()
+            with profile.phase("start-up: initial field loaded into the solver", phi.nbytes):
+                self.solver.load(phi)
             return 0, 0.0
-        self.solver.load(np.ascontiguousarray(self.checkpoint_rows(ck), dtype=self.dtype))
+        with profile.phase("start-up: checkpoint read"):
+            phi = np.ascontiguousarray(self.checkpoint_rows(ck), dtype=self.dtype)
+        with profile.phase("start-up: checkpoint loaded into the solver", phi.nbytes):
+            self.solver.load(phi)
         self.last_ckpt = ck["done"]
         return ck["done"], ck["elapsed"]
 
@@ -217,6 +249,9 @@ class FieldJob:
                 raise RuntimeError(f"run-ahead out of step: {self._ahead[0][0]} != {stop}")
             progress(stop)
             return stop
+        from .. import profile
+
+        profile.mark("first step")
         while done < stop:
             n = min(self._chunk, stop - done)
             t = time.perf_counter()
@@ -235,6 +270,7 @@ class FieldJob:
             self.solver.synchronize()  # time the work itself, not its (asynchronous) launch
             done += n
             el = comm.allreduce(time.perf_counter() - t, "max")
+            profile.add("steps", el)
             if n >= 100:
                 self._step_seconds = el / n
             if self._settled:  # after the first stop past step 0 (compilation, first graphs)
@@ -250,6 +286,8 @@ class FieldJob:
         When only observables are due and the job pipelines observations, the row is completed
         (length scale) and appended by :meth:`finish_observation` during the next steps; rows
         stay in step order and every write includes all rows before it."""
+        from .. import profile
+
         self.finish_observation()
         self._settled = self._settled or done > 0
         due = self.due(done)
@@ -268,17 +306,21 @@ class FieldJob:
                 self._run_ahead(done)  # keep the GPU busy while this thread catches up
             return
         if due:
-            row, phi = self.observe(done, elapsed)
+            with profile.phase("observables at a write stop"):
+                row, phi = self.observe(done, elapsed)
             self.last_observation = row         # shown by the controller's progress lines
             if "obs" in due:
                 out.obs.append(row)
         if ("snap" in due or "ckpt" in due) and phi is None:
-            phi = self.solver.state()  # S(k) came from the GPU: the field is needed here only
+            phi = self._field_to_write()  # S(k) came from the GPU: the field is needed here only
+        if ("snap" in due or "ckpt" in due) and isinstance(phi, np.ndarray):
+            self.check_state(phi, done)
+            if not _owned(phi):  # a view of a buffer that is reused (pinned observations)
+                phi = phi.copy()
+        # (a field still on the device was checked by observe: its extremes and free energy)
         if "snap" in due:
-            self.check_state(phi, done)
-            out.snaps.append((done, phi.copy()))
+            out.snaps.append((done, phi))  # the snapshot and the checkpoint share the array
         if "ckpt" in due:
-            self.check_state(phi, done)
             out.ckpt = (done, phi)
         if "snap" in due or "ckpt" in due:
             if self._pipeline and done != self.total:
@@ -286,7 +328,8 @@ class FieldJob:
                 self._taken = (done, phi)  # the field here (an interrupt may checkpoint it)
                 if self._run_ahead(done) and not RUN_AHEAD_WRITE_BEHIND:
                     # the GPU computes the next stops' steps while this thread writes
-                    out.write()
+                    with profile.phase("write (while the GPU runs ahead)"):
+                        out.write()
                     if "ckpt" in due:
                         self.last_ckpt = done
                     return
@@ -296,9 +339,27 @@ class FieldJob:
                 out.write_behind()
                 return
             self._wait_write(out)
-            out.write(complete=(done == self.total))
+            with profile.phase("write (synchronous)"):
+                out.write(complete=(done == self.total))
         if "ckpt" in due:
             self.last_ckpt = done
+
+    def _field_to_write(self):
+        """The field for a snapshot/checkpoint: one process with its own CUDA solver keeps it on
+        the device (a copy there, streamed to the part files in windows through pinned buffers
+        by the writer, :mod:`simengine.io.part_stream`); otherwise this rank's rows on the host."""
+        from .. import profile
+
+        if self._pipeline and hasattr(self.solver, "owned_device"):
+            from ..io.part_stream import device_snapshot
+
+            src = device_snapshot(self.solver.owned_device(), self.solver.owned_shape,
+                                  self.dtype)
+            if src is not None:
+                return src
+        with profile.phase("snapshot: field copied to the host", self.solver.cells
+                           * self.dtype.itemsize):
+            return self.solver.state()
 
     def _run_ahead(self, done) -> int:
         """Top up the enqueued stops: the steps and observations of the observables-only stops
@@ -331,7 +392,10 @@ class FieldJob:
             return
         pending, step = self._writing
         self._writing = None
-        pending.wait()
+        from .. import profile
+
+        with profile.phase("wait for the write-behind"):
+            pending.wait()
         if step is not None:
             self.last_ckpt = step
 
@@ -344,7 +408,8 @@ class FieldJob:
         if self._ahead:  # the GPU is past ``done``: its field is the host copy taken there
             if self._taken is None or self._taken[0] != done:
                 raise RuntimeError(f"no host copy of the field at step {done}")
-            phi = np.array(self._taken[1])
+            phi = self._taken[1]  # a host array, or the field kept on the device for a write
+            phi = phi.to_host() if hasattr(phi, "to_host") else np.array(phi)
             self._ahead = []
         else:
             phi = self.solver.state()
@@ -389,6 +454,38 @@ class FieldJob:
             with h5py.File(self.sc.resolve(init.path), "r") as f:
                 return np.ascontiguousarray(f[init.dataset][a:b], dtype=self.dtype)
         return noise_rows(self.grid.shape, a, b, init.mean, init.amplitude, init.seed, self.dtype)
+
+    def _load_noise_windows(self):
+        """The seeded noise of this rank's rows drawn window by window into two pinned host
+        buffers (in threads, :func:`~simengine.field.initial.noise_rows`) and copied to the
+        device while the next window is drawn: the same field as :meth:`initial_field`, bit
+        for bit, without a host copy of the whole field."""
+        from numba import cuda
+
+        from .. import profile
+        from .initial import noise_rows
+
+        init = self.spec.initial
+        a, b = self.slab.start, self.slab.stop
+        shape = tuple(self.grid.shape)
+        row = int(np.prod(shape[1:], dtype=np.int64)) * self.dtype.itemsize
+        per = max(1, min(b - a, INIT_WINDOW_BYTES // max(row, 1)))
+        bufs = [cuda.pinned_array((per,) + shape[1:], dtype=self.dtype) for _ in range(2)]
+        stream = cuda.stream()
+        events = [None, None]
+        for i, r in enumerate(range(a, b, per)):
+            n = min(per, b - r)
+            k = i % 2
+            if events[k] is not None:
+                events[k].synchronize()  # the copy out of this buffer is done
+            with profile.phase("start-up: initial field drawn (threads)", n * row):
+                noise_rows(shape, r, r + n, init.mean, init.amplitude, init.seed, self.dtype,
+                           out=bufs[k][:n])
+            self.solver.load_rows(r - a, bufs[k][:n], stream=stream)
+            events[k] = cuda.event()
+            events[k].record(stream)
+        with profile.phase("start-up: initial field copied to the device (waited)"):
+            stream.synchronize()
 
     # ---- events
     def due(self, done):
@@ -471,7 +568,10 @@ class FieldJob:
             row["structure_factor"] = radial[1]
 
     def check_state(self, phi, step):
-        bad = not np.all(np.isfinite(phi)) or (phi.size and np.abs(phi).max() > BLOWUP)
+        from .. import profile
+
+        with profile.phase("snapshot: field checked (finite, bounded)", phi.nbytes):
+            bad = _unbounded(phi.reshape(-1), BLOWUP)
         if self.comm.allreduce(bool(bad), "or"):
             exc = SimulationError(f"the field became non-finite or blew up by step {step}")
             exc.collective = True

@@ -19,6 +19,7 @@ import signal
 import threading
 from pathlib import Path
 
+from .. import profile
 from ..errors import OutputError
 
 TMP_SUFFIX = ".tmp"
@@ -90,7 +91,8 @@ def write_atomic(path, data, sync=True, fault=None) -> None:
             else:
                 _write_all(fd, data)
             if sync:
-                os.fsync(fd)
+                with profile.phase("fsync of a file"):
+                    os.fsync(fd)
         finally:
             os.close(fd)  # close can report a deferred error (NFS, quotas): it is checked too
         if fault:

@@ -95,8 +95,11 @@ class FieldOutput:
         batch = self._take()
 
         def run():
+            from .. import profile
+
             try:
-                self._write(batch, False)
+                with profile.phase("write-behind (the whole write, in its thread)"):
+                    self._write(batch, False)
             except BaseException as exc:  # re-raised by wait() in the caller's thread
                 self._behind_error = exc
 
@@ -123,13 +126,13 @@ class FieldOutput:
         written, mine, error, committed = [], {"snaps": [], "ckpt": None, "sums": {}}, None, False
         try:
             for step, phi in snaps:
-                written.append(self.parts.path_of("phi", step, self.lo, self.lo + len(phi)))
+                written.append(self.parts.path_of("phi", step, self.lo, self.lo + phi.shape[0]))
                 mine["snaps"].append(self.parts.append_snapshot(step, phi, self.lo))
             if ckpt is not None:
                 step, phi = ckpt
                 if step != self.ckpt_step:
                     written.append(self.parts.path_of("checkpoint", step, self.lo,
-                                                      self.lo + len(phi)))
+                                                      self.lo + phi.shape[0]))
                 mine["ckpt"] = self.parts.write_checkpoint(step, phi, self.lo)
         except OutputError as exc:
             error = str(exc)

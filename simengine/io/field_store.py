@@ -32,7 +32,7 @@ from . import checksum, integrity, part_digests
 from .durable import make_dirs, remove, write_index
 from .h5image import Image, put_array, put_virtual, virtual_mappings
 from .integrity import DAMAGE, Corrupt
-from .layout import (FORMAT_VERSION, block_name, foreign_parts, list_parts, parts_dir,
+from .layout import (DIGESTED_VERSIONS, FORMAT_VERSION, block_name, foreign_parts, list_parts, parts_dir,
                      parts_ref, retire_checkpoint_parts, xdmf_path)
 from .xdmf import write_xdmf
 
@@ -82,14 +82,19 @@ class FieldParts:
         return self.root / block_name(kind, step, lo, hi)
 
     def _write(self, kind, step, block, lo):
-        block = np.ascontiguousarray(block, dtype=self.dtype)
+        from .. import profile
+
+        if not hasattr(block, "window"):  # else a device array (io/part_stream.py)
+            block = np.ascontiguousarray(block, dtype=self.dtype)
+        elif block.dtype != self.dtype:
+            raise ValueError(f"a {block.dtype} block for a {self.dtype} output")
         lo = int(lo)
         hi = lo + (block.shape[0] if block.ndim else 0)
         if block.shape[1:] != self.grid_shape[1:] or not 0 <= lo < hi <= self.grid_shape[0]:
             raise ValueError(f"block of shape {block.shape} at row {lo} does not fit the grid "
                              f"{self.grid_shape}")
         image = Image()
-        with image as f:
+        with profile.phase("part: HDF5 structure built in memory"), image as f:
             put_array(f, "phi", block, self.compression, image=image)
             f.attrs.update({"kind": kind, "step": int(step), "lo": lo, "hi": hi,
                             "grid_shape": list(self.grid_shape)})
@@ -98,7 +103,9 @@ class FieldParts:
         if kind not in self._dirs:
             make_dirs(self.root / kind)
             self._dirs.add(kind)
-        digest = part_digests.write_hashed(self.path_of(kind, step, lo, hi), image, kind)
+        with profile.phase(f"part: {kind} written (streamed, hashed, fsynced, renamed)",
+                           image.nbytes):
+            digest = part_digests.write_hashed(self.path_of(kind, step, lo, hi), image, kind)
         self.digests[block_name(kind, step, lo, hi)] = digest
         return lo, hi
 
@@ -193,10 +200,13 @@ class FieldIndex(part_digests.DigestedIndex):
         state["digests"] = part_digests.complete(
             self.output, self._mapped(new_steps, new_blocks, ckpt_step, ckpt_blocks),
             {**self.digests, **(digests or {})})
-        image = Image()
-        with image as f:
-            self._build(f, **state)
-        after = write_index(self.output, image)
+        from .. import profile
+
+        with profile.phase("index: commit (built and written)"):
+            image = Image()
+            with image as f:
+                self._build(f, **state)
+            after = write_index(self.output, image)
         faults.reached("commit.done")
         for k, v in state.items():
             setattr(self, k, v)
@@ -236,12 +246,13 @@ class FieldIndex(part_digests.DigestedIndex):
             names |= {block_name("phi", step, lo, hi) for lo, hi in blocks}
         return names
 
-    def record(self, steps, snap_blocks, obs, ckpt_step, ckpt_blocks, complete, digests=None):
+    def record(self, steps, snap_blocks, obs, ckpt_step, ckpt_blocks, complete, digests=None,
+               version=None):
         """What the checkpoint digest covers: everything that steers a resume or the series,
         the run id and the parts' digests."""
         flat = np.array([(i, lo, hi) for i, b in enumerate(snap_blocks) for lo, hi in b],
                         dtype=np.int64).reshape(-1, 3)
-        return {"kind": "field", "format": FORMAT_VERSION, "grid_shape": list(self.grid_shape),
+        return {"kind": "field", "format": version or FORMAT_VERSION, "grid_shape": list(self.grid_shape),
                 "dtype": self.dtype.str, "spacing": self.spacing, "dt": self.dt,
                 "steps_total": self.steps_total, "complete": bool(complete),
                 "checkpoint": {"step": ckpt_step, "time": self.time_of(ckpt_step),
@@ -327,7 +338,7 @@ class FieldIndex(part_digests.DigestedIndex):
     def _load(cls, output, f, check_checkpoint):
         at = lambda name: f"{output}: /{name}"  # noqa: E731
         version = integrity.attr(f, "format_version", f"{output}")
-        if version != FORMAT_VERSION:
+        if version not in DIGESTED_VERSIONS:
             raise UserError(f"{output}: written with output format {version}; it can be read but "
                             f"not resumed by this simengine (format {FORMAT_VERSION}); run again "
                             f"with --overwrite")
@@ -370,7 +381,7 @@ class FieldIndex(part_digests.DigestedIndex):
         self.digests = part_digests.get(f, str(output))
         stored = integrity.attr(f["checkpoint"], "digest", at("checkpoint"))
         record = self.record(self.steps, self.snap_blocks, self.obs, self.ckpt_step,
-                             self.ckpt_blocks, self.complete, self.digests)
+                             self.ckpt_blocks, self.complete, self.digests, version)
         if not checksum.matches(record, stored):
             raise Corrupt(at("checkpoint"), "the checkpoint's step, the series or the parts list "
                                             "do not match their digest (the file was modified)")

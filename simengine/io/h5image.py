@@ -76,17 +76,6 @@ def fletcher32(data, pad):
     return (sum2 << np.uint32(16)) | sum1
 
 
-def _pwrite_all(fd, data, pos):
-    view = memoryview(data).cast("B")
-    while len(view):
-        n = os.pwrite(fd, view[: 1 << 30], pos)
-        if n <= 0:
-            import errno
-
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        view, pos = view[n:], pos + n
-
-
 class _Sink:
     """The file object h5py writes the image to: keeps HDF5's own writes (metadata and filtered
     chunks) in order, and records the position of writes of the marker buffer (direct chunks)."""
@@ -148,8 +137,9 @@ class Image:
 
     def __init__(self):
         self._sink = _Sink()
-        self._direct = []       # (array bytes, chunk bytes, indices of the stored chunks), in write order
+        self._direct = []       # (source, chunk bytes, indices of the stored chunks), in order
         self.file = None
+        self.digest = None      # the tree digest of the bytes written (write_to)
 
     def __enter__(self) -> h5py.File:
         self.file = h5py.File(self._sink, "w", libver=LIBVER)
@@ -163,32 +153,42 @@ class Image:
         """Allocate the chunks of ``ds`` (chunked, fletcher32 only) for ``data`` (C order) that
         hold a non-zero byte; an all-zero chunk is left unallocated, which HDF5 reads as the
         dataset's fill value, zero (a network checkpoint of a few sources of a big graph is
-        mostly zeros: at n = 10⁷ they were most of the 0.9 GB written and checksummed)."""
+        mostly zeros: at n = 10⁷ they were most of the 0.9 GB written and checksummed).
+        ``data`` may also be a source of :mod:`simengine.io.part_stream` that is not on the
+        host (a device array): then every chunk is allocated."""
+        from .part_stream import HostSource
+
         rows = ds.chunks[0]
-        row_bytes = data[0].nbytes if data.shape[0] else 0
+        shape = tuple(ds.shape)
+        row_bytes = ds.dtype.itemsize * int(np.prod(shape[1:], dtype=np.int64))
         cbytes = rows * row_bytes
-        nchunks = -(-data.shape[0] // rows)
-        flat = data.reshape(-1).view(np.uint8)
-        stored = [k for k in range(nchunks) if _nonzero(flat[k * cbytes:(k + 1) * cbytes])]
+        nchunks = -(-shape[0] // rows)
+        if isinstance(data, np.ndarray):
+            source = HostSource(data)
+            flat = source.flat
+            stored = [k for k in range(nchunks) if _nonzero(flat[k * cbytes:(k + 1) * cbytes])]
+        else:
+            source, stored = data, list(range(nchunks))
         marker = np.empty(cbytes + 4, np.uint8)
         before = len(self._sink.marked)
         self._sink.marker = marker.ctypes.data
         try:
             for k in stored:
-                ds.id.write_direct_chunk((k * rows,) + (0,) * (data.ndim - 1), marker, 0)
+                ds.id.write_direct_chunk((k * rows,) + (0,) * (len(shape) - 1), marker, 0)
         finally:
             self._sink.marker = None
         if len(self._sink.marked) - before != len(stored) or any(
                 n != cbytes + 4 for _, n in self._sink.marked[before:]):
             raise RuntimeError("HDF5 copied a direct chunk write; cannot place chunks directly")
-        self._direct.append((flat, cbytes, stored))
+        self._direct.append((source, cbytes, stored))
 
     def pieces(self):
         """``(position, bytes)`` of everything the file holds (gaps read as zeros), in the order
         :meth:`write_to` writes them; direct chunks are followed by their fletcher32 checksum."""
         yield from self._segments()
         marked = iter(self._sink.marked)
-        for flat, cbytes, stored in self._direct:
+        for source, cbytes, stored in self._direct:
+            flat = source.flat
             for k in stored:
                 pos, _ = next(marked)
                 piece = flat[k * cbytes:(k + 1) * cbytes]
@@ -197,9 +197,12 @@ class Image:
                 yield pos + cbytes, check.to_bytes(4, "little")
 
     def write_to(self, fd):
-        """Write the complete file to the open descriptor ``fd`` (at offset 0)."""
-        for pos, b in self.pieces():
-            _pwrite_all(fd, b, pos)
+        """Write the complete file to the open descriptor ``fd`` (at offset 0), streamed and
+        hashed in one pass (:func:`simengine.io.part_stream.write_image`); the file's tree
+        digest is then :attr:`digest`."""
+        from .part_stream import write_image
+
+        self.digest = write_image(self, fd)
         os.ftruncate(fd, self._sink.end)
 
     def sha256(self) -> str:
@@ -300,8 +303,10 @@ def filters(compression) -> dict:
     return kw
 
 
-def chunk_shape(shape, itemsize, target=CHUNK_BYTES):
-    """Chunks of whole trailing rows along axis 0, about ``target`` bytes each."""
+def chunk_shape(shape, itemsize, target=None):
+    """Chunks of whole trailing rows along axis 0, about ``target`` bytes (default
+    :data:`CHUNK_BYTES`) each."""
+    target = CHUNK_BYTES if target is None else target
     shape = tuple(int(n) for n in shape)
     if not shape:
         return None
@@ -318,11 +323,18 @@ def put_array(group, name, data, compression=None, attrs=None, image=None):
     """A chunked, fletcher32-checksummed dataset (scalars: compact layout). With ``image``, a
     large uncompressed array is written from NumPy directly by :meth:`Image.write_to` (keep the
     array unchanged until then)."""
-    data = np.asarray(data)
-    if data.ndim == 0:
+    streamed = hasattr(data, "window")  # a part_stream source (a device array)
+    if streamed and (image is None or compression not in (None, "none")):
+        data = data.to_host()  # compressed data goes through HDF5's filters in memory
+        streamed = False
+    if not streamed:
+        data = np.asarray(data)
+    if not streamed and data.ndim == 0:
         ds = put_scalar(group, name, data)
-    elif image is not None and compression in (None, "none") and data.nbytes >= DIRECT_BYTES:
-        data = np.ascontiguousarray(data)
+    elif image is not None and compression in (None, "none") and \
+            (streamed or data.nbytes >= DIRECT_BYTES):
+        if not streamed:
+            data = np.ascontiguousarray(data)
         ds = group.create_dataset(name, shape=data.shape, dtype=data.dtype, fletcher32=True,
                                   chunks=chunk_shape(data.shape, data.dtype.itemsize))
         image.direct(ds, data)

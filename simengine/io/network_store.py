@@ -23,7 +23,7 @@ from . import checksum, faults, integrity, part_digests
 from .durable import make_dirs, remove, write_index
 from .h5image import Image, put_array, put_scalar, put_virtual, virtual_mappings
 from .integrity import DAMAGE, Corrupt
-from .layout import (FORMAT_VERSION, SOURCES_NAME, foreign_parts, list_parts,
+from .layout import (DIGESTED_VERSIONS, FORMAT_VERSION, SOURCES_NAME, foreign_parts, list_parts,
                      network_checkpoint_name, parts_dir, parts_ref, retire_checkpoint_parts,
                      rows_name)
 
@@ -180,8 +180,8 @@ class NetworkIndex(part_digests.DigestedIndex):
         names = {SOURCES_NAME} | self.checkpoint_names() | self.previous_ckpt
         return names | {rows_name(a, b) for a, b in self.rows}
 
-    def record(self, rows, done, elapsed, layout, small, complete, digests=None):
-        return {"kind": "network", "format": FORMAT_VERSION, "n": self.n, "total": self.total,
+    def record(self, rows, done, elapsed, layout, small, complete, digests=None, version=None):
+        return {"kind": "network", "format": version or FORMAT_VERSION, "n": self.n, "total": self.total,
                 "done": done, "elapsed": elapsed, "complete": bool(complete),
                 "rows": [list(r) for r in rows],
                 "layout": {k: [list(s), d] for k, (s, d) in layout.items()},
@@ -298,7 +298,7 @@ class NetworkIndex(part_digests.DigestedIndex):
     def _load(cls, output, f):
         at = lambda name: f"{output}: /{name}"  # noqa: E731
         version = integrity.attr(f, "format_version", str(output))
-        if version != FORMAT_VERSION:
+        if version not in DIGESTED_VERSIONS:
             raise UserError(f"{output}: written with output format {version}; it can be read but "
                             f"not resumed by this simengine (format {FORMAT_VERSION}); run again "
                             f"with --overwrite")
@@ -346,7 +346,8 @@ class NetworkIndex(part_digests.DigestedIndex):
         self.digests = part_digests.get(f, str(output))
         stored = integrity.attr(c, "digest", at("checkpoint"))
         if not checksum.matches(self.record(self.rows, self.done, self.elapsed, self.layout,
-                                            self.small, self.complete, self.digests), stored):
+                                            self.small, self.complete, self.digests, version),
+                                stored):
             raise Corrupt(at("checkpoint"), "done/total/elapsed or the parts list do not match "
                                             "their digest (the file was modified)")
         self._check(at)

@@ -1,20 +1,23 @@
 """Content digests of the parts and the run id that ties an index to its parts.
 
-Every part is an HDF5 file built in memory (:class:`~simengine.io.h5image.Image`); its SHA-256 is
-computed from those bytes while it is written (:meth:`Image.sha256`, no read-back) and recorded in
-the index that commits it (``/integrity/part``, ``/integrity/sha256``), and the list itself is
-bound into the checkpoint digest (:mod:`simengine.io.checksum`). The digest covers the whole file:
-the data, every attribute (``step``, ``lo``, ``hi``, ``first``, ``end``, ``done``, ``run_id``) and
-HDF5's structure, so a part rewritten through h5py (fletcher32 recomputed), a word flipped in a
-way fletcher32 cannot see, a part of another run, or an earlier part put in place of a later one
-all differ from the recorded digest.
+Every part's digest is computed from its bytes while it is written (a tree of SHA-256 leaf
+digests, :mod:`simengine.io.tree_hash`, hashed in threads in the same pass as the write, no
+read-back) and recorded in the index that commits it (``/integrity/part``,
+``/integrity/sha256``: ``sha256tree24:<hex>``; outputs of format 3 hold the plain SHA-256 of
+the whole file, 64 hex digits, and are checked that way), and the list itself is bound into the
+checkpoint digest (:mod:`simengine.io.checksum`). The digest covers the whole file: the data,
+every attribute (``step``, ``lo``, ``hi``, ``first``, ``end``, ``done``, ``run_id``) and HDF5's
+structure, so a part rewritten through h5py (fletcher32 recomputed), a word flipped in a way
+fletcher32 cannot see, a part of another run, or an earlier part put in place of a later one all
+differ from the recorded digest.
 
 The run id (``run_id``, 32 hex digits) is created when a run starts; the index holds it as a root
 attribute and every part as an attribute, and the index may map only ``<its own name>.parts/``:
 a renamed copy of an index, or a parts directory of another run, is refused with one line.
 
 Checked by ``--resume`` for every part the resumed file keeps (the snapshots up to the checkpoint,
-the checkpoint, ``sources.h5``, every distance block) and by ``info --verify`` for every part.
+the checkpoint, ``sources.h5``, every distance block) and by ``info --verify`` for every part;
+the leaves of a part are read and hashed in parallel.
 """
 from __future__ import annotations
 
@@ -27,6 +30,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 
+from . import tree_hash
 from .integrity import Corrupt, special_kind
 
 GROUP = "integrity"
@@ -36,24 +40,14 @@ def new_run_id() -> str:
     return uuid.uuid4().hex
 
 
-#: parts at least this large are hashed in a second thread while they are written (hashlib and the
-#: writes release the GIL), so the digest adds little to the wall time of a write
-OVERLAP_BYTES = 1 << 22
-
-
 def write_hashed(path, image, fault) -> str:
     """Write the part ``image`` durably and atomically (:func:`~simengine.io.durable.write_atomic`)
-    and return the SHA-256 of its bytes, computed from memory."""
+    and return its digest, computed while it is written (a tree of SHA-256 leaf digests in the
+    hashing threads, :mod:`simengine.io.tree_hash`; no read-back)."""
     from .durable import write_atomic
 
-    if image.nbytes < OVERLAP_BYTES:
-        digest = image.sha256()
-        write_atomic(path, image, fault=fault)
-        return digest
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        digest = pool.submit(image.sha256)
-        write_atomic(path, image, fault=fault)
-        return digest.result()
+    write_atomic(path, image, fault=fault)
+    return image.digest
 
 
 def put(f, digests: dict):
@@ -64,7 +58,8 @@ def put(f, digests: dict):
     g = f.create_group(GROUP)
     width = max([len(n.encode()) for n in names] + [1])
     put_array(g, "part", np.array([n.encode() for n in names], dtype=f"S{width}"))
-    put_array(g, "sha256", np.array([digests[n].encode() for n in names], dtype="S64"))
+    sums = [digests[n].encode() for n in names]
+    put_array(g, "sha256", np.array(sums, dtype=f"S{max([len(d) for d in sums] + [64])}"))
 
 
 def get(f, where) -> dict:
@@ -84,18 +79,27 @@ def complete(output, names, known) -> dict:
     """{name: SHA-256} for the part ``names`` an index is about to map: from ``known`` (handed
     over by the writers), or — library use that wrote parts without them — hashed from disk."""
     from ..errors import OutputError
-    from .h5image import file_sha256
 
     root = Path(output).with_name(Path(output).name + ".parts")
     out = {}
     for name in names:
         if name not in known:
             try:
-                known[name] = file_sha256(root / name)
+                known[name] = digest_of(root / name)
             except OSError as exc:
                 raise OutputError(f"{root / name}: cannot read: {exc.strerror}") from None
         out[name] = known[name]
     return out
+
+
+def digest_of(path, like=None) -> str:
+    """The digest of the file ``path`` in the form of ``like`` (a recorded digest; default the
+    form this simengine writes, a SHA-256 tree)."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        return tree_hash.file_digest(fd, like or f"sha256tree{tree_hash.LEAF_LOG2}:")
+    finally:
+        os.close(fd)
 
 
 def record(digests: dict) -> list:
@@ -132,13 +136,13 @@ def open_regular(path, where=None) -> int:
 
 
 def _check_one(root, name, want, run_id, output):
-    from .h5image import file_sha256
-
     path = Path(root) / name
     where = f"{output}: part {path}"
     fd = open_regular(path, where)
     try:
-        got = file_sha256(fd)
+        got = tree_hash.file_digest(fd, want)
+    except ValueError:
+        return Corrupt(where, f"has a digest of an unknown form in the index ({want[:24]!r})")
     except OSError as exc:
         raise Corrupt(where, f"cannot read: {exc.strerror}") from None
     finally:
@@ -162,9 +166,10 @@ def _part_run_id(path):
     return rid.decode(errors="replace") if isinstance(rid, bytes) else rid
 
 
-def check(output, names, digests, run_id, threads=4) -> list:
+def check(output, names, digests, run_id, threads=4, good=None) -> list:
     """:class:`Corrupt` for every part among ``names`` whose bytes do not match ``digests``
-    (hashed in a few threads: hashlib releases the GIL), in name order."""
+    (a few parts at a time, each part's leaves hashed in the hashing threads: hashlib releases
+    the GIL), in name order; the names that match are added to the set ``good``."""
     root = Path(output).with_name(Path(output).name + ".parts")
     problems = []
     todo = []
@@ -180,7 +185,11 @@ def check(output, names, digests, run_id, threads=4) -> list:
         except Corrupt as exc:
             return exc
     with ThreadPoolExecutor(max_workers=max(1, min(threads, len(todo)))) as pool:
-        problems += [p for p in pool.map(one, todo) if p is not None]
+        for name, p in zip(todo, pool.map(one, todo)):
+            if p is not None:
+                problems.append(p)
+            elif good is not None:
+                good.add(name)
     return problems
 
 
@@ -188,7 +197,8 @@ class DigestedIndex:
     """What an index with part digests offers: ``output``, ``digests``, ``run_id`` and
     ``mapped()`` (the part names its virtual datasets map) are the subclass's."""
 
-    def check_parts(self, names=None) -> list:
-        """:class:`Corrupt` for each part (default: every mapped part) not matching its digest."""
+    def check_parts(self, names=None, good=None) -> list:
+        """:class:`Corrupt` for each part (default: every mapped part) not matching its digest
+        (the names that match are added to the set ``good``)."""
         names = self.mapped() if names is None else names
-        return check(self.output, names, self.digests, self.run_id)
+        return check(self.output, names, self.digests, self.run_id, good=good)
