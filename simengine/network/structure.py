@@ -69,3 +69,15 @@ def extra_metrics(job) -> dict:
     if "mst_weight" in wanted and not job.graph.directed:
         out["mst_weight"] = mst.minimum_spanning_forest_weight(job.graph)
     return out
+
+
+def startup_seconds(job) -> dict:
+    """Start-up of the process that created the output (root attributes of the file), never in
+    ``elapsed``: the graph's generation or reading, the
+    kernels' compilation (or load from numba's disk cache), the GPU upload."""
+    out = {"startup_graph_seconds": float(getattr(job, "graph_seconds", 0.0)),
+           "startup_compile_seconds": float(getattr(job, "warmup_seconds", 0.0)
+                                            + getattr(job, "host_seconds", 0.0))}
+    if getattr(job, "backend", None) == "cuda":
+        out["startup_upload_seconds"] = float(getattr(job, "upload_seconds", 0.0))
+    return out
