@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import analysis
+from . import analysis, tail_fits
 from .figure_backend import pyplot as _mpl
 from .io.reader import Result
 
@@ -80,13 +80,19 @@ def plot_file(path, out_dir=None, gif=True, log=None, fmt="png", dpi=120) -> lis
             if degrees is None:
                 log(f"{path}: no degree figures: {how}")
             else:
-                save("degree_distribution", degree_distribution_figure(r, degrees))
+                save("degree_distribution", degree_distribution_figure(r, degrees, log))
                 save("metric_vs_degree", metric_vs_degree_figure(r, degrees))
                 save("clustering_vs_degree", clustering_vs_degree_figure(r, degrees))
     return written
 
 
 # =============================================================================== helpers
+def _wrap(text, width):
+    import textwrap
+
+    return "\n".join(textwrap.wrap(text, width))
+
+
 def color_range(*arrays):
     """(vmin, vmax, cmap): symmetric about 0 with a diverging map when the data straddle 0."""
     lo = min(float(np.nanmin(a)) for a in arrays)
@@ -580,8 +586,10 @@ def graph_degrees(r: Result):
     return graph.degree(), how
 
 
-def degree_distribution_figure(r: Result, degrees):
-    """P(k) (log-binned) and P(K ≥ k) on log–log axes with the fitted power-law tail."""
+def degree_distribution_figure(r: Result, degrees, log=None):
+    """P(k) (log-binned) and P(K ≥ k) on log–log axes; the fitted power-law tail only where
+    Clauset–Shalizi–Newman's test does not reject it, else a note saying why there is no law
+    (also to ``log``)."""
     plt = _mpl()
     k = np.asarray(degrees)
     k = k[k > 0]
@@ -607,17 +615,25 @@ def degree_distribution_figure(r: Result, degrees):
     ax0.set_title("degree distribution")
     ccdf = 1.0 - np.concatenate([[0], np.cumsum(counts)[:-1]]) / len(k)
     ax1.loglog(vals, ccdf, ".", ms=4, color="C0", label="P(K ≥ k)")
-    fit = analysis.degree_power_law(k) if vals.max() >= 10 * max(vals.min(), 1) else None
-    if fit is not None and vals.max() >= 10 * fit.k_min:
+    # Clauset–Shalizi–Newman: the line only where the power law is not rejected (tail_fits)
+    verdict = tail_fits.judge(k)
+    fit = verdict.fit
+    if log is not None:
+        log(f"{getattr(r, 'path', r.name)}: {what} distribution: {verdict.reason}")
+    if verdict.plausible:
         kk = np.geomspace(fit.k_min, vals.max(), 30)
         ax1.loglog(kk, fit.ccdf(kk), "-", color="C3", lw=2,
-                   label=f"power-law tail k ≥ {fit.k_min}: α = {fit.alpha:.2f} ± {fit.stderr:.2f}")
+                   label=f"power-law tail k ≥ {fit.k_min}: α = {fit.alpha:.2f} ± {fit.stderr:.2f}"
+                         f" (p = {verdict.p:.2f})")
         ax0.loglog(kk, fit.pmf(kk), "-", color="C3", lw=1.5,
                    label=f"P(k) ∝ k^−{fit.alpha:.2f}")
-        ttl = f"CCDF; MLE fit (KS-chosen k_min = {fit.k_min}, {fit.tail} vertices)"
+        ttl = (f"CCDF; MLE fit (KS-chosen k_min = {fit.k_min}, {fit.tail} vertices), "
+               f"not rejected: p = {verdict.p:.2f}")
     else:
-        ttl = ("CCDF (no power-law fit: the degrees above the KS-chosen k_min span less than "
-               "a decade)")
+        ttl = "CCDF; no power law drawn"
+    ax1.text(0.02, 0.02, _wrap(verdict.reason, 70), transform=ax1.transAxes, fontsize=7,
+             va="bottom", ha="left", color="0.15",
+             bbox={"boxstyle": "round", "fc": "white", "ec": "0.7", "alpha": 0.85})
     ax1.set_xlabel(f"{what} k")
     ax1.set_ylabel("P(K ≥ k)")
     ax1.set_title(ttl, fontsize="medium")
