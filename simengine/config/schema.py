@@ -203,8 +203,9 @@ class FieldScenario(Strict):
 # ----------------------------------------------------------------------------- network scenarios
 class GraphFileSpec(Strict):
     path: str
-    #: None: from the suffix (.gr dimacs, .mtx mtx, .graph/.metis metis, else edgelist)
-    format: Optional[Literal["edgelist", "dimacs", "mtx", "metis"]] = None
+    #: None: from the suffix (.gr dimacs, .mtx mtx, .graph/.metis metis, .konect konect, else
+    #: edgelist, or konect when line 1 is KONECT's '% sym|asym|bip ...')
+    format: Optional[Literal["edgelist", "dimacs", "mtx", "metis", "konect"]] = None
 
 
 class WeightSpec(Strict):

@@ -28,13 +28,14 @@ from ..reader_text import _excerpt, _quoting
 from .common import (BYTES_PER_ENTRY, BYTES_PER_VERTEX, FORMAT_NAMES, GZIP_MAX_RATIO,  # noqa: F401
                      MAX_VERTICES, GraphRead, _Source, available_memory)  # noqa: F401
 from .edgelist import HEADER_WORDS, _read_edgelist  # noqa: F401
+from .konect import _read_konect, konect_header
 from .numbered import _read_dimacs, _read_metis, _read_mtx
 
-FORMATS = ("edgelist", "dimacs", "mtx", "metis")
+FORMATS = ("edgelist", "dimacs", "mtx", "metis", "konect")
 #: format of each suffix (also with ``.gz`` after it); any other suffix reads as an edge list
 SUFFIX_FORMATS = {".gr": "dimacs", ".mtx": "mtx", ".graph": "metis", ".metis": "metis",
                   ".txt": "edgelist", ".edges": "edgelist", ".tsv": "edgelist",
-                  ".csv": "edgelist"}
+                  ".csv": "edgelist", ".konect": "konect"}
 
 
 def guess_format(path) -> str:
@@ -47,7 +48,15 @@ def guess_format(path) -> str:
 
 
 _READERS = {"edgelist": _read_edgelist, "dimacs": _read_dimacs, "mtx": _read_mtx,
-            "metis": _read_metis}
+            "metis": _read_metis, "konect": _read_konect}
+
+
+def _first_line(path, check_memory) -> str:
+    src = _Source(path, check_memory)
+    try:
+        return next(iter(src), "")
+    finally:
+        src.close()
 
 
 def read_graph_file(path, format: str | None = None, directed: bool | None = None,
@@ -66,6 +75,8 @@ def read_graph_file(path, format: str | None = None, directed: bool | None = Non
         raise UserError(f"unknown graph format {_excerpt(format)}; expected one of "
                         f"{', '.join(FORMATS)}")
     fmt = fmt.lower()
+    if format is None and fmt == "edgelist" and konect_header(_first_line(path, check_memory)):
+        fmt = "konect"          # KONECT's out.* files: '% sym|asym|bip ...' on line 1
     src = _Source(path, check_memory)
     quoting = _quoting.set(False)
     try:

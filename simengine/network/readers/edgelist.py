@@ -163,7 +163,12 @@ def _read_edgelist(src, directed, weights, max_lines) -> GraphRead:
         ids = np.empty(len(names), dtype=object)
         ids[:] = [names[i] for i in order]
         n = len(names)
-    g = CSRGraph.from_edges(n, u, v, w, res.file_directed if directed is None else bool(directed))
+    build_directed = res.file_directed if directed is None else bool(directed)
+    if build_directed and res.states_direction is False:   # stated undirected, run directed:
+        u, v = np.concatenate([u, v]), np.concatenate([v, u])   # arcs both ways, as logged
+        if w is not None:
+            w = np.concatenate([w, w])
+    g = CSRGraph.from_edges(n, u, v, w, build_directed)
     g.ids = ids
     res.graph = g
     return res
