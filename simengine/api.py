@@ -140,6 +140,8 @@ class PathResults:
     statistics : dict of every scalar (``mean_distance``, ``diameter``, ``radius``,
         ``efficiency``, ``connected``, ..., ``*_se`` for sampled runs); each is also an attribute.
     sources : tuple of the labels of the source vertices.
+    edge_betweenness : {(u, v): value} (networkx ``edge_betweenness_centrality``) with the
+        ``edge_betweenness`` statistic, else None.
     """
 
     def __init__(self, labels, results: dict, sources=None):
@@ -158,6 +160,8 @@ class PathResults:
         self.distance_histogram = np.asarray(results.get("distance_histogram", np.zeros(0, int)))
         self.bin_width = float(results.get("histogram_bin_width", 1.0))
         self.sources = tuple(labels[int(i)] for i in (np.arange(n) if sources is None else sources))
+        #: {(u, v): value} with the ``edge_betweenness`` statistic, else None
+        self.edge_betweenness = None
 
     def __getattr__(self, name):
         stats = self.__dict__.get("statistics", {})
@@ -282,10 +286,30 @@ def path_statistics(graph, *, sources="all", algorithm="auto", weight=None, labe
                                      betweenness=mode(btw, betweenness_normalized))
     run_sources(g, src, stats, algorithm=algorithm, backend=backend)
     res = stats.results(graph=g) if btw else stats.results()
+    edges = None
+    if wanted is not None and "edge_betweenness" in wanted:
+        from .network.edge_betweenness import edge_betweenness
+
+        edges = edge_betweenness(g, src, sampled=sampled, normalized=betweenness_normalized,
+                                 backend=backend)
     if wanted is not None:
         res = select_statistics(res, wanted)
         res.update(graph_extras(g, wanted))
         scalars, vertex = structure_results(g, wanted, backend)
         res.update(scalars)
         res.update(vertex)
-    return PathResults(labels, res, src)
+    out = PathResults(labels, res, src)
+    if edges is not None:
+        out.edge_betweenness = _edge_values(g, labels, edges)
+    return out
+
+
+def _edge_values(g, labels, edges) -> dict:
+    """{(u, v): value} by vertex label, as networkx's ``edge_betweenness_centrality``: one key
+    per arc of a directed graph, one per edge (its first arc in CSR order) of an undirected one."""
+    src, dst, val = edges["edge_source"], edges["edge_target"], edges["edge_betweenness"]
+    out = {}
+    for u, v, x in zip(src.tolist(), dst.tolist(), val.tolist()):
+        if g.directed or (labels[v], labels[u]) not in out:
+            out[(labels[u], labels[v])] = x
+    return out

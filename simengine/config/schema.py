@@ -247,7 +247,7 @@ ALGORITHM_NAMES = network_algorithms.NAMES
 
 STATISTICS = ("mean_distance", "diameter", "radius", "eccentricity", "distance_histogram",
               "closeness", "harmonic", "efficiency", "components", "mst_weight",
-              "clustering", "assortativity", "kcore", "betweenness")
+              "clustering", "assortativity", "kcore", "betweenness", "edge_betweenness")
 
 
 class MetricsSpec(Strict):

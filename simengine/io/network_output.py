@@ -108,5 +108,6 @@ class NetworkOutput:
         scalars.update(more_scalars)
         vertex.update(more_vertex)
         hist = res.get("distance_histogram")
+        edge = getattr(self.job, "edge_results", None)    # /edge: per-arc results
         return (scalars, vertex, hist, float(res.get("histogram_bin_width", 1.0)),
-                str(res.get("scope", "all sources")))
+                str(res.get("scope", "all sources")), edge)

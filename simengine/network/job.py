@@ -111,6 +111,7 @@ class NetworkJob:
         self.pending_pred_rows = []   # /predecessors rows, beside pending_rows
         self.elapsed_before = 0.0
         self.last_ckpt = -1
+        self.edge_results = None     # edge_betweenness, computed once all sources are done
 
     # ---- graph
     def _build_graph(self):
@@ -290,16 +291,33 @@ class NetworkJob:
     def advance(self, done, stop, stop_requested, progress):
         """Process source batches until ``stop`` sources are done or a stop is requested."""
         if self.comm.size > 1:
-            return self._advance_ranks(done, stop, stop_requested, progress)
-        while done < stop:
-            todo = self.remaining()
-            k = min(stop - done, self.batch - done % self.batch, len(todo))
-            self.work(todo[:k])
-            done += k
-            progress(done)
-            if stop_requested():
-                break
+            done = self._advance_ranks(done, stop, stop_requested, progress)
+        else:
+            while done < stop:
+                todo = self.remaining()
+                k = min(stop - done, self.batch - done % self.batch, len(todo))
+                self.work(todo[:k])
+                done += k
+                progress(done)
+                if stop_requested():
+                    break
+        if done >= self.total:
+            self._edge_pass()
         return done
+
+    def _edge_pass(self):
+        """``edge_betweenness``: one pass over the run's sources on rank 0 after the path
+        statistics (inside the work time; :mod:`.edge_betweenness`)."""
+        from .edge_betweenness import NAME, edge_betweenness
+
+        if NAME not in self.spec.metrics.statistics or self.edge_results is not None \
+                or self.comm.rank != 0:
+            return
+        with self.spans("work: edge betweenness"):
+            self.edge_results = edge_betweenness(
+                self.graph, self.sources, sampled=bool(self.sampled),
+                normalized=bool(self.spec.metrics.betweenness_normalized),
+                backend=self.backend if self.backend == "cuda" else "cpu", log=self.log)
 
     def _advance_ranks(self, done, stop, stop_requested, progress):
         """All ranks together: the sources up to ``stop``, claimed dynamically
