@@ -76,3 +76,46 @@ def test_summary_plot_says_what_normalized_time_is():
     assert "per hop" in label_of("normalized_time") and "mean distance" in label_of(
         "normalized_time")
     assert "compilation excluded" in label_of("elapsed")
+
+
+def test_passive_wait_policy_unless_the_user_set_one(monkeypatch):
+    env = {}
+    done = numba_env.settle_threads(env)
+    assert env["OMP_WAIT_POLICY"] == "passive" and env["KMP_BLOCKTIME"] == "0"
+    assert done["OMP_WAIT_POLICY"] == "passive"
+    env = {"OMP_WAIT_POLICY": "active", "KMP_BLOCKTIME": "200"}
+    numba_env.settle_threads(env)
+    assert env["OMP_WAIT_POLICY"] == "active" and env["KMP_BLOCKTIME"] == "200"
+
+
+def test_a_narrow_affinity_caps_numbas_threads_before_numba_loads(monkeypatch):
+    import sys
+
+    monkeypatch.setattr(numba_env, "allowed_cores", lambda: 1)
+    monkeypatch.setattr(numba_env.os, "cpu_count", lambda: 8)
+    monkeypatch.delitem(sys.modules, "numba", raising=False)
+    env = {}
+    numba_env.settle_threads(env)
+    assert env["NUMBA_NUM_THREADS"] == "1"
+    env = {"NUMBA_NUM_THREADS": "4"}                    # the user's setting wins
+    numba_env.settle_threads(env)
+    assert env["NUMBA_NUM_THREADS"] == "4"
+
+
+def test_a_run_starts_with_the_passive_policy(tmp_path):
+    import subprocess
+    import sys
+
+    code = ("import os, simengine, numba, numpy as np\n"
+            "@numba.njit(parallel=True)\n"
+            "def f(x):\n"
+            "    s = 0.0\n"
+            "    for i in numba.prange(len(x)):\n"
+            "        s += x[i]\n"
+            "    return s\n"
+            "f(np.ones(10))\n"
+            "print(os.environ['OMP_WAIT_POLICY'], numba.threading_layer())\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "KMP_BLOCKTIME")}
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split()[0] == "passive"
