@@ -203,9 +203,11 @@ class FieldScenario(Strict):
 # ----------------------------------------------------------------------------- network scenarios
 class GraphFileSpec(Strict):
     path: str
-    #: None: from the suffix (.gr dimacs, .mtx mtx, .graph/.metis metis, .konect konect, else
+    #: None: from the suffix (.gr dimacs, .mtx mtx, .graph/.metis metis, .konect konect,
+    #: .graphml, .gml, .net/.paj pajek (these three through networkx), else
     #: edgelist, or konect when line 1 is KONECT's '% sym|asym|bip ...')
-    format: Optional[Literal["edgelist", "dimacs", "mtx", "metis", "konect"]] = None
+    format: Optional[Literal["edgelist", "dimacs", "mtx", "metis", "konect", "graphml", "gml",
+                             "pajek"]] = None
 
 
 class WeightSpec(Strict):

@@ -22,9 +22,11 @@ def stated_direction(comment: str) -> bool | None:
 
 def override_note(path, fmt: str, name: str, entries: int, file_directed: bool) -> str:
     """The one line logged when a scenario's ``graph.directed`` contradicts the file."""
-    stated = " (its header says so)" if fmt in ("edgelist", "konect") else ""
+    stated = (" (its header says so)" if fmt in ("edgelist", "konect") else
+              " (the file says so)" if fmt in ("graphml", "gml", "pajek") else "")
     if file_directed:
-        what = {"dimacs": "arcs", "edgelist": "edge lines", "konect": "arc lines"}.get(
+        what = {"dimacs": "arcs", "edgelist": "edge lines", "konect": "arc lines",
+                "graphml": "arcs", "gml": "arcs", "pajek": "arcs"}.get(
             fmt, "entries of the general (directed) matrix")
         return (f"{path}: treating the {entries} directed {what} of this {name} file{stated} as "
                 "undirected edges (directed: false)")

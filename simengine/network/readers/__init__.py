@@ -15,7 +15,9 @@ anything is allocated), damaged or truncated gzip, directories, FIFOs, devices a
 file describes (direction, weights, counts) for the scenario runner's log and ``validate``.
 
 Modules: ``common`` (the file, its lines, guards, :class:`GraphRead`), ``edgelist``, ``numbered``
-(DIMACS, Matrix Market, METIS); this module picks the reader and applies a scenario's settings.
+(DIMACS, Matrix Market, METIS), ``konect``, ``via_networkx`` (GraphML, GML, Pajek through
+networkx: the optional extra ``formats``); this module picks the reader and applies a
+scenario's settings.
 """
 from __future__ import annotations
 
@@ -30,12 +32,14 @@ from .common import (BYTES_PER_ENTRY, BYTES_PER_VERTEX, FORMAT_NAMES, GZIP_MAX_R
 from .edgelist import HEADER_WORDS, _read_edgelist  # noqa: F401
 from .konect import _read_konect, konect_header
 from .numbered import _read_dimacs, _read_metis, _read_mtx
+from .via_networkx import NX_FORMATS, read_via_networkx
 
-FORMATS = ("edgelist", "dimacs", "mtx", "metis", "konect")
+FORMATS = ("edgelist", "dimacs", "mtx", "metis", "konect", "graphml", "gml", "pajek")
 #: format of each suffix (also with ``.gz`` after it); any other suffix reads as an edge list
 SUFFIX_FORMATS = {".gr": "dimacs", ".mtx": "mtx", ".graph": "metis", ".metis": "metis",
                   ".txt": "edgelist", ".edges": "edgelist", ".tsv": "edgelist",
-                  ".csv": "edgelist", ".konect": "konect"}
+                  ".csv": "edgelist", ".konect": "konect", ".graphml": "graphml",
+                  ".gml": "gml", ".net": "pajek", ".paj": "pajek"}
 
 
 def guess_format(path) -> str:
@@ -64,7 +68,8 @@ def read_graph_file(path, format: str | None = None, directed: bool | None = Non
                     check_memory: bool = True) -> GraphRead:
     """Parse a graph file completely (or its first ``max_lines`` lines) into a :class:`GraphRead`.
 
-    ``format``: edgelist | dimacs | mtx | metis | None (from the suffix, :func:`guess_format`).
+    ``format``: edgelist | dimacs | mtx | metis | konect | graphml | gml | pajek | None (from
+    the suffix, :func:`guess_format`; a KONECT first line makes a guessed edge list konect).
     ``directed``: None = what the file describes; True/False override it (with a note).
     ``weights``: None = use weights if the file has them, False = ignore them, True = require.
     ``check_memory``: refuse header counts whose graph would not fit the available memory
@@ -77,13 +82,20 @@ def read_graph_file(path, format: str | None = None, directed: bool | None = Non
     fmt = fmt.lower()
     if format is None and fmt == "edgelist" and konect_header(_first_line(path, check_memory)):
         fmt = "konect"          # KONECT's out.* files: '% sym|asym|bip ...' on line 1
-    src = _Source(path, check_memory)
     quoting = _quoting.set(False)
-    try:
-        res = _READERS[fmt](src, directed, weights, max_lines)
-    finally:
-        _quoting.reset(quoting)
-        src.close()
+    if fmt in NX_FORMATS:                 # networkx's parsers read the whole file
+        try:
+            res = read_via_networkx(path, fmt, directed, weights)
+        finally:
+            _quoting.reset(quoting)
+        src = res
+    else:
+        src = _Source(path, check_memory)
+        try:
+            res = _READERS[fmt](src, directed, weights, max_lines)
+        finally:
+            _quoting.reset(quoting)
+            src.close()
     if weights is True and not res.has_weights:
         raise UserError(f"{src.path}: weights required but the {FORMAT_NAMES[fmt]} file has none")
     if directed is not None and bool(directed) != res.file_directed and \
@@ -95,7 +107,7 @@ def read_graph_file(path, format: str | None = None, directed: bool | None = Non
 
 def read_graph(path, format: str | None = None, directed: bool | None = None,
                weights: bool | None = None, check_memory: bool = True) -> CSRGraph:
-    """Read a graph file.  ``format``: edgelist | dimacs | mtx | metis | None (from the suffix:
+    """Read a graph file.  ``format``: one of :data:`FORMATS` or None (from the suffix:
     .gr, .mtx, .graph/.metis, else edgelist; .gz stripped first).  ``directed`` None = what the
     file describes (DIMACS and general Matrix Market directed; symmetric Matrix Market, METIS and
     edge lists undirected unless a SNAP header says '# Directed graph').  ``weights``: None = use weights if the file has them, False = ignore
@@ -124,7 +136,8 @@ def read_for_scenario(path, graph_spec, log=None, max_lines=None) -> GraphRead:
                          "(graph.weights: file uses them)")
     if weights is not False and res.has_weights and res.negative_weight is not None:
         ln, value = res.negative_weight
-        raise UserError(f"{path}:{ln}: negative weight {value:g}; shortest paths need weights "
+        where = f"{path}:{ln}" if ln is not None else f"{path}"
+        raise UserError(f"{where}: negative weight {value:g}; shortest paths need weights "
                         ">= 0 (or set graph.weights: none)")
     if log is not None:
         for note in res.notes:

@@ -20,7 +20,8 @@ from ..reader_text import _bytes, _count, _excerpt
 from ..weights import WEIGHT_MAX
 
 FORMAT_NAMES = {"edgelist": "edge list", "dimacs": "DIMACS", "mtx": "Matrix Market",
-                "metis": "METIS", "konect": "KONECT"}
+                "metis": "METIS", "konect": "KONECT", "graphml": "GraphML", "gml": "GML",
+                "pajek": "Pajek"}
 #: CSR vertex ids are int32
 MAX_VERTICES = 2 ** 31 - 2
 #: memory per vertex of a graph and its path statistics (CSR row pointer, accumulators, results)
