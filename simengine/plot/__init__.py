@@ -64,7 +64,7 @@ def plot_file(path, out_dir=None, gif=True, log=None, fmt="png", dpi=120) -> lis
             save("field", field_figure(r))
             save("observables", observables_figure(r))
             save("structure_factor", structure_factor_figure(r))
-            save("snapshots", snapshot_montage_figure(r))
+            save("snapshots", snapshot_montage_figure(r, log=log))
             save("phi_histogram", phi_histogram_figure(r))
             if gif:
                 p = snapshot_gif(r, out / "snapshots.gif")

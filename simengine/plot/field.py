@@ -130,12 +130,16 @@ def structure_factor_figure(r: Result, curves: int = 8):
     h = _spacing(r)
     fig, ax = plt.subplots(figsize=(6.8, 5), layout="constrained")
     cmap = plt.get_cmap("viridis")
+    empty = []
     for j, i in enumerate(idx):
         if stored:
             k, s = k_all, rows[i]
         else:
             k, s = analysis.radial_structure_factor(r.phi[i], h, boundary)
         ok = np.isfinite(s) & (s > 0)
+        if not ok.any():                    # nothing to draw on log axes: said, not listed
+            empty.append(_tstr(float(times[i])))
+            continue
         ax.loglog(k[ok], s[ok], "-", lw=1.2, color=cmap(j / max(1, len(idx) - 1)),
                   label=f"t = {_tstr(float(times[i]))}")
     lo, hi = ax.get_ylim()
@@ -145,19 +149,45 @@ def structure_factor_figure(r: Result, curves: int = 8):
         "⟨|FFT(φ − ⟨φ⟩)|²⟩ / N"
     ax.set_ylabel(f"S(k, t) = {form}")
     where = "stored at the observation times" if stored else "at the snapshot times"
-    ax.set_title(f"{r.name}: structure factor {where}")
-    ax.legend(fontsize="small", ncol=2)
+    drawn = len(idx) - len(empty)
+    of = f"{drawn} of {len(times)} times t > 0" if drawn < len(times) else f"{drawn} times"
+    ax.set_title(f"{r.name}: structure factor {where} ({of})"
+                 + (f"\nno positive S(k) at t = {', '.join(empty)}" if empty else ""),
+                 fontsize="medium")
+    lines = ax.get_lines()                  # every line drawn is in the legend
+    ax.legend(lines, [ln.get_label() for ln in lines], fontsize="small",
+              ncol=2 if len(lines) <= 12 else 3)
     return fig
 
 
-def snapshot_montage_figure(r: Result, panels: int = 9):
-    """The stored snapshots side by side (shared colour range; a panel whose range is under a
-    tenth of it, like the initial noise, gets its own scale and says so), or lines in 1D."""
+#: the most panels the montage draws; beyond, evenly spaced snapshots, the others named
+MONTAGE_PANELS = 24
+
+
+def montage_pick(times, panels: int = MONTAGE_PANELS):
+    """(indices drawn, the note naming the snapshots left out — '' when every one is drawn)."""
+    n = len(times)
+    if n <= panels:
+        return list(range(n)), ""
+    idx = _pick(n, panels)
+    left = [i for i in range(n) if i not in set(idx)]
+    shown = ", ".join(_tstr(float(times[i])) for i in left[:6]) + (", …" if len(left) > 6 else "")
+    return idx, (f"{len(idx)} of {n} snapshots drawn (evenly spaced, at most {panels} panels); "
+                 f"left out: t = {shown}")
+
+
+def snapshot_montage_figure(r: Result, panels: int = MONTAGE_PANELS, log=None):
+    """Every stored snapshot side by side on one colour scale (at most ``panels``: then evenly
+    spaced ones, and a note on the figure and to ``log`` names those left out), or lines in 1D.
+    A panel whose own range is under a tenth of the scale (the initial noise) says its range
+    in its title."""
     plt = _mpl()
     times = r.snapshot_times
     if not len(times):
         return None
-    idx = _pick(len(times), panels)
+    idx, note = montage_pick(times, panels)
+    if note and log is not None:
+        log(f"{getattr(r, 'path', r.name)}: snapshot montage: {note}")
     h = _spacing(r)
     frames = [r.phi[i] for i in idx]
     if frames[0].ndim == 1:
@@ -170,32 +200,29 @@ def snapshot_montage_figure(r: Result, panels: int = 9):
         ax.set_xlabel(f"x ({LENGTH_UNIT})")
         ax.set_ylabel("φ")
         ax.legend(fontsize="small", ncol=2)
-        ax.set_title(f"{r.name}: snapshots")
+        ax.set_title(f"{r.name}: snapshots" + (f"\n{note}" if note else ""), fontsize="medium")
         return fig
     planes = [_plane(p)[0] for p in frames]
     vmin, vmax, cmap = color_range(*planes)
-    ncol = min(3, len(planes))
+    ncol = min(4 if len(planes) > 9 else 3, len(planes))
     nrow = -(-len(planes) // ncol)
     fig, axes = plt.subplots(nrow, ncol, figsize=(3.6 * ncol + 1, 3.4 * nrow), squeeze=False,
                              layout="constrained")
     for ax in axes.ravel()[len(planes):]:
         ax.set_visible(False)
-    shared = None
+    im = None
     for ax, i, img in zip(axes.ravel(), idx, planes):
-        lo, hi, own = color_range(img)
-        faint = (hi - lo) < 0.1 * (vmax - vmin)       # e.g. the initial noise: blank on the shared scale
-        im = _image(ax, img, h, *((lo, hi, own) if faint else (vmin, vmax, cmap)))
-        if faint:
-            fig.colorbar(im, ax=ax, shrink=0.7)
-        else:
-            shared = im
-        ax.set_title(f"t = {_tstr(float(times[i]))}" + (" (own colour scale)" if faint else ""),
-                     fontsize="medium")
-    if shared is not None:
-        fig.colorbar(shared, ax=axes.ravel().tolist(), label="φ", shrink=0.8)
+        lo, hi, _ = color_range(img)
+        faint = (hi - lo) < 0.1 * (vmax - vmin)       # e.g. the initial noise: say its range
+        im = _image(ax, img, h, vmin, vmax, cmap)
+        ax.set_title(f"t = {_tstr(float(times[i]))}"
+                     + (f" (φ in [{float(img.min()):.2g}, {float(img.max()):.2g}])" if faint
+                        else ""), fontsize="medium")
+    fig.colorbar(im, ax=axes.ravel().tolist(), label="φ (one scale for every panel)",
+                 shrink=0.8)
     k = _plane(frames[0])[1]
     where = "" if k is None else f" (mid-plane z = {k * h:g})"
-    fig.suptitle(f"{r.name}: snapshots{where}")
+    fig.suptitle(f"{r.name}: snapshots{where}" + (f"\n{note}" if note else ""))
     return fig
 
 
