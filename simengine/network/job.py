@@ -169,6 +169,11 @@ class NetworkJob:
                                 tiny, betweenness=self.stats.betweenness),
                             algorithm=self.algorithm, backend=self.backend,
                             **({} if b is None else {"batch": b}))
+            if "edge_betweenness" in self.spec.metrics.statistics and self.comm.rank == 0:
+                from .edge_betweenness import edge_betweenness
+
+                edge_betweenness(tiny, np.arange(3),
+                                 backend=self.backend if self.backend == "cuda" else "cpu")
         except Exception:  # the real run reports any problem with the real graph
             pass
         compiled = time.perf_counter() - t

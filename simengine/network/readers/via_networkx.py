@@ -33,8 +33,8 @@ def _looks_like(path, marks) -> bool:
         opener = gzip.open if str(path).lower().endswith(".gz") else open
         with opener(path, "rb") as f:
             head = f.read(256).lstrip().lower()
-    except OSError:
-        return False
+    except Exception:  # noqa: BLE001 - damaged gzip (EOFError, zlib.error), unreadable: the
+        return False   # parser says what is wrong
     return any(head.startswith(m) for m in marks)
 
 
