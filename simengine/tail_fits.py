@@ -9,7 +9,8 @@ goodness-of-fit p-value that ``powerlaw`` leaves out.
   probability (n − tail)/n, else from the fitted discrete power law (CSN Appendix D's rounding) —
   each refitted with its own k_min. p = the share of synthetic D at least the data's D. With
   ``sets`` = 100 the p-value is known to about ±0.05, enough for CSN's rule: p < 0.1 rejects the
-  power law (``REJECT_BELOW``).
+  power law (``REJECT_BELOW``). The figure gives the bootstrap ``BUDGET`` seconds (at least 10
+  sets): a huge graph uses fewer sets, and the note says how many.
 * Alternatives (CSN §5): Vuong's normalised log-likelihood ratio R/(σ√m) of the power law against
   a discrete lognormal (MLE, CDF differences at k ± ½) and a discrete exponential (geometric, its
   exact MLE) on the same tail, with the two-sided p-value; R < 0 with p < 0.1 means the alternative
@@ -78,8 +79,13 @@ def _draw_power_law(rng, m, alpha, k_min):
     return np.floor((k_min - 0.5) * (1.0 - u) ** (-1.0 / (alpha - 1.0)) + 0.5)
 
 
-def gof_pvalue(degrees, fit, sets=DEFAULT_SETS, seed=0, min_tail=50) -> float:
-    """CSN's semi-parametric bootstrap p-value of ``fit`` (a DegreeFit of ``degrees``)."""
+def gof_pvalue(degrees, fit, sets=DEFAULT_SETS, seed=0, min_tail=50, budget=None):
+    """CSN's semi-parametric bootstrap p-value of ``fit`` (a DegreeFit of ``degrees``):
+    ``(p, synthetic sets used)``; with ``budget`` seconds it stops early (at least 10 sets), so
+    a figure of a huge graph stays bounded — the sets used are then fewer, and said."""
+    import time
+
+    t0 = time.perf_counter()
     k = np.asarray(degrees, dtype=np.float64)
     k = k[k > 0]
     n = len(k)
@@ -87,7 +93,11 @@ def gof_pvalue(degrees, fit, sets=DEFAULT_SETS, seed=0, min_tail=50) -> float:
     share = fit.tail / n
     rng = np.random.default_rng(seed)
     worse = 0
+    done = 0
     for _ in range(int(sets)):
+        if budget is not None and done >= 10 and time.perf_counter() - t0 > budget:
+            break
+        done += 1
         m_tail = int(rng.binomial(n, share))
         syn = _draw_power_law(rng, m_tail, fit.alpha, fit.k_min)
         if n - m_tail and len(below):
@@ -95,52 +105,56 @@ def gof_pvalue(degrees, fit, sets=DEFAULT_SETS, seed=0, min_tail=50) -> float:
         f = _fit(syn, min(min_tail, max(2, m_tail // 2)))
         if f is None or f.ks_distance >= fit.ks_distance:
             worse += 1
-    return worse / int(sets)
+    return worse / done, done
 
 
-def _ll_power_law(tail, alpha, k_min):
+# The log-likelihoods below take the tail's distinct degrees ``v`` and their counts ``c`` (a
+# degree sequence has few distinct values: the fits and sums cost O(distinct), not O(vertices)).
+def _ll_power_law(v, alpha, k_min):
     from scipy.special import zeta
 
-    return -alpha * np.log(tail) - np.log(zeta(alpha, k_min))
+    return -alpha * np.log(v) - np.log(zeta(alpha, k_min))
 
 
-def _ll_exponential(tail, k_min):
+def _ll_exponential(v, c, k_min):
     """Discrete exponential P(k) = (1 − e^(−λ)) e^(−λ(k − k_min)), k ≥ k_min: exact MLE."""
-    mean_excess = float(np.mean(tail - k_min))
+    mean_excess = float(np.sum(c * (v - k_min)) / np.sum(c))
     lam = np.log1p(1.0 / mean_excess) if mean_excess > 0 else 50.0
-    return np.log1p(-np.exp(-lam)) - lam * (tail - k_min), {"lambda": float(lam)}
+    return np.log1p(-np.exp(-lam)) - lam * (v - k_min), {"lambda": float(lam)}
 
 
-def _lognormal_ll(tail, k_min, mu, sigma):
+def _lognormal_ll(v, k_min, mu, sigma):
     from scipy.special import log_ndtr
 
     def logsf(x):  # log P(X > x) of the lognormal
         return log_ndtr(-(np.log(x) - mu) / sigma)
 
-    lo, hi = logsf(tail - 0.5), logsf(tail + 0.5)
+    lo, hi = logsf(v - 0.5), logsf(v + 0.5)
     # log(sf(lo) − sf(hi)) without cancellation, minus the normalisation log sf(k_min − ½)
     return lo + np.log(-np.expm1(np.minimum(hi - lo, -1e-300))) - logsf(k_min - 0.5)
 
 
-def _ll_lognormal(tail, k_min):
+def _ll_lognormal(v, c, k_min):
     from scipy.optimize import minimize
 
     def nll(p):
         mu, log_s = p
-        v = _lognormal_ll(tail, k_min, mu, float(np.exp(log_s)))
-        return -float(np.sum(v)) if np.all(np.isfinite(v)) else 1e300
+        ll = _lognormal_ll(v, k_min, mu, float(np.exp(log_s)))
+        return -float(np.sum(c * ll)) if np.all(np.isfinite(ll)) else 1e300
 
-    lt = np.log(tail)
-    spread = max(float(lt.std()), 0.1)
+    lv = np.log(v)
+    w = c / np.sum(c)
+    mean = float(np.sum(w * lv))
+    spread = max(float(np.sqrt(np.sum(w * (lv - mean) ** 2))), 0.1)
     best = None
     # the tail's own log-moments, and a wide lognormal peaked well below k_min (a heavy tail)
-    for start in ((float(lt.mean()), np.log(spread)), (0.0, np.log(2.0 * spread + 1.0))):
+    for start in ((mean, np.log(spread)), (0.0, np.log(2.0 * spread + 1.0))):
         r = minimize(nll, np.array(start), method="Nelder-Mead",
                      options={"xatol": 1e-8, "fatol": 1e-10, "maxiter": 4000})
         if best is None or r.fun < best.fun:
             best = r
     mu, sigma = float(best.x[0]), float(np.exp(best.x[1]))
-    return _lognormal_ll(tail, k_min, mu, sigma), {"mu": mu, "sigma": sigma}
+    return _lognormal_ll(v, k_min, mu, sigma), {"mu": mu, "sigma": sigma}
 
 
 def compare(degrees, fit) -> list:
@@ -148,21 +162,26 @@ def compare(degrees, fit) -> list:
     from scipy.special import erfc
 
     k = np.asarray(degrees, dtype=np.float64)
-    tail = np.sort(k[k >= fit.k_min])
-    pl = _ll_power_law(tail, fit.alpha, fit.k_min)
+    v, c = np.unique(k[k >= fit.k_min], return_counts=True)
+    m = float(np.sum(c))
+    pl = _ll_power_law(v, fit.alpha, fit.k_min)
     out = []
     for name, fn in (("lognormal", _ll_lognormal), ("exponential", _ll_exponential)):
-        alt, params = fn(tail, fit.k_min)
+        alt, params = fn(v, c, fit.k_min)
         d = pl - alt
-        R = float(d.sum())
-        sd = float(d.std())
-        z = R / (sd * np.sqrt(len(d))) if sd > 0 else 0.0
+        R = float(np.sum(c * d))
+        sd = float(np.sqrt(max(np.sum(c * (d - R / m) ** 2) / m, 0.0)))
+        z = R / (sd * np.sqrt(m)) if sd > 0 else 0.0
         p = float(erfc(abs(z) / np.sqrt(2))) if sd > 0 else 1.0
         out.append(Comparison(name, R, float(z), p, params))
     return out
 
 
-def judge(degrees, sets=DEFAULT_SETS, seed=0, min_tail=50) -> TailVerdict:
+#: seconds the figure's bootstrap may take (a graph of millions of vertices uses fewer sets)
+BUDGET = 30.0
+
+
+def judge(degrees, sets=DEFAULT_SETS, seed=0, min_tail=50, budget=BUDGET) -> TailVerdict:
     """Fit, test and compare; ``plausible`` says whether the figure may draw the law."""
     k = np.asarray(degrees, dtype=np.float64)
     k = k[k > 0]
@@ -175,7 +194,7 @@ def judge(degrees, sets=DEFAULT_SETS, seed=0, min_tail=50) -> TailVerdict:
         return TailVerdict(fit, float("nan"), 0, [], False,
                            f"no power-law fit: the degrees above k_min = {fit.k_min} span less "
                            f"than a decade (up to {int(k.max())})")
-    p = gof_pvalue(k, fit, sets=sets, seed=seed, min_tail=min_tail)
+    p, sets = gof_pvalue(k, fit, sets=sets, seed=seed, min_tail=min_tail, budget=budget)
     try:
         comps = compare(k, fit)
     except ImportError:      # scipy: the optional extra 'fits'
