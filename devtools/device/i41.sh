@@ -11,9 +11,9 @@ export PYTHONPATH=${PYTHONPATH:-$PWD}
 nvidia-smi --query-gpu=name,memory.total --format=csv > "$OUT/i41/gpu.txt" 2>&1
 
 echo "--- tests (real GPU)"
-timeout 80 python3 -m pytest -q -o addopts="" -p no:cacheprovider tests/test_edge_betweenness.py \
+timeout 75 python3 -m pytest -q -o addopts="" -p no:cacheprovider tests/test_edge_betweenness.py \
   > "$OUT/i41/tests.txt" 2>&1; echo "tests rc=$?"; tail -n 8 "$OUT/i41/tests.txt"
 
 echo "--- bench_edge_betweenness"
-timeout 35 python3 benchmarks/bench_edge_betweenness.py --n 20000 --m 4 --sources 2000 \
+timeout 40 python3 benchmarks/bench_edge_betweenness.py --n 20000 --m 4 --sources 2000 \
   > "$OUT/i41/bench.txt" 2>&1; echo "bench rc=$?"; tail -n 5 "$OUT/i41/bench.txt"
