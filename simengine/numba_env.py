@@ -103,6 +103,10 @@ def settle_cache(env=None, package: Path = PACKAGE) -> str | None:
     return str(folder)
 
 
+#: the variable that says NUMBA_NUM_THREADS was set by :func:`settle_threads` (the affinity), so
+#: that ``--threads``' log does not call it the user's
+MARK = "SIMENGINE_THREADS_FROM_AFFINITY"
+
 #: the wait policy simengine sets unless the user set one (variable -> value)
 PASSIVE = {"OMP_WAIT_POLICY": "passive", "KMP_BLOCKTIME": "0"}
 
@@ -127,6 +131,7 @@ def settle_threads(env=None) -> dict:
     if not env.get("NUMBA_NUM_THREADS", "").strip() and cores and \
             cores < (os.cpu_count() or cores) and "numba" not in sys.modules:
         env["NUMBA_NUM_THREADS"] = done["NUMBA_NUM_THREADS"] = str(cores)
+        env[MARK] = str(cores)      # set here, not by the user (parallel/threads.py reads it)
     return done
 
 

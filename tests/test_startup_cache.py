@@ -137,3 +137,13 @@ def test_field_work_time_excludes_the_step_kernels_compilation(tmp_path):
         wall = f["observables/wall_time"][()]
     # compiling the RK2 stage kernels takes seconds on a cold cache; 20 steps of 32² take ms
     assert work < 1.0 and float(wall[-1]) < 1.0, (work, wall)
+
+
+def test_the_affinity_setting_is_not_reported_as_the_users():
+    from simengine.parallel.threads import decide_threads
+
+    env = {"NUMBA_NUM_THREADS": "1", "SIMENGINE_THREADS_FROM_AFFINITY": "1"}
+    n, why = decide_threads(env=env, mpi_split=False)
+    assert "NUMBA_NUM_THREADS" not in why
+    n, why = decide_threads(env={"NUMBA_NUM_THREADS": "3"}, mpi_split=False)
+    assert n is None and why == "NUMBA_NUM_THREADS=3"
