@@ -6,6 +6,9 @@ path or YAML text and returns its output path; ``simengine.open(path)`` reads an
 scipy sparse matrix and returns a ``PathResults`` keyed by the graph's own vertex labels.
 """
 from .version import __version__  # noqa: F401
+from . import numba_env as _numba_env
+
+_numba_env.settle()   # numba's disk cache (and wait policy) before numba loads: docs/cluster.md
 
 _API = ("run", "run_ensemble", "load", "path_statistics", "PathResults")
 

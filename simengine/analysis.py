@@ -169,22 +169,30 @@ def degree_power_law(degrees, min_tail: int = 50) -> DegreeFit | None:
     the exponent is the discrete maximum-likelihood estimate α = 1 + m / Σ ln(k_i / (k_min − ½));
     k_min minimises the Kolmogorov–Smirnov distance between the tail's empirical CCDF and the fitted
     ((k − ½)/(k_min − ½))^(1−α). Returns None when no candidate leaves ``min_tail`` vertices.
+    Works on the distinct degrees (the sums by suffix, the CCDFs at the distinct values): O(U²)
+    for U distinct degrees, whatever the number of vertices.
     """
-    k = np.sort(np.asarray(degrees, dtype=np.float64))
+    k = np.asarray(degrees, dtype=np.float64)
     k = k[k > 0]
     n = len(k)
+    if not n:
+        return None
+    vals, counts = np.unique(k, return_counts=True)
+    before = np.concatenate([[0], np.cumsum(counts)[:-1]])     # vertices below each value
+    logs = np.cumsum((counts * np.log(vals))[::-1])[::-1]     # Σ ln k over each suffix
     best = None
-    for kmin in np.unique(k):
-        tail = k[np.searchsorted(k, kmin):]
-        if len(tail) < min_tail:
+    for j in range(len(vals)):
+        m = n - int(before[j])
+        if m < min_tail:
             break
-        a, se = _alpha(tail, kmin)
+        kmin = vals[j]
+        s = float(logs[j] - m * np.log(kmin - 0.5))
+        a = 1.0 + m / s if s > 0 else float("inf")
         if not np.isfinite(a):
             continue
-        vals, first = np.unique(tail, return_index=True)
-        emp = 1.0 - first / len(tail)                      # P(K ≥ v) within the tail
-        fit = ((vals - 0.5) / (kmin - 0.5)) ** (1.0 - a)
+        emp = 1.0 - (before[j:] - before[j]) / m               # P(K ≥ v) within the tail
+        fit = ((vals[j:] - 0.5) / (kmin - 0.5)) ** (1.0 - a)
         d = float(np.abs(emp - fit).max())
         if best is None or d < best.ks_distance:
-            best = DegreeFit(float(a), float(se), int(kmin), d, len(tail), n)
+            best = DegreeFit(float(a), float((a - 1.0) / np.sqrt(m)), int(kmin), d, m, n)
     return best

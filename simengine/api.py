@@ -118,6 +118,10 @@ class VertexValues(Mapping):
         return f"VertexValues({{{head}{more}}}, n={len(self.labels)})"
 
 
+#: per-vertex results a PathResults exposes as label → value mappings (None when not computed)
+VERTEX_VALUES = ("eccentricity", "closeness", "harmonic", "betweenness", "betweenness_stderr",
+                 "clustering", "core_number")
+
 SCALARS = ("n", "mean_distance", "diameter", "radius", "efficiency", "reachable_pairs",
            "unreachable_pairs", "connected", "sampled", "estimate", "sources_done")
 
@@ -130,12 +134,14 @@ class PathResults:
     labels : tuple of the vertex labels, in the graph's vertex order.
     eccentricity, closeness, harmonic : :class:`VertexValues` (label → value); eccentricity is
         NaN for vertices that were not sources (sampled runs).
-    clustering, core_number : :class:`VertexValues` from an output that has them (the
-        ``clustering`` / ``kcore`` statistics), else None.
+    betweenness, betweenness_stderr, clustering, core_number : :class:`VertexValues` when
+        computed (the ``betweenness`` / ``clustering`` / ``kcore`` statistics), else None.
     distance_histogram : int64 array, ordered pairs by distance bin; ``bin_width`` its width.
     statistics : dict of every scalar (``mean_distance``, ``diameter``, ``radius``,
         ``efficiency``, ``connected``, ..., ``*_se`` for sampled runs); each is also an attribute.
     sources : tuple of the labels of the source vertices.
+    edge_betweenness : {(u, v): value} (networkx ``edge_betweenness_centrality``) with the
+        ``edge_betweenness`` statistic, else None.
     """
 
     def __init__(self, labels, results: dict, sources=None):
@@ -148,12 +154,14 @@ class PathResults:
         self._index = index
         self.statistics = {k: (v.item() if isinstance(v, np.generic) else v)
                            for k, v in results.items() if np.ndim(v) == 0}
-        for name in ("eccentricity", "closeness", "harmonic", "clustering", "core_number"):
+        for name in VERTEX_VALUES:
             arr = results.get(name)
             setattr(self, name, None if arr is None else VertexValues(labels, index, arr))
         self.distance_histogram = np.asarray(results.get("distance_histogram", np.zeros(0, int)))
         self.bin_width = float(results.get("histogram_bin_width", 1.0))
         self.sources = tuple(labels[int(i)] for i in (np.arange(n) if sources is None else sources))
+        #: {(u, v): value} with the ``edge_betweenness`` statistic, else None
+        self.edge_betweenness = None
 
     def __getattr__(self, name):
         stats = self.__dict__.get("statistics", {})
@@ -185,14 +193,21 @@ class PathResults:
 
 
 def _as_graph(graph, weight, labels, directed):
-    """(CSRGraph, labels) for a networkx graph, a scipy sparse matrix or a CSRGraph."""
+    """(CSRGraph, labels) for a networkx graph, a scipy sparse matrix or a CSRGraph; without
+    ``weight`` the graph is unweighted (networkx's convention), whatever it carries."""
+    import dataclasses
+
     from .network.graph import CSRGraph
 
     if isinstance(graph, CSRGraph):
         g = graph
+        if weight is None and g.weighted:
+            g = dataclasses.replace(g, weights=None, _transpose=None)
     elif hasattr(graph, "nodes") and hasattr(graph, "edges"):  # networkx
         if labels is None:
             labels = list(graph.nodes)
+        if weight is True:
+            weight = "weight"
         g = CSRGraph.from_networkx(graph, weight=weight)
     elif hasattr(graph, "tocoo"):  # scipy.sparse
         A = graph.tocoo()
@@ -210,8 +225,25 @@ def _as_graph(graph, weight, labels, directed):
     return g, labels
 
 
-def path_statistics(graph, *, sources="all", algorithm="auto", weight="weight", labels=None,
-                    directed=None, backend="cpu", bin_width=1.0) -> PathResults:
+def _wanted(statistics):
+    """The checked list of statistics (the names ``metrics.statistics`` takes), or None."""
+    if statistics is None:
+        return None
+    from .config.schema import STATISTICS
+
+    if isinstance(statistics, str):
+        statistics = [statistics]
+    wanted = list(statistics)
+    for name in wanted:
+        if name not in STATISTICS:
+            raise UserError(f"statistics: {name!r} is not a statistic; expected some of "
+                            f"{', '.join(STATISTICS)}")
+    return wanted
+
+
+def path_statistics(graph, *, sources="all", algorithm="auto", weight=None, labels=None,
+                    directed=None, backend="cpu", bin_width=1.0, statistics=None,
+                    betweenness_normalized=False) -> PathResults:
     """All-pairs (or sampled) shortest-path statistics of ``graph``, keyed by vertex label.
 
     Parameters
@@ -221,16 +253,25 @@ def path_statistics(graph, *, sources="all", algorithm="auto", weight="weight", 
     sources : ``"all"``, ``{"sample": K, "seed": S}`` (estimates with standard errors) or a list of
         labels.
     algorithm : ``auto`` | ``msbfs`` | ``bfs`` | ``dial`` | ``dijkstra`` | ``fw`` (docs/network.md).
-    weight : edge attribute (networkx) holding the length; ``None`` ignores weights. For scipy
-        matrices ``None`` ignores the entries; a matrix of ones is unweighted either way.
+    weight : as networkx: ``None`` (default) counts hops whatever the graph carries; an edge
+        attribute name (networkx) holds the lengths; for a scipy matrix or a CSRGraph any value
+        but ``None`` (e.g. ``True``) uses its entries / weights (a matrix of ones is unweighted).
     directed : scipy only: treat the matrix as directed (default True; a symmetric matrix gives
         the same distances either way).
     backend : ``cpu`` or ``cuda``.
     bin_width : distance-histogram bin width for weighted graphs.
+    statistics : None (every path statistic of the one fused pass, as before) or a list of the
+        names a scenario's ``metrics.statistics`` takes — ``betweenness`` runs Brandes' engine
+        (``res.betweenness``), ``components``, ``mst_weight``, ``clustering``, ``assortativity``,
+        ``kcore`` add their passes — and the results hold those only.
+    betweenness_normalized : betweenness divided by (n−1)(n−2) (networkx's ``normalized=True``).
     """
     from .network.apsp import choose_sources, run_sources
-    from .network.statistics import PathStatistics
+    from .network.betweenness import mode
+    from .network.statistics import PathStatistics, select_statistics
+    from .network.structure import graph_extras, structure_results
 
+    wanted = _wanted(statistics)
     g, labels = _as_graph(graph, weight, labels, directed)
     if isinstance(sources, (list, tuple)):
         index = {lab: i for i, lab in enumerate(labels)}
@@ -239,7 +280,36 @@ def path_statistics(graph, *, sources="all", algorithm="auto", weight="weight", 
             raise UserError(f"sources: {missing[0]!r} is not a vertex of the graph")
         sources = [index[s] for s in sources]
     src, sampled = choose_sources(g.n, sources)
+    btw = wanted is not None and "betweenness" in wanted
     stats = PathStatistics.for_graph(g, bin_width=bin_width, sampled=sampled,
-                                     planned_sources=len(src))
+                                     planned_sources=len(src),
+                                     betweenness=mode(btw, betweenness_normalized))
     run_sources(g, src, stats, algorithm=algorithm, backend=backend)
-    return PathResults(labels, stats.results(), src)
+    res = stats.results(graph=g) if btw else stats.results()
+    edges = None
+    if wanted is not None and "edge_betweenness" in wanted:
+        from .network.edge_betweenness import edge_betweenness
+
+        edges = edge_betweenness(g, src, sampled=sampled, normalized=betweenness_normalized,
+                                 backend=backend)
+    if wanted is not None:
+        res = select_statistics(res, wanted)
+        res.update(graph_extras(g, wanted))
+        scalars, vertex = structure_results(g, wanted, backend)
+        res.update(scalars)
+        res.update(vertex)
+    out = PathResults(labels, res, src)
+    if edges is not None:
+        out.edge_betweenness = _edge_values(g, labels, edges)
+    return out
+
+
+def _edge_values(g, labels, edges) -> dict:
+    """{(u, v): value} by vertex label, as networkx's ``edge_betweenness_centrality``: one key
+    per arc of a directed graph, one per edge (its first arc in CSR order) of an undirected one."""
+    src, dst, val = edges["edge_source"], edges["edge_target"], edges["edge_betweenness"]
+    out = {}
+    for u, v, x in zip(src.tolist(), dst.tolist(), val.tolist()):
+        if g.directed or (labels[v], labels[u]) not in out:
+            out[(labels[u], labels[v])] = x
+    return out

@@ -144,6 +144,9 @@ def _info(args):
         from .io.verify import verify_file
 
         problems, ndata, nparts = verify_file(args.file)
+        if not problems:             # the summary `info` prints, then the verdict
+            with Result(args.file) as r:
+                print(r.summary())
         for line in problems:
             print(f"simengine: error: {line}", file=sys.stderr)
         if problems:

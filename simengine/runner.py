@@ -220,6 +220,7 @@ class Runner:
             self.log(decided())
         self.log(job.describe(self.output))
         t0 = time.perf_counter() - elapsed0
+        work = None
         bar = Progress(job.total, done, unit=job.unit, desc=self.sc.name, enabled=self.progress)
         try:
             with checkpointable() as sig:
@@ -234,7 +235,8 @@ class Runner:
                     stop = job.next_stop(done)
                     done = job.advance(done, stop, stop_requested, bar.update)
                     if done == stop:
-                        job.at_stop(done, out, time.perf_counter() - t0)
+                        work = time.perf_counter() - t0   # the work time, as stored
+                        job.at_stop(done, out, work)
                         bar.observe(getattr(job, "last_observation", None))
                     if comm.allreduce(bool(stop_requested()), "or") and done < job.total:
                         job.checkpoint(done, out, time.perf_counter() - t0)
@@ -246,7 +248,8 @@ class Runner:
             raise job.failed(exc, self.output) from None
         finally:
             bar.close()
-        self.log(job.finished(time.perf_counter() - t0, self.output))
+        self.log(job.finished(work if done == job.total and work is not None
+                              else time.perf_counter() - t0, self.output))
         profile.mark("run ended")
         for line in profile.report():
             self.log(line)

@@ -42,7 +42,7 @@ def test_networkx_digraph_weighted_results_keyed_by_labels():
 def test_scipy_matrix_against_csgraph():
     G = random_digraph(seed=9)
     A = nx.to_scipy_sparse_array(G, weight="length", format="csr")
-    res = simengine.path_statistics(A, labels=[f"n{i}" for i in range(A.shape[0])])
+    res = simengine.path_statistics(A, labels=[f"n{i}" for i in range(A.shape[0])], weight=True)
     D = shortest_path(sp.csr_matrix(A), directed=True)
     off = ~np.eye(len(D), dtype=bool) & np.isfinite(D)
     assert res.mean_distance == pytest.approx(D[off].mean(), rel=1e-12)
@@ -115,3 +115,46 @@ def test_field_run_reports_physics_in_its_log_lines(tmp_path, capsys):
     Runner(sc, tmp_path / "p.h5", progress=True, log=lambda m: None).run()
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith("step 40/40 (100%)") and "t = 0.4" in err[-1] and "F = " in err[-1]
+
+
+def test_unweighted_unless_weight_is_given_as_networkx():
+    G = nx.karate_club_graph()                      # carries a 'weight' attribute
+    assert simengine.path_statistics(G).mean_distance == pytest.approx(
+        nx.average_shortest_path_length(G), rel=1e-12)
+    assert simengine.path_statistics(G, weight="weight").mean_distance == pytest.approx(
+        nx.average_shortest_path_length(G, weight="weight"), rel=1e-12)
+    A = nx.to_scipy_sparse_array(G, weight="weight", format="csr")
+    assert simengine.path_statistics(A).diameter == nx.diameter(G)          # hops
+    from simengine.network.graph import CSRGraph
+
+    g = CSRGraph.from_networkx(G, weight="weight")
+    assert simengine.path_statistics(g).mean_distance == pytest.approx(
+        nx.average_shortest_path_length(G), rel=1e-12)
+    assert simengine.path_statistics(g, weight=True).mean_distance == pytest.approx(
+        nx.average_shortest_path_length(G, weight="weight"), rel=1e-12)
+
+
+@pytest.mark.parametrize("weight", [None, "length"])
+def test_statistics_selector_computes_what_the_yaml_can(weight):
+    G = random_digraph(seed=4)
+    res = simengine.path_statistics(G, weight=weight, statistics=[
+        "mean_distance", "betweenness", "components", "clustering", "kcore", "assortativity"])
+    ref = nx.betweenness_centrality(G, weight=weight, normalized=False)
+    for v in G:
+        assert res.betweenness[v] == pytest.approx(ref[v], rel=1e-12, abs=1e-12)
+    d = [x for s, row in nx.shortest_path_length(G, weight=weight) for t, x in row.items()
+         if t != s]                                     # over the reachable ordered pairs
+    assert res.mean_distance == pytest.approx(np.mean(d), rel=1e-12)
+    assert res.components == nx.number_weakly_connected_components(G)
+    cl = nx.clustering(G)
+    assert all(res.clustering[v] == pytest.approx(cl[v], abs=1e-12) for v in G)
+    cores = nx.core_number(G)
+    assert dict(res.core_number) == {v: cores[v] for v in G}
+    assert "degree_assortativity" in res.statistics
+    assert "diameter" not in res.statistics and res.closeness is None      # not asked for
+    norm = simengine.path_statistics(G, weight=weight, statistics=["betweenness"],
+                                     betweenness_normalized=True)
+    refn = nx.betweenness_centrality(G, weight=weight, normalized=True)
+    assert all(norm.betweenness[v] == pytest.approx(refn[v], rel=1e-12, abs=1e-12) for v in G)
+    with pytest.raises(UserError, match="statistics: 'pagerank' is not a statistic"):
+        simengine.path_statistics(G, statistics=["pagerank"])

@@ -235,7 +235,7 @@ def test_absurd_headers_are_refused_before_allocation(tmp_path, name, text, what
 
 
 def test_huge_vertex_count_within_limits_but_beyond_memory(tmp_path, monkeypatch):
-    from simengine.network import readers
+    from simengine.network.readers import common as readers   # where the guards ask
 
     monkeypatch.setattr(readers, "available_memory", lambda: 1 << 30)
     p = write(tmp_path, "m.gr", "p sp 100000000 1\na 1 2 1\n")

@@ -1,4 +1,4 @@
-"""Fuzzed graph files never crash a reader: random bytes and mutated valid files in the four formats
+"""Fuzzed graph files never crash a reader: random bytes and mutated valid files in every format
 (plain and gzip) give a graph or a one-line UserError naming the file, never another exception.
 Each test prints how many cases it ran."""
 import gzip
@@ -17,8 +17,20 @@ VALID = {
     "dimacs": "c road\np sp 4 4\na 1 2 7\na 2 3 1\na 3 4 2\na 4 1 9\n",
     "mtx": "%%MatrixMarket matrix coordinate real symmetric\n% c\n4 4 3\n2 1 1.5\n3 2 2\n4 1 7\n",
     "metis": "% c\n4 4 1\n2 1 4 3\n1 1 3 2\n2 2 4 5\n3 5 1 3\n",
+    "konect": "% asym posweighted\n% 3 4 4\n1 2 1.5\n2 3 2\n3 4 0.5\n",
+    "graphml": ("<?xml version='1.0' encoding='utf-8'?>\n<graphml xmlns="
+                "'http://graphml.graphdrawing.org/xmlns'>\n<key id='d0' for='edge' "
+                "attr.name='weight' attr.type='double'/>\n<graph edgedefault='undirected'>\n"
+                "<node id='a'/><node id='b'/><node id='c'/>\n<edge source='a' target='b'><data "
+                "key='d0'>1.5</data></edge>\n<edge source='b' target='c'><data key='d0'>2</data>"
+                "</edge>\n</graph></graphml>\n"),
+    "gml": ('graph [\n  directed 1\n  node [ id 0 label "a" ]\n  node [ id 1 label "b" ]\n'
+            '  node [ id 2 label "c" ]\n  edge [ source 0 target 1 weight 1.5 ]\n'
+            '  edge [ source 1 target 2 weight 2 ]\n]\n'),
+    "pajek": '*Vertices 3\n1 "a"\n2 "b"\n3 "c"\n*Edges\n1 2 1.5\n2 3 2\n',
 }
-SUFFIX = {"edgelist": ".txt", "dimacs": ".gr", "mtx": ".mtx", "metis": ".graph"}
+SUFFIX = {"edgelist": ".txt", "dimacs": ".gr", "mtx": ".mtx", "metis": ".graph",
+          "konect": ".konect", "graphml": ".graphml", "gml": ".gml", "pajek": ".net"}
 NASTY = ["-1", "0", "1", "4", "99999999999999999999", "9223372036854775808", "1" * 5000, "nan",
          "inf", "-inf", "1e400", "%%MatrixMarket", "p", "sp", "a", "c", "#", "%", "\x00", "é",
          "\ufffd", "1.5", ",", "", " ", "\n", "\r", "\t", "general", "symmetric", "pattern",
@@ -132,4 +144,5 @@ def test_valid_files_parse():
         for fmt, text in VALID.items():
             p = Path(d) / ("g" + SUFFIX[fmt])
             p.write_text(text)
-            assert read_graph_file(p).graph.n == (3 if fmt == "edgelist" else 4)
+            want = 3 if fmt in ("edgelist", "graphml", "gml", "pajek") else 4
+            assert read_graph_file(p).graph.n == want, fmt

@@ -174,7 +174,8 @@ def test_summary_axes_name_results_with_units(tmp_path, monkeypatch):
 
     monkeypatch.setattr(plt.Figure, "savefig", keep)
     summary_plot.plot_summary(_summary(tmp_path, "graph.generator.n", [100, 1000]), tmp_path / "c")
-    assert {"mean distance ⟨d⟩ (hops or weight units)", "work time (s)"} <= seen[0]
+    assert {"mean distance ⟨d⟩ (hops or weight units)", "work time (s, compilation excluded)"} \
+        <= seen[0]
 
 
 def test_plot_formats_and_dpi(tmp_path, capsys):
@@ -197,20 +198,46 @@ def test_plot_formats_and_dpi(tmp_path, capsys):
     assert capsys.readouterr().err.strip() == "simengine: error: --dpi: expected 10..2400, got 0"
 
 
-def test_montage_gives_the_faint_initial_noise_its_own_colour_scale(tmp_path):
+def _legend_lists_every_line(fig):
+    for ax in fig.axes:
+        leg = ax.get_legend()
+        if leg is None:
+            continue
+        drawn = [a.get_label() for a in ax.get_lines() + ax.collections + ax.patches
+                 if not a.get_label().startswith("_")]
+        assert sorted(t.get_text() for t in leg.get_texts()) == sorted(drawn)
+
+
+def test_montage_draws_every_snapshot_on_one_colour_scale_or_names_those_left_out(tmp_path):
     import simengine
 
-    out = simengine.run({"kind": "field", "name": "mont", "grid": {"shape": [24, 24]},
-                         "initial": {"type": "noise", "amplitude": 0.02, "seed": 1},
-                         "time": {"dt": 0.02, "steps": 1500}, "solver": {"backend": "cpu"},
-                         "output": {"snapshot_every": 500}}, tmp_path / "m.h5",
-                        log=lambda m: None)
-    with simengine.open(out) as r:
+    def run(steps, name):
+        return simengine.run({"kind": "field", "name": name, "grid": {"shape": [24, 24]},
+                              "initial": {"type": "noise", "amplitude": 0.02, "seed": 1},
+                              "time": {"dt": 0.02, "steps": steps}, "solver": {"backend": "cpu"},
+                              "output": {"snapshot_every": 100, "observables_every": 50,
+                                         "structure_factor": True}},
+                             tmp_path / f"{name}.h5", log=lambda m: None)
+
+    with simengine.open(run(1500, "m")) as r:                 # 16 snapshots: all drawn
         fig = plot.snapshot_montage_figure(r)
         titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
-        assert titles[0] == "t = 0 (own colour scale)"
-        assert not titles[-1].endswith("(own colour scale)")
-        first = fig.axes[0].images[0]
-        lo, hi = first.get_clim()
-        assert hi - lo <= 2 * np.abs(r.phi[0]).max() + 1e-12      # scaled to the noise
+        assert len([t for t in titles if t.startswith("t = ")]) == len(r.snapshot_times) == 16
+        assert titles[0].startswith("t = 0 (φ in [")               # the faint noise says its range
+        clims = {im.get_clim() for ax in fig.axes for im in ax.images}
+        assert len(clims) == 1                                      # one colour scale
+        assert len([ax for ax in fig.axes if ax.get_label() == "<colorbar>"]) == 1
+        plt.close(fig)
+        for make in (plot.structure_factor_figure, plot.observables_figure):
+            fig = make(r)
+            _legend_lists_every_line(fig)
+            plt.close(fig)
+    said = []
+    with simengine.open(run(3000, "many")) as r:              # 31 snapshots: 24 drawn, 7 named
+        fig = plot.snapshot_montage_figure(r, log=said.append)
+        drawn = [ax for ax in fig.axes if ax.images]
+        assert len(drawn) == 24
+        assert "24 of 31 snapshots drawn" in fig._suptitle.get_text() and "left out: t = " in \
+            fig._suptitle.get_text()
+        assert len(said) == 1 and "24 of 31 snapshots drawn" in said[0]
         plt.close(fig)

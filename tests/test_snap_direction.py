@@ -47,6 +47,8 @@ def test_scenario_setting_that_contradicts_the_header_is_logged(tmp_path):
     assert read_graph_file(q, directed=True).notes == [
         f"{q}: treating the undirected graph this edge list file describes (its header says so) "
         "as directed, with arcs both ways (directed: true)"]
+    both = read_graph_file(q, directed=True).graph             # arcs both ways, as it says
+    assert both.directed and arcs(both) == sorted(nx.Graph(EDGES).to_directed().edges())
     assert read_graph_file(q, directed=False).notes == []
     plain = snap_file(tmp_path, "", name="plain.txt")       # no header: no note either way
     assert read_graph_file(plain, directed=True).notes == []

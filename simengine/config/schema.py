@@ -203,8 +203,11 @@ class FieldScenario(Strict):
 # ----------------------------------------------------------------------------- network scenarios
 class GraphFileSpec(Strict):
     path: str
-    #: None: from the suffix (.gr dimacs, .mtx mtx, .graph/.metis metis, else edgelist)
-    format: Optional[Literal["edgelist", "dimacs", "mtx", "metis"]] = None
+    #: None: from the suffix (.gr dimacs, .mtx mtx, .graph/.metis metis, .konect konect,
+    #: .graphml, .gml, .net/.paj pajek (these three through networkx), else
+    #: edgelist, or konect when line 1 is KONECT's '% sym|asym|bip ...')
+    format: Optional[Literal["edgelist", "dimacs", "mtx", "metis", "konect", "graphml", "gml",
+                             "pajek"]] = None
 
 
 class WeightSpec(Strict):
@@ -246,7 +249,7 @@ ALGORITHM_NAMES = network_algorithms.NAMES
 
 STATISTICS = ("mean_distance", "diameter", "radius", "eccentricity", "distance_histogram",
               "closeness", "harmonic", "efficiency", "components", "mst_weight",
-              "clustering", "assortativity", "kcore", "betweenness")
+              "clustering", "assortativity", "kcore", "betweenness", "edge_betweenness")
 
 
 class MetricsSpec(Strict):

@@ -123,6 +123,11 @@ class FieldJob:
                 self.slab = whole_slab(self.grid.shape[0])
         except (ValueError, RuntimeError) as exc:
             raise UserError(f"{sc.path}: solver: {exc}") from None
+        self.warmup_seconds = 0.0     # compilation is start-up (field/warmup.py)
+        if solver is None and getattr(self.solver, "backend", None) == "cpu":
+            from .warmup import warm_cpu_steps
+
+            self.warmup_seconds = warm_cpu_steps(self.model, self.grid, self.boundary, kw)
         from .spectrum_cuda import device_spectrum_for
 
         # where S(k) is computed (the GPU with cuFFT for large one-process CUDA fields)

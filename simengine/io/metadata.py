@@ -116,6 +116,11 @@ NETWORK = {
                                 "endpoints excluded: halved for undirected graphs, or divided by "
                                 "(n−1)(n−2) when statistics/betweenness_normalized)"),
     "vertex/betweenness_stderr": ("1", "standard error of the sampled betweenness estimate"),
+    "edge/betweenness": ("1", "edge betweenness of the arc source -> target (networkx "
+                              "edge_betweenness_centrality; divided by n(n−1) when "
+                              "statistics/betweenness_normalized)"),
+    "edge/source": ("1", "the input's id of the arc's source vertex"),
+    "edge/target": ("1", "the input's id of the arc's target vertex"),
     "statistics/betweenness_normalized": ("1", "true when vertex/betweenness is divided by "
                                                "(n−1)(n−2)"),
     "vertex/id": ("1", "the vertex's id in the input (file id or networkx label)"),

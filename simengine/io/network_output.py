@@ -18,12 +18,14 @@ from .metadata import annotate_network
 
 
 def _attributes(job, sc):
+    from ..network.structure import startup_seconds   # the graph, compile, upload: not work
+
     g = job.graph
     return {"simengine_version": __version__, "name": sc.name, "scenario": sc.as_yaml(),
             "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "algorithm": job.algorithm,
             "backend": job.backend, "graph_n": g.n, "graph_arcs": g.num_arcs,
             "graph_directed": bool(g.directed), "graph_weighted": bool(g.weighted),
-            "graph_hash": g.content_hash()}
+            "graph_hash": g.content_hash(), **startup_seconds(job)}
 
 
 class NetworkOutput:
@@ -106,5 +108,6 @@ class NetworkOutput:
         scalars.update(more_scalars)
         vertex.update(more_vertex)
         hist = res.get("distance_histogram")
+        edge = getattr(self.job, "edge_results", None)    # /edge: per-arc results
         return (scalars, vertex, hist, float(res.get("histogram_bin_width", 1.0)),
-                str(res.get("scope", "all sources")))
+                str(res.get("scope", "all sources")), edge)

@@ -252,7 +252,8 @@ class NetworkIndex(part_digests.DigestedIndex):
         c.attrs["digest"] = checksum.digest(self.record(rows, done, elapsed, layout, small,
                                                         complete, digests))
         if results is not None:
-            scalars, vertex, hist, bin_width, scope = results
+            scalars, vertex, hist, bin_width, scope = results[:5]
+            edge = results[5] if len(results) > 5 else None
             s = f.create_group("statistics")
             s.attrs["scope"] = scope
             for k, v in scalars.items():
@@ -263,6 +264,8 @@ class NetworkIndex(part_digests.DigestedIndex):
                     v = np.asarray(v)   # integer arrays (core numbers) stay integers
                     put_array(g, k, v if v.dtype.kind in "iu" else v.astype(np.float64),
                               self.compression)
+            if edge:
+                put_edges(f, edge, self.vertex_id, self.compression)
             if hist is not None:
                 put_array(f, "distance_histogram", np.asarray(hist),
                           attrs={"bin_width": float(bin_width),
@@ -407,3 +410,23 @@ def clean_parts(index: NetworkIndex):
     root = parts_dir(index.output)
     for name in list_parts(index.output) - keep:
         remove(root / name)
+
+
+def put_edges(f, edge, vertex_id, compression):
+    """``/edge``: one row per arc — ``betweenness`` and the arc's endpoints ``source``/``target``
+    as the input's vertex ids (row numbers when the graph has none)."""
+    g = f.require_group("edge")
+    ds = put_array(g, "betweenness", np.asarray(edge["edge_betweenness"], dtype=np.float64),
+                   compression)
+    ds.attrs["meaning"] = ("edge betweenness of the arc source -> target (networkx "
+                           "edge_betweenness_centrality; an undirected edge's value on both "
+                           "of its arcs)")
+    for k in ("source", "target"):
+        idx = np.asarray(edge[f"edge_{k}"], dtype=np.int64)
+        ids = idx if vertex_id is None else np.asarray(vertex_id)[idx]
+        if ids.dtype.kind in "iu":
+            d = put_array(g, k, ids.astype(np.int64), compression)
+        else:
+            d = g.create_dataset(k, data=[str(x) for x in ids.tolist()],
+                                 dtype=h5py.string_dtype())
+        d.attrs["meaning"] = f"the input's id of each arc's {k} vertex (coordinate of /edge/*)"

@@ -190,7 +190,9 @@ def resolve_backend(backend: str = "auto") -> str:
     if b == "auto":
         from numba import config
 
-        return "cuda" if (not config.ENABLE_CUDASIM and _BACKENDS["cuda"].available()) else "cpu"
+        from ..field.backends import cuda_usable  # no driver node: no numba.cuda import
+
+        return "cuda" if (not config.ENABLE_CUDASIM and cuda_usable()) else "cpu"
     if not _BACKENDS[b].available():
         raise UserError(f"backend {b!r} requested but no CUDA GPU is available "
                         "(numba.cuda.is_available() is False)")

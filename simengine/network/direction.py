@@ -2,7 +2,8 @@
 
 DIMACS arcs and general Matrix Market matrices describe directed graphs; symmetric Matrix Market
 and METIS undirected ones; an edge list is undirected unless a SNAP comment line before its
-first edge says ``# Directed graph`` (or ``# Undirected graph``), as SNAP's downloads do.
+first edge says ``# Directed graph`` (or ``# Undirected graph``), as SNAP's downloads do; a
+KONECT file's first line says ``% asym`` (directed), ``% sym`` or ``% bip`` (undirected).
 """
 from __future__ import annotations
 
@@ -21,9 +22,11 @@ def stated_direction(comment: str) -> bool | None:
 
 def override_note(path, fmt: str, name: str, entries: int, file_directed: bool) -> str:
     """The one line logged when a scenario's ``graph.directed`` contradicts the file."""
-    stated = " (its header says so)" if fmt == "edgelist" else ""
+    stated = (" (its header says so)" if fmt in ("edgelist", "konect") else
+              " (the file says so)" if fmt in ("graphml", "gml", "pajek") else "")
     if file_directed:
-        what = {"dimacs": "arcs", "edgelist": "edge lines"}.get(
+        what = {"dimacs": "arcs", "edgelist": "edge lines", "konect": "arc lines",
+                "graphml": "arcs", "gml": "arcs", "pajek": "arcs"}.get(
             fmt, "entries of the general (directed) matrix")
         return (f"{path}: treating the {entries} directed {what} of this {name} file{stated} as "
                 "undirected edges (directed: false)")

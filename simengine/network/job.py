@@ -98,7 +98,9 @@ class NetworkJob:
         self.spans = Spans()       # where this rank's time goes (SIMENGINE_PROFILE)
         self.spans.add("start-up: graph", self.graph_seconds)
         self.upload_seconds = 0.0
-        self.warmup_seconds = self._warm_up() if self.backend == "cuda" else 0.0
+        # compilation is start-up, never work: the engine's kernels (GPU, or the CPU's numba
+        # kernels: seconds on a cold cache) run once on a 3-vertex graph before the work timer
+        self.warmup_seconds = self._warm_up()
         self.host_seconds = _warm_host()
         self.spans.add("start-up: host kernels", self.host_seconds)
         if self.comm.size > 1:
@@ -109,6 +111,7 @@ class NetworkJob:
         self.pending_pred_rows = []   # /predecessors rows, beside pending_rows
         self.elapsed_before = 0.0
         self.last_ckpt = -1
+        self.edge_results = None     # edge_betweenness, computed once all sources are done
 
     # ---- graph
     def _build_graph(self):
@@ -139,8 +142,9 @@ class NetworkJob:
         return graph
 
     def _warm_up(self) -> float:
-        """Compile the GPU kernels on a 3-vertex graph of the same types, so that the work timer
-        (and the ranks' load balance) does not count compilation. Returns the seconds spent."""
+        """Compile (or load from numba's disk cache) the engine's kernels — GPU or CPU — on a
+        3-vertex graph of the same types, so that the work timer (and the ranks' load balance)
+        does not count compilation. Returns the seconds spent."""
         import time
 
         from .apsp import run_sources
@@ -148,12 +152,14 @@ class NetworkJob:
         from .statistics import PathStatistics
 
         t = time.perf_counter()
-        w = np.ones(2) if self.graph.weighted else None
+        # the graph's own first weights: an integer-weighted graph warms the same kernels
+        w = (np.asarray(self.graph.weights[:2], dtype=np.float64) if self.graph.weighted
+             and len(self.graph.weights) >= 2 else np.ones(2) if self.graph.weighted else None)
         tiny = CSRGraph.from_edges(3, np.array([0, 1]), np.array([1, 2]), weights=w,
                                    directed=self.graph.directed)
         # on ranks, msbfs's last claims run narrower sweeps (_claim_tail): compile those too
         widths = [None]
-        if self.algorithm == "msbfs" and self.comm.size > 1:
+        if self.algorithm == "msbfs" and self.comm.size > 1 and self.backend == "cuda":
             from .cuda.msbfs import DEFAULT_WORDS
 
             widths += [32 * DEFAULT_WORDS // f for f in (2, TAIL_FRACTION) if f > 1]
@@ -161,12 +167,19 @@ class NetworkJob:
             for b in widths:
                 run_sources(tiny, np.arange(3), PathStatistics.for_graph(
                                 tiny, betweenness=self.stats.betweenness),
-                            algorithm=self.algorithm, backend="cuda",
+                            algorithm=self.algorithm, backend=self.backend,
                             **({} if b is None else {"batch": b}))
+            if "edge_betweenness" in self.spec.metrics.statistics and self.comm.rank == 0:
+                from .edge_betweenness import edge_betweenness
+
+                edge_betweenness(tiny, np.arange(3),
+                                 backend=self.backend if self.backend == "cuda" else "cpu")
         except Exception:  # the real run reports any problem with the real graph
             pass
         compiled = time.perf_counter() - t
         self.spans.add("start-up: compile", compiled)
+        if self.backend != "cuda":
+            return compiled
         # the graph's upload and the engine's buffers are start-up too (reported apart)
         t = time.perf_counter()
         if self.algorithm != "brandes":
@@ -189,10 +202,12 @@ class NetworkJob:
     # ---- controller protocol
     def describe(self, output) -> str:
         g = self.graph
+        gpu = self.backend == "cuda"
         warm = (f"; start-up: graph built in {self.graph_seconds:.1f} s, "
                 + (f"GPU kernels compiled in {self.warmup_seconds:.1f} s, graph and buffers on "
-                   f"the GPU in {self.upload_seconds:.2f} s, " if self.warmup_seconds else "")
-                + f"host kernels ready in {self.host_seconds:.1f} s")
+                   f"the GPU in {self.upload_seconds:.2f} s, " if gpu else
+                   f"kernels compiled or loaded in {self.warmup_seconds:.1f} s, ")
+                + f"host kernels ready in {self.host_seconds:.1f} s (not in the work time)")
         alg = self.algorithm
         if alg == "fw" and self.backend == "cuda":
             from .cuda.floyd_warshall import kernel_note
@@ -281,16 +296,33 @@ class NetworkJob:
     def advance(self, done, stop, stop_requested, progress):
         """Process source batches until ``stop`` sources are done or a stop is requested."""
         if self.comm.size > 1:
-            return self._advance_ranks(done, stop, stop_requested, progress)
-        while done < stop:
-            todo = self.remaining()
-            k = min(stop - done, self.batch - done % self.batch, len(todo))
-            self.work(todo[:k])
-            done += k
-            progress(done)
-            if stop_requested():
-                break
+            done = self._advance_ranks(done, stop, stop_requested, progress)
+        else:
+            while done < stop:
+                todo = self.remaining()
+                k = min(stop - done, self.batch - done % self.batch, len(todo))
+                self.work(todo[:k])
+                done += k
+                progress(done)
+                if stop_requested():
+                    break
+        if done >= self.total:
+            self._edge_pass()
         return done
+
+    def _edge_pass(self):
+        """``edge_betweenness``: one pass over the run's sources on rank 0 after the path
+        statistics (inside the work time; :mod:`.edge_betweenness`)."""
+        from .edge_betweenness import NAME, edge_betweenness
+
+        if NAME not in self.spec.metrics.statistics or self.edge_results is not None \
+                or self.comm.rank != 0:
+            return
+        with self.spans("work: edge betweenness"):
+            self.edge_results = edge_betweenness(
+                self.graph, self.sources, sampled=bool(self.sampled),
+                normalized=bool(self.spec.metrics.betweenness_normalized),
+                backend=self.backend if self.backend == "cuda" else "cpu", log=self.log)
 
     def _advance_ranks(self, done, stop, stop_requested, progress):
         """All ranks together: the sources up to ``stop``, claimed dynamically

@@ -58,14 +58,32 @@ def job_structure_results(job):
 
 def extra_metrics(job) -> dict:
     """Components and spanning-forest weight, when the scenario asks for them."""
+    return graph_extras(job.graph, job.spec.metrics.statistics)
+
+
+def graph_extras(graph, wanted) -> dict:
+    """``components`` (and the component summary) and ``mst_weight`` (undirected graphs) when
+    ``wanted`` names them: extra passes over the graph, no distances."""
     from . import components, mst
 
     out = {}
-    wanted = set(job.spec.metrics.statistics)
+    wanted = set(wanted)
     if "components" in wanted:
-        summary = components.component_summary(job.graph)
+        summary = components.component_summary(graph)
         out["components"] = summary["weak_components"]
         out.update(summary)
-    if "mst_weight" in wanted and not job.graph.directed:
-        out["mst_weight"] = mst.minimum_spanning_forest_weight(job.graph)
+    if "mst_weight" in wanted and not graph.directed:
+        out["mst_weight"] = mst.minimum_spanning_forest_weight(graph)
+    return out
+
+
+def startup_seconds(job) -> dict:
+    """Start-up of the process that created the output (root attributes of the file), never in
+    ``elapsed``: the graph's generation or reading, the
+    kernels' compilation (or load from numba's disk cache), the GPU upload."""
+    out = {"startup_graph_seconds": float(getattr(job, "graph_seconds", 0.0)),
+           "startup_compile_seconds": float(getattr(job, "warmup_seconds", 0.0)
+                                            + getattr(job, "host_seconds", 0.0))}
+    if getattr(job, "backend", None) == "cuda":
+        out["startup_upload_seconds"] = float(getattr(job, "upload_seconds", 0.0))
     return out

@@ -87,6 +87,8 @@ def decide_threads(requested=None, env=None, mpi_split=True) -> tuple[int | None
     if requested is not None:
         return parse_threads(requested), "--threads"
     user = env.get("NUMBA_NUM_THREADS", "").strip()
+    if user and user == env.get("SIMENGINE_THREADS_FROM_AFFINITY"):   # numba_env's, not the user's
+        user = ""
     if user:
         return None, f"NUMBA_NUM_THREADS={user}"
     per_task = env.get("SLURM_CPUS_PER_TASK", "")

@@ -36,7 +36,7 @@ says so in the log).
 from __future__ import annotations
 
 import numpy as np
-from numba import cuda, int64
+from numba import cuda, int32, int64
 
 from . import device_graph, on_device, simulator
 from .bfs import UNREACHED
@@ -378,3 +378,113 @@ def _partials(graph, sources, store, batch, engine, squares):
         part.btw = buf.btw.copy_to_host()
         part.btw_sq = buf.btw_sq.copy_to_host() if squares else np.zeros(n)
         yield part
+
+
+# ----------------------------------------------------------------------------- edge betweenness
+#: threads per block of the edge kernel (one block per source, as brandes_deep)
+EDGE_THREADS = 8 if simulator() else 128
+#: bytes of device buffers per source and vertex of the edge kernel: levels, queue, level
+#: starts (int32), σ/t (float64)
+EDGE_BYTES_PER_ENTRY = 20
+
+
+@cuda.jit
+def _edge_sources(indptr, indices, n, srcs, dist, sigma, queue, lstart, ebtw):
+    """Block b: source srcs[b], rows b of the flat (B·n) buffers. Forward: levels and σ as
+    :func:`.brandes_deep._sources`; backward, L = deepest … 0: every level-L vertex v credits each
+    arc e = (v, w) with d(w) = L + 1 with c = σ(v)·t(w) (``atomic.add`` into ``ebtw[e]``, shared
+    by the blocks), then writes t(v) = (1 + Σ c)/σ(v) over σ(v)."""
+    b = cuda.blockIdx.x
+    tid = cuda.threadIdx.x
+    nt = cuda.blockDim.x
+    tail = cuda.shared.array(1, int32)
+    base = b * n
+    lbase = b * (n + 1)
+    s = srcs[b]
+    v = tid
+    while v < n:
+        dist[base + v] = UNREACHED
+        sigma[base + v] = 0.0
+        v += nt
+    cuda.syncthreads()
+    if tid == 0:
+        dist[base + s] = 0
+        sigma[base + s] = 1.0
+        queue[base] = s
+        tail[0] = 1
+        lstart[lbase] = 0
+    cuda.syncthreads()
+    lo = 0
+    hi = 1
+    L = 0
+    while lo < hi:
+        nd = L + 1
+        k = lo + tid
+        while k < hi:
+            v = queue[base + k]
+            sv = sigma[base + v]
+            for e in range(indptr[v], indptr[v + 1]):
+                w = indices[e]
+                j = base + w
+                dj = dist[j]
+                if dj == UNREACHED:
+                    dj = cuda.atomic.cas(dist, j, UNREACHED, nd)
+                    if dj == UNREACHED:
+                        queue[base + cuda.atomic.add(tail, 0, 1)] = w
+                        dj = nd
+                if dj == nd:
+                    cuda.atomic.add(sigma, j, sv)
+            k += nt
+        cuda.syncthreads()
+        lo = hi
+        hi = tail[0]
+        L = nd
+        if tid == 0:
+            lstart[lbase + L] = lo
+        cuda.syncthreads()
+    top = L - 1                                          # the deepest level
+    for lev in range(top, -1, -1):
+        nd = lev + 1
+        k = lstart[lbase + lev] + tid
+        end = lstart[lbase + nd]
+        while k < end:
+            v = queue[base + k]
+            sv = sigma[base + v]
+            acc = 0.0
+            for e in range(indptr[v], indptr[v + 1]):
+                j = base + indices[e]
+                if dist[j] == nd:
+                    c = sv * sigma[j]                    # σ(v)·t(w)
+                    cuda.atomic.add(ebtw, e, c)
+                    acc += c
+            sigma[base + v] = (1.0 + acc) / sv
+            k += nt
+        cuda.syncthreads()
+
+
+def edge_dependencies(graph, sources, batch=None, device=None) -> np.ndarray:
+    """Σ over ``sources`` of the arc dependencies c_s(e) (:mod:`..cpu.edge_brandes`) on GPU
+    ``device``, unweighted graphs: a thread block per source, B sources per launch. The arcs'
+    sums are float64 atomics shared by the blocks (their order is not fixed: the last bits may
+    differ between runs)."""
+    from . import device_context
+
+    if graph.weighted:
+        raise ValueError("the GPU edge-betweenness kernel is for unweighted graphs")
+    sources = np.ascontiguousarray(sources, dtype=np.int64)
+    n = graph.n
+    with device_context(device):
+        dg = device_graph(graph, device)
+        ebtw = cuda.to_device(np.zeros(int(graph.indptr[-1]), np.float64))
+        if len(sources):
+            B = int(batch) if batch else default_batch(n, len(sources), EDGE_BYTES_PER_ENTRY)
+            B = max(1, min(B, len(sources)))
+            dist = cuda.device_array(B * n, np.int32)
+            sigma = cuda.device_array(B * n, np.float64)
+            queue = cuda.device_array(B * n, np.int32)
+            lstart = cuda.device_array(B * (n + 1), np.int32)
+            for lo in range(0, len(sources), B):
+                s = cuda.to_device(sources[lo:lo + B])
+                _edge_sources[len(s), EDGE_THREADS](dg.indptr, dg.indices, n, s, dist, sigma,
+                                                    queue, lstart, ebtw)
+        return ebtw.copy_to_host()
