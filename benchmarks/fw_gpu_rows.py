@@ -59,29 +59,11 @@ def _time(fn, reps):
     return float(np.median(ts)), out
 
 
-def _float_pred_variants(derive_kernels):
-    """float32 predecessors kept by the kernels (mode 5) and derived afterwards by each
-    :mod:`~simengine.network.cuda.fw_derive` kernel (forced: ``_tiled``)."""
-    base = {"dtype": "float32", "kernel": "cxx"}
-    return ([("float32 C++ + pred (mode 5)", dict(base, predecessors="kernel"))]
-            + [(f"float32 C++ + pred (derived, {k})",
-                dict(base, predecessors="derive", _tiled=k == "tiled")) for k in derive_kernels])
-
-
 def _run(g, kw):
-    """floyd_warshall_device(g, **kw); ``_tiled`` in kw forces the fw_derive kernel."""
-    from simengine.network.cuda import fw_derive
+    """floyd_warshall_device(g, **kw)."""
     from simengine.network.cuda.floyd_warshall import floyd_warshall_device
 
-    kw = dict(kw)
-    tiled = kw.pop("_tiled", None)
-    keep = fw_derive.TILED_MIN_DENSITY
-    if tiled is not None:
-        fw_derive.TILED_MIN_DENSITY = 0.0 if tiled else 2.0
-    try:
-        return floyd_warshall_device(g, **kw)
-    finally:
-        fw_derive.TILED_MIN_DENSITY = keep
+    return floyd_warshall_device(g, **kw)
 
 
 def variants(weights, n=0, cxx_only=False):
@@ -100,12 +82,10 @@ def variants(weights, n=0, cxx_only=False):
              ("float32 numba", {"dtype": "float32", "kernel": "numba"}),
              ("float64", {"dtype": "float64"}),
              ("float32 C++ + pred", {"dtype": "float32", "kernel": "cxx", "predecessors": True}),
-             ] + _float_pred_variants(("gather", "tiled")) + [
              ("float64 + pred", {"dtype": "float64", "predecessors": "inline"})]
     else:                                      # "real sparse" (degree 6)
         v = [("float32 C++", {"dtype": "float32", "kernel": "cxx"}),
-             ("float32 C++ + pred", {"dtype": "float32", "kernel": "cxx", "predecessors": True}),
-             ] + _float_pred_variants(("tiled",))
+             ("float32 C++ + pred", {"dtype": "float32", "kernel": "cxx", "predecessors": True})]
     if cxx_only:
         v = [x for x in v if "C++" in x[0]]
     if n > 8192:
