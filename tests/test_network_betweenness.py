@@ -230,6 +230,65 @@ def test_cuda_matches_networkx(directed, engine, pull, monkeypatch):
     np.testing.assert_array_equal(r["distance_histogram"], cpu["distance_histogram"])
     d = nx.single_source_shortest_path_length(G, 3)
     assert all(store[3, t] == d.get(t, 255) for t in range(g.n))
+    for k in ("closeness", "harmonic", "eccentricity"):
+        np.testing.assert_allclose(r[k], cpu[k], rtol=1e-12, err_msg=k)
+    assert r["connected"] == cpu["connected"] and r["reachable_pairs"] == cpu["reachable_pairs"]
+
+
+@pytest.mark.parametrize("engine,sampled", [("levels", False), ("levels", True),
+                                            ("blocks", False), ("blocks", True)])
+def test_cuda_betweenness_alone(engine, sampled, monkeypatch):
+    """A run that wants betweenness alone (paths=False): the GPU engines skip the path
+    statistics; the betweenness (and its standard error) equals the CPU engine's, the results
+    have no path statistic, and the setting survives state/merge."""
+    from simengine.network.cuda import brandes as cuda_brandes
+
+    monkeypatch.setattr(cuda_brandes, "engine_for", lambda graph, dg: engine)
+    G = _nx_graph(20, 0.15, True, False, seed=7, isolated=1)
+    g = _csr(G, False)
+    src = np.array([0, 2, 3, 7, 11, 12, 19]) if sampled else np.arange(g.n)
+    out = []
+    for backend, paths in (("cpu", True), ("cuda", False)):
+        st = PathStatistics.for_graph(g, sampled=sampled, planned_sources=len(src),
+                                      betweenness=1, paths=paths)
+        run_sources(g, src, st, backend=backend, batch=3)
+        out.append(st)
+    full, alone = out[0].results(graph=g), out[1].results(graph=g)
+    keys = ("betweenness", "betweenness_stderr") if sampled else ("betweenness",)
+    for k in keys:
+        np.testing.assert_allclose(alone[k], full[k], rtol=1e-12, atol=1e-12, err_msg=k)
+    for k in ("mean_distance", "closeness", "distance_histogram", "diameter", "eccentricity"):
+        assert k not in alone
+    assert alone["connected"] is False and alone["scope"] == full["scope"]
+    back = PathStatistics.from_state(out[1].state())
+    assert not back.paths and back.betweenness == 1
+    half = back.like()
+    with pytest.raises(ValueError, match="different"):
+        half.merge(out[0])
+    with pytest.raises(ValueError, match="betweenness"):
+        PathStatistics.for_graph(g, paths=False)
+
+
+def test_cuda_levels_wider_type_when_a_batch_is_deeper(monkeypatch):
+    """A batch whose levels pass the level type's range (here int8 made to hold 8 levels) is
+    rerun with the next wider type: the same betweenness and distances as networkx."""
+    from simengine.network.cuda import brandes as cuda_brandes
+
+    real = cuda_brandes.unreached_of
+    monkeypatch.setattr(cuda_brandes, "unreached_of",
+                        lambda dt: 9 if np.dtype(dt) == np.int8 else real(dt))
+    monkeypatch.setattr(cuda_brandes, "engine_for", lambda graph, dg: "levels")
+    G = nx.path_graph(14)
+    g = _csr(G, False)
+    assert cuda_brandes.level_type(g, __import__("simengine.network.cuda",
+                                                 fromlist=["x"]).device_graph(g)) == np.int8
+    st = PathStatistics.for_graph(g, betweenness=1)
+    store = np.empty((g.n, g.n), np.uint8)
+    run_sources(g, np.arange(g.n), st, backend="cuda", batch=7, store=store)
+    ref = _arr(nx.betweenness_centrality(G, normalized=False), g.n)
+    np.testing.assert_allclose(st.results()["betweenness"], ref, rtol=1e-12, atol=1e-12)
+    assert st.results()["diameter"] == 13
+    assert np.array_equal(store, np.abs(np.subtract.outer(np.arange(14), np.arange(14))))
 
 
 @pytest.mark.parametrize("engine", ["levels", "blocks"])
@@ -377,3 +436,25 @@ def test_scenario_output_and_resume_mid_run(tmp_path, monkeypatch):
     a, b = _vertex(ref)[0], _vertex(out)[0]
     for k in ("betweenness", "betweenness_stderr", "closeness"):
         np.testing.assert_allclose(b[k], a[k], rtol=1e-12, atol=0, err_msg=k)
+
+
+def test_scenario_betweenness_alone(tmp_path):
+    """statistics: [betweenness] alone: the run keeps no path statistics (the accumulator has
+    paths off), and its betweenness equals that of the run that also asked for them."""
+    import h5py
+
+    import simengine
+
+    both = simengine.run(SCENARIO, tmp_path / "both.h5")
+    alone_sc = {**SCENARIO, "metrics": {**SCENARIO["metrics"], "statistics": ["betweenness"]}}
+    lines = []
+    alone = simengine.run(alone_sc, tmp_path / "alone.h5", log=lines.append)
+    va, sa = _vertex(alone)
+    vb, _ = _vertex(both)
+    for k in ("betweenness", "betweenness_stderr"):
+        np.testing.assert_allclose(va[k], vb[k], rtol=1e-12, atol=0, err_msg=k)
+    assert "mean_distance" not in sa and "closeness" not in va
+    with h5py.File(alone, "r") as f:
+        assert "distance_histogram" not in f
+        meta = f["checkpoint"]["meta"][()]
+    assert len(meta) == 7 and meta[6] == 0                  # paths off, kept for --resume

@@ -78,11 +78,15 @@ class NetworkJob:
         self.total = len(self.sources)
         self.bin_width = float(m.histogram_bin_width or 1.0)
         from .betweenness import mode as betweenness_mode
+        from .statistics import wants_paths
 
+        btw = betweenness_mode("betweenness" in m.statistics, m.betweenness_normalized)
         self.stats = PathStatistics.for_graph(
             self.graph, bin_width=self.bin_width, sampled=self.sampled,
-            planned_sources=self.total,
-            betweenness=betweenness_mode("betweenness" in m.statistics, m.betweenness_normalized))
+            planned_sources=self.total, betweenness=btw,
+            # betweenness alone: the engines skip the path statistics
+            paths=not btw or wants_paths(m.statistics) or bool(m.store_distances)
+            or self.store_predecessors)
         if self.stats.betweenness:     # Brandes' engine runs, and gives the path statistics too
             from .backends import betweenness_plan
 
@@ -160,7 +164,8 @@ class NetworkJob:
         try:
             for b in widths:
                 run_sources(tiny, np.arange(3), PathStatistics.for_graph(
-                                tiny, betweenness=self.stats.betweenness),
+                                tiny, betweenness=self.stats.betweenness,
+                                paths=self.stats.paths),
                             algorithm=self.algorithm, backend="cuda",
                             **({} if b is None else {"batch": b}))
         except Exception:  # the real run reports any problem with the real graph
@@ -374,6 +379,8 @@ class NetworkJob:
 
     def finished(self, elapsed, output) -> str:
         res = self.stats.results(elapsed=elapsed)
+        if not self.stats.paths:
+            return f"done: betweenness ({res['scope']}), in {elapsed:.1f} s -> {output}"
         md = res.get("mean_distance", float("nan"))
         se = res.get("mean_distance_se")
         return (f"done: mean distance {md:.6g}" + (f" ± {se:.2g}" if se is not None else "") +
