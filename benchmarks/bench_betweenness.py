@@ -12,8 +12,11 @@ compiled on a small graph first.
 GPU (``--gpu``): exact betweenness of the seed families at ``--gpu-n`` (Watts α-model with and
 without ring substrate, k = 10; Barabási–Albert k = 100) and ``--sampled`` sampled sources on
 G(n, m) with n = ``--big-n``, mean degree 6; engine time = ``run_sources`` (graph upload and the
-GPU engine's probe BFS included, kernels of both GPU engines compiled before). Every GPU result
-is checked against the CPU engine on ``--check`` listed sources.
+GPU engine's probe BFS included, kernels of both GPU engines compiled before), three ways in the
+same run: betweenness alone (the engine computes nothing else), betweenness with the path
+statistics, and the engine before branch i40 (``brandes_before_i40.py``: path statistics
+always, int32 levels, ``reduce_rows``). Every GPU result is checked against the CPU engine on
+``--check`` listed sources.
 
     python benchmarks/bench_betweenness.py                 # CPU table
     python benchmarks/bench_betweenness.py --gpu           # GPU rows
@@ -35,19 +38,28 @@ def ba(n, m, seed=1):
     return generate({"type": "barabasi_albert", "n": n, "m": m, "seed": seed})
 
 
-def ours(g, sources="all", backend="cpu"):
+def ours(g, sources="all", backend="cpu", paths=True, before=False):
+    """(betweenness, wall s, CPU s) of simengine's engine on ``backend``: ``paths`` = with the
+    path statistics; ``before`` = the GPU engine before branch i40 (brandes_before_i40.py)."""
     from simengine.network.apsp import run_sources
     from simengine.network.sources import choose_sources
     from simengine.network.statistics import PathStatistics
 
     src, sampled = choose_sources(g.n, sources)
-    st = PathStatistics.for_graph(g, sampled=sampled, planned_sources=len(src), betweenness=1)
+    st = PathStatistics.for_graph(g, sampled=sampled, planned_sources=len(src), betweenness=1,
+                                  paths=paths or before)
     if backend == "cuda":
         from numba import cuda
         cuda.synchronize()
     t = time.perf_counter()
     c = time.process_time()
-    run_sources(g, src, st, backend=backend)
+    if before:
+        from brandes_before_i40 import brandes_partials as before_partials
+
+        for part in before_partials(g, src, squares=bool(sampled)):
+            st.add(part)
+    else:
+        run_sources(g, src, st, backend=backend)
     if backend == "cuda":
         cuda.synchronize()
     return st.results()["betweenness"], time.perf_counter() - t, time.process_time() - c
@@ -128,11 +140,18 @@ def _gen():
 
 
 def gpu_compile():
-    """Compile the kernels of both GPU engines on a small graph."""
+    """Compile the kernels of both GPU engines (and of the engine before i40) on a small
+    graph."""
     from simengine.network.cuda.brandes import brandes_partials as gpu_brandes
+    from brandes_before_i40 import brandes_partials as before_partials
 
-    ours(ba(60, 3), backend="cuda")
-    for _ in gpu_brandes(ba(60, 3), np.arange(8), engine="blocks"):
+    for paths in (False, True):
+        ours(ba(60, 3), backend="cuda", paths=paths)
+        ours(ba(60, 3), {"sample": 20, "seed": 1}, backend="cuda", paths=paths)
+        for _ in gpu_brandes(ba(60, 3), np.arange(8), engine="blocks", paths=paths):
+            pass
+    ours(ba(60, 3), backend="cuda", before=True)
+    for _ in before_partials(ba(60, 3), np.arange(8), engine="blocks"):
         pass
 
 
@@ -151,23 +170,29 @@ def gpu_betweenness_rows(families, n, big_n=0, sampled=1024, check=8):
                          {"sample": sampled, "seed": 1}))
     for name, make, sources in cases:
         g = make()
-        b, t, _ = ours(g, sources, backend="cuda")
+        b, t, _ = ours(g, sources, backend="cuda", paths=False)
+        _, t_paths, _ = ours(g, sources, backend="cuda", paths=True)
+        b_before, t_before, _ = ours(g, sources, backend="cuda", before=True)
         listed = list(range(0, g.n, max(1, g.n // check)))[:check]
         gc = betweenness(g, listed, backend="cuda")["betweenness"]
         cc = betweenness(g, listed, backend="cpu")["betweenness"]
         yield {"family": f"betweenness_{name}", "n": g.n, "edges": g.num_edges,
                "sources": g.n if sources == "all" else sources["sample"],
                "engine": engine_for(g, device_graph(g)), "engine_s": t,
-               "check_rel_diff": rel(gc, cc)}
+               "engine_paths_s": t_paths, "before_s": t_before,
+               "check_rel_diff": rel(gc, cc), "before_rel_diff": rel(b, b_before)}
 
 
 def gpu_table(rows) -> list[str]:
     """Markdown lines of :func:`gpu_betweenness_rows`' dicts."""
-    out = ["| graph | n | edges | sources | GPU engine | GPU engine s | check vs CPU (listed "
-           "sources) |", "|---|---|---|---|---|---|---|"]
+    out = ["| graph | n | edges | sources | GPU engine | betweenness alone s | with path "
+           "statistics s | before i40 s | before / alone | check vs CPU (listed sources) | "
+           "vs before |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     return out + [f"| {r['family'][12:]} | {r['n']} | {r['edges']} | {r['sources']} | "
-                  f"{r['engine']} | {r['engine_s']:.3f} | max rel. diff "
-                  f"{r['check_rel_diff']:.1e} |" for r in rows]
+                  f"{r['engine']} | {r['engine_s']:.3f} | {r.get('engine_paths_s', 0):.3f} | "
+                  f"{r.get('before_s', 0):.3f} | {r.get('before_s', 0) / r['engine_s']:.2f}× | "
+                  f"max rel. diff {r['check_rel_diff']:.1e} | "
+                  f"{r.get('before_rel_diff', 0):.1e} |" for r in rows]
 
 
 def gpu_rows(a):
@@ -180,30 +205,29 @@ def gpu_rows(a):
         head = False
 
 
-def one_batch_phases(g, B, pull_only=False):
+def one_batch_phases(g, B, pull_only=False, paths=False):
     """Seconds per step of one batch of the batched engine (sources 0..B-1; each step's launch
-    synchronized), the batch's path statistics and copies included; second of two runs.
-    ``pull_only``: every backward level pulls (no atomics) instead of the engine's choice."""
+    synchronized), the batch's copies (and with ``paths`` its level counts) included; second of
+    two runs. ``pull_only``: every backward level pulls (no atomics) instead of the engine's
+    choice."""
     from simengine.network.cuda import brandes
 
     rule = brandes.push_back
     if pull_only:
         brandes.push_back = lambda level_out, next_in: False
     try:
-        return _phases(g, B)
+        return _phases(g, B, paths)
     finally:
         brandes.push_back = rule
 
 
-def _phases(g, B):
+def _phases(g, B, paths):
     from numba import cuda
     from simengine.network.cuda import device_graph
-    from simengine.network.cuda.brandes import UNREACHED, BrandesBuffers, brandes_batch
-    from simengine.network.cuda.reduce import reduce_rows
-
+    from simengine.network.cuda.brandes import BrandesBuffers, brandes_batch, level_type
 
     dg, src = device_graph(g), np.arange(B, dtype=np.int64)
-    buf = BrandesBuffers(g.n, B)
+    buf = BrandesBuffers(g.n, B, level_type(g, dg))
     for _ in range(2):
         times, clock = {}, [time.perf_counter()]
 
@@ -215,10 +239,12 @@ def _phases(g, B):
 
         cuda.synchronize()
         clock[0] = time.perf_counter()
-        brandes_batch(dg, src, buf, squares=False, phase=phase)
-        reduce_rows(buf.rows, src, src, g.n, float(UNREACHED), False, 1.0)
+        deepest = brandes_batch(dg, src, buf, squares=False, phase=phase, paths=paths)
+        if paths:
+            buf.lvl[:deepest + 1].copy_to_host()
+            buf.col_sum.copy_to_host()
         buf.btw.copy_to_host()
-        phase("path statistics + copies")
+        phase("copies")
     return times
 
 
@@ -238,7 +264,7 @@ def gpu_profile(a):
         print(f"{name}: n = {g.n}, {g.num_edges} edges, GPU engine {engine}", flush=True)
         ref = None
         for B in [int(x) for x in a.batches.split(",") if x]:
-            st = PathStatistics.for_graph(g, planned_sources=g.n, betweenness=1)
+            st = PathStatistics.for_graph(g, planned_sources=g.n, betweenness=1, paths=False)
             cuda.synchronize()
             t = time.perf_counter()
             run_sources(g, np.arange(g.n), st, backend="cuda", batch=B or None)
@@ -248,10 +274,12 @@ def gpu_profile(a):
             ref = b if ref is None else ref
             print(f"  batch {B or 'default'}: engine {t:.3f} s, max rel. diff to the first "
                   f"{rel(b, ref):.1e}", flush=True)
-            for pull_only in ((False, True) if engine == "levels" and B else ()):
-                times = one_batch_phases(g, B, pull_only)
+            for pull_only, paths in (((False, False), (True, False), (False, True))
+                                     if engine == "levels" and B else ()):
+                times = one_batch_phases(g, B, pull_only, paths)
                 total = sum(times.values())
-                print(f"    one batch{', backward pulls only' if pull_only else ''} "
+                print(f"    one batch{', backward pulls only' if pull_only else ''}"
+                      f"{', with path statistics' if paths else ''} "
                       f"{1e3 * total:.1f} ms (× {g.n / B:.1f} batches = {total * g.n / B:.3f} "
                       f"s): " + ", ".join(f"{k} {1e3 * v:.2f}" for k, v in times.items()),
                       flush=True)
