@@ -82,6 +82,8 @@ def warm_up():
         run_gpu(gw, src, alg)
     run_cpu(gw, src, "dijkstra")
     run_gpu(g, src[:2], "dobfs")
+    run_gpu(g, src, "bfs_blocks")
+    run_gpu(g, np.arange(1024), "auto")
     run_cpu(g, src[:2], "dobfs")
     run_cpu(gw, src[:2], "dial")
 
@@ -297,7 +299,11 @@ def main(argv=None):
                              {"batch": 32 * int(w), "persistent": bool(int(pers))}))
             for alg, kw in runs:
                 base = alg.split("(")[0]
-                src = allsrc if base == "msbfs" else sample(n, a.bfs_sources, a.seed)
+                if base == "auto":         # the row names what auto ran
+                    from simengine.network.backends import plan
+                    alg = f"auto ({plan(g, 'auto', 'cuda', num_sources=n).algorithm})"
+                src = allsrc if base in ("msbfs", "auto", "bfs_blocks") else \
+                    sample(n, a.bfs_sources, a.seed)
                 st, t_gpu = run_gpu(g, src, base, **kw)
                 t_full = t_gpu * n / len(src)
                 chk, _ = run_gpu(g, cs, base, **kw)
