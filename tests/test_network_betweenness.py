@@ -347,14 +347,60 @@ def test_cuda_engine_for_deep_graphs():
     assert "batched BFS levels" in engine_note(star)
 
 
-def test_cuda_weighted_runs_the_cpu_engine_and_says_so():
+@pytest.mark.parametrize("directed", [False, True])
+def test_cuda_weighted_integer_matches_networkx(directed):
+    """Integer weights >= 1 run the GPU engine (distance values, brandes_weighted): equal to
+    networkx exactly and sampled (standard errors against the CPU engine), the path statistics
+    and stored distances equal the CPU engine's; betweenness alone too."""
+    from simengine.network.cuda.brandes_weighted import can_run
+
+    G = _nx_graph(22, 0.15, directed, True, seed=3)
+    for u, v in list(G.edges)[::4]:
+        G[u][v]["weight"] = 7                 # long arcs: distance values that are skipped
+    g = _csr(G, True)
+    assert can_run(g)[0]
+    lines = []
+    r = betweenness(g, backend="cuda", log=lines.append)
+    ref = _arr(nx.betweenness_centrality(G, normalized=False, weight="weight"), g.n)
+    np.testing.assert_allclose(r["betweenness"], ref, rtol=1e-12, atol=1e-12)
+    assert len(lines) == 1 and "on cuda" in lines[0]
+    cpu = betweenness(g)
+    for k in ("mean_distance", "diameter", "efficiency", "reachable_pairs"):
+        assert r[k] == pytest.approx(cpu[k], rel=1e-12), k
+    for k in ("closeness", "harmonic", "eccentricity"):
+        np.testing.assert_allclose(r[k], cpu[k], rtol=1e-12, err_msg=k)
+    np.testing.assert_array_equal(r["distance_histogram"], cpu["distance_histogram"])
+    src = np.array([0, 3, 4, 9, 12, 15, 21])
+    out = []
+    for backend, paths in (("cpu", True), ("cuda", False), ("cuda", True)):
+        st = PathStatistics.for_graph(g, sampled=True, planned_sources=len(src), betweenness=1,
+                                      paths=paths)
+        store = np.empty((len(src), g.n))
+        run_sources(g, src, st, backend=backend, batch=3, store=store)
+        out.append((st.results(), store))
+    for res, store in out[1:]:
+        for k in ("betweenness", "betweenness_stderr"):
+            np.testing.assert_allclose(res[k], out[0][0][k], rtol=1e-12, atol=1e-12)
+        np.testing.assert_array_equal(store, out[0][1])
+    assert np.any(out[0][0]["betweenness_stderr"] > 0)
+
+
+def test_cuda_weighted_other_weights_run_the_cpu_engine_and_say_so():
     G = _nx_graph(20, 0.15, False, True, seed=2)
+    for u, v in list(G.edges)[::3]:
+        G[u][v]["weight"] = 0.5               # real weights: the CPU engine, said
     g = _csr(G, True)
     lines = []
     r = betweenness(g, backend="cuda", log=lines.append)
     ref = _arr(nx.betweenness_centrality(G, normalized=False, weight="weight"), g.n)
     np.testing.assert_allclose(r["betweenness"], ref, rtol=1e-12, atol=1e-12)
-    assert len(lines) == 1 and "runs the CPU engine" in lines[0]
+    assert len(lines) == 1 and "integer weights" in lines[0] and "CPU engine" in lines[0]
+    g.weights[0] = 0.0
+    g.weights[g.weights == 0.5] = 1.0
+    from simengine.network.backends import betweenness_plan
+
+    where, note = betweenness_plan(g, "cuda")
+    assert where == "cpu" and "zero-weight" in note
 
 
 SCENARIO = {

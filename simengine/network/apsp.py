@@ -128,7 +128,8 @@ def _brandes_partials(graph, sources, backend, store, batch, stats, device, opti
 
         columns = _device_columns(stats, device) if stats.paths else None
         return cuda_brandes(graph, sources, store=store, batch=batch, device=device,
-                            squares=bool(stats.sampled), paths=stats.paths, columns=columns)
+                            squares=bool(stats.sampled), paths=stats.paths, columns=columns,
+                            bin_width=stats.bin_width)
     from .cpu.brandes import brandes_partials
 
     return brandes_partials(graph, sources, bin_width=stats.bin_width, batch=batch, store=store,

@@ -37,7 +37,8 @@ from it is deeper than twice that — else int16); a batch whose levels pass the
 
 Graphs of many levels (more than ``DEEP_LEVELS`` from the vertex of largest degree: rings,
 lattices) run a thread block per source instead (:mod:`.brandes_deep`), since every level here
-reads the whole (B·n) block. Weighted graphs run the CPU engine (``backends.betweenness_plan``
+reads the whole (B·n) block. Graphs with integer weights ≥ 1 run :mod:`.brandes_weighted` (the same
+layout, by distance values); other weighted graphs the CPU engine (``backends.betweenness_plan``
 says so in the log).
 """
 from __future__ import annotations
@@ -377,6 +378,8 @@ def engine_note(graph) -> str:
     probe of :func:`engine_for`, run here once and cached for the run)."""
     if graph.n == 0:
         return "no vertices"
+    if graph.weighted:
+        return "GPU engine: batches of sources advanced by integer distance values"
     if engine_for(graph, device_graph(graph)) == "blocks":
         return (f"GPU engine: a thread block per source (a BFS from the vertex of largest degree "
                 f"has more than {DEEP_LEVELS} levels)")
@@ -396,17 +399,21 @@ def default_batch(n: int, num_sources: int, per_entry: int = bytes_per_entry(np.
 
 
 def brandes_partials(graph, sources, store=None, batch=None, device=None, engine=None,
-                     squares=True, paths=True, columns=None):
+                     squares=True, paths=True, columns=None, bin_width=1.0):
     """One ChunkPartial per batch of sources (``btw``/``btw_sq``, and with ``paths`` the path
-    statistics), in source order, on GPU ``device``. ``engine``: ``levels``, ``blocks`` or None
-    (:func:`engine_for`). ``squares=False`` (exact runs: no standard error) skips the Σ δ² sums
+    statistics), in source order, on GPU ``device``. Weighted graphs (integer weights ≥ 1) run
+    :mod:`.brandes_weighted` (histogram bins of ``bin_width``). ``engine``: ``levels``,
+    ``blocks`` or None (:func:`engine_for`). ``squares=False`` (exact runs: no standard error) skips the Σ δ² sums
     (``btw_sq`` = 0); ``paths=False`` (betweenness alone) skips the path statistics (the
     partial's are zeros; ``store`` still gets the distances); ``columns`` (a
     :class:`.columns.DeviceColumns`) takes the column sums on the device."""
-    if graph.weighted:
-        raise ValueError("the GPU Brandes engine is for unweighted graphs")
+    sources = np.ascontiguousarray(sources, dtype=np.int64)
+    if graph.weighted:                         # integer weights >= 1 (brandes_weighted.can_run)
+        from .brandes_weighted import weighted_partials
+
+        return on_device(weighted_partials(graph, sources, store, batch, squares, paths,
+                                           columns, bin_width), device)
     from .brandes_sums import batch_partials
 
-    sources = np.ascontiguousarray(sources, dtype=np.int64)
     return on_device(batch_partials(graph, sources, store, batch, engine, squares, paths,
                                     columns), device)
