@@ -21,6 +21,12 @@ always, int32 levels, ``reduce_rows``). Every GPU result is checked against the 
     python benchmarks/bench_betweenness.py                 # CPU table
     python benchmarks/bench_betweenness.py --gpu           # GPU rows
     python benchmarks/bench_betweenness.py --gpu --profile --families ba_k100   # where it goes
+    python benchmarks/bench_betweenness.py --gpu --weighted 30000 --families ""  # weighted row
+
+Weighted (``--weighted N``): Barabási–Albert n = N, m = 5 (mean degree 10), integer weights 1–10,
+all sources: the GPU engine (:mod:`simengine.network.cuda.brandes_weighted`) against the CPU
+engine on all cores (what ``backend: cuda`` ran before), the CPU on ``--weighted-cpu-sources``
+listed sources extrapolated to all (both engines' betweenness over those sources compared).
 """
 from __future__ import annotations
 
@@ -195,7 +201,44 @@ def gpu_table(rows) -> list[str]:
                   f"{r.get('before_rel_diff', 0):.1e} |" for r in rows]
 
 
+def weighted_row(n, cpu_sources, check=True):
+    """The weighted case of the module's docstring: one dict."""
+    import numba
+    from simengine.network.generators import random_weights
+
+    g = random_weights(ba(n, 5), 1, 10, seed=1)
+    small = random_weights(ba(60, 3), 1, 10, seed=1)
+    for backend in ("cuda", "cpu"):                   # compile
+        ours(small, backend=backend, paths=False)
+    b, t_gpu, _ = ours(g, backend="cuda", paths=False)
+    _, t_gpu_paths, _ = ours(g, backend="cuda", paths=True)
+    listed = np.linspace(0, n - 1, min(cpu_sources, n)).astype(np.int64)
+    lb, lt, _ = ours(g, list(listed), backend="cuda", paths=False)
+    cb, ct, _ = ours(g, list(listed), backend="cpu", paths=True)
+    t_cpu = ct * n / len(listed)
+    return {"family": "betweenness_weighted_ba_k10", "n": g.n, "edges": g.num_edges,
+            "sources": n, "gpu_s": t_gpu, "gpu_paths_s": t_gpu_paths,
+            "cpu_threads": numba.get_num_threads(), "cpu_sources": len(listed),
+            "cpu_s": ct, "cpu_full_s": t_cpu, "speedup": t_cpu / t_gpu,
+            "check_rel_diff": rel(lb, cb)}
+
+
+def weighted_table(r) -> list[str]:
+    return ["| graph | n | edges | sources | GPU s (betweenness alone) | GPU s (with path "
+            "statistics) | CPU engine s (threads, extrap. from listed) | GPU speed-up | "
+            "check vs CPU (listed sources) |", "|---|---|---|---|---|---|---|---|---|",
+            f"| BA k = 10, weights 1–10 | {r['n']} | {r['edges']} | {r['sources']} | "
+            f"{r['gpu_s']:.3f} | {r['gpu_paths_s']:.3f} | {r['cpu_full_s']:.2f} "
+            f"({r['cpu_threads']} threads, {r['cpu_sources']} sources: {r['cpu_s']:.2f} s) | "
+            f"{r['speedup']:.1f}× | max rel. diff {r['check_rel_diff']:.1e} |"]
+
+
 def gpu_rows(a):
+    if a.weighted:
+        print("\n".join(weighted_table(weighted_row(a.weighted, a.weighted_cpu_sources))),
+              flush=True)
+    if not a.families:
+        return
     gpu_compile()
     head = True
     for r in gpu_betweenness_rows([f for f in a.families.split(",") if f], a.gpu_n, a.big_n,
@@ -300,6 +343,9 @@ def main(argv=None):
     ap.add_argument("--profile", action="store_true",
                     help="with --gpu: engine time per --batches and the steps of one batch")
     ap.add_argument("--batches", default="0,2048,1024,512,256")
+    ap.add_argument("--weighted", type=int, default=0,
+                    help="with --gpu: the weighted row at this n (0: none)")
+    ap.add_argument("--weighted-cpu-sources", type=int, default=2048)
     a = ap.parse_args(argv)
     if a.gpu and a.profile:
         gpu_profile(a)
