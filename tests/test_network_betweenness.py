@@ -385,22 +385,45 @@ def test_cuda_weighted_integer_matches_networkx(directed):
     assert np.any(out[0][0]["betweenness_stderr"] > 0)
 
 
-def test_cuda_weighted_other_weights_run_the_cpu_engine_and_say_so():
-    G = _nx_graph(20, 0.15, False, True, seed=2)
-    for u, v in list(G.edges)[::3]:
-        G[u][v]["weight"] = 0.5               # real weights: the CPU engine, said
+@pytest.mark.parametrize("directed", [False, True])
+def test_cuda_weighted_real_matches_networkx(directed):
+    """Real weights run the GPU engine too (float64 distances, buckets of half the smallest
+    weight, networkx's rule: d(u) + w == d(v) in float64): equal to networkx; stored distances
+    equal the CPU engine's bit for bit."""
+    G = _nx_graph(22, 0.15, directed, True, seed=9)
+    rng = np.random.default_rng(1)
+    for u, v in G.edges:
+        G[u][v]["weight"] = float(rng.choice([0.3, 0.7, 1.1, 0.4]))  # ties: 0.3 + 0.4 = 0.7
     g = _csr(G, True)
     lines = []
     r = betweenness(g, backend="cuda", log=lines.append)
     ref = _arr(nx.betweenness_centrality(G, normalized=False, weight="weight"), g.n)
     np.testing.assert_allclose(r["betweenness"], ref, rtol=1e-12, atol=1e-12)
-    assert len(lines) == 1 and "integer weights" in lines[0] and "CPU engine" in lines[0]
-    g.weights[0] = 0.0
-    g.weights[g.weights == 0.5] = 1.0
+    assert len(lines) == 1 and "on cuda" in lines[0]
+    src = np.arange(0, g.n, 3)
+    stores = []
+    for backend in ("cpu", "cuda"):
+        st = PathStatistics.for_graph(g, planned_sources=len(src), betweenness=1)
+        stores.append(np.empty((len(src), g.n)))
+        run_sources(g, src, st, backend=backend, batch=4, store=stores[-1])
+    np.testing.assert_array_equal(stores[0], stores[1])
+
+
+def test_cuda_weighted_other_weights_run_the_cpu_engine_and_say_so():
     from simengine.network.backends import betweenness_plan
 
+    G = _nx_graph(20, 0.15, False, True, seed=2)
+    g = _csr(G, True)
+    g.weights[0] = 0.0                        # a zero-weight arc: the CPU engine, said
+    lines = []
+    r = betweenness(g, backend="cuda", log=lines.append)
+    np.testing.assert_allclose(r["betweenness"], betweenness(g)["betweenness"], rtol=1e-12,
+                               atol=1e-12)           # the CPU engine's (zero weights: no order)
+    assert len(lines) == 1 and "weights > 0" in lines[0] and "CPU engine" in lines[0]
+    g.weights[:] = 1.5
+    g.weights[1] = 1e-4                       # real weights spanning 1.5e4: too many buckets
     where, note = betweenness_plan(g, "cuda")
-    assert where == "cpu" and "zero-weight" in note
+    assert where == "cpu" and "within a factor" in note
 
 
 SCENARIO = {

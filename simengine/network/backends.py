@@ -220,7 +220,7 @@ def can_run(graph, algorithm: str, backend: str) -> bool:
 
 def betweenness_plan(graph, backend: str) -> tuple[str, str]:
     """Where Brandes' betweenness runs for ``backend`` (``cpu`` | ``cuda``) on ``graph``, and the
-    log line saying so: the CUDA engines run unweighted graphs and integer weights ≥ 1
+    log line saying so: the CUDA engines run unweighted graphs and positive weights
     (:func:`.cuda.brandes_weighted.can_run`); other weighted graphs run the CPU engine (Dijkstra
     order) — said, never silently."""
     b = resolve_backend(backend)
@@ -231,8 +231,8 @@ def betweenness_plan(graph, backend: str) -> tuple[str, str]:
         if not ok:
             return "cpu", (f"betweenness: {why}; this weighted graph runs the CPU engine "
                            f"(Dijkstra order)")
-        return "cuda", ("betweenness: Brandes (integer distance values, all sources of a batch "
-                        "at once) on cuda; the path statistics come from the same traversals")
+        return "cuda", ("betweenness: Brandes (distance buckets, all sources of a batch at once) "
+                        "on cuda; the path statistics come from the same traversals")
     how = "Dijkstra order" if graph.weighted else "BFS levels"
     return b, (f"betweenness: Brandes ({how}) on {b}; the path statistics come from the same "
                f"traversals")

@@ -37,9 +37,9 @@ from it is deeper than twice that — else int16); a batch whose levels pass the
 
 Graphs of many levels (more than ``DEEP_LEVELS`` from the vertex of largest degree: rings,
 lattices) run a thread block per source instead (:mod:`.brandes_deep`), since every level here
-reads the whole (B·n) block. Graphs with integer weights ≥ 1 run :mod:`.brandes_weighted` (the same
-layout, by distance values); other weighted graphs the CPU engine (``backends.betweenness_plan``
-says so in the log).
+reads the whole (B·n) block. Weighted graphs run :mod:`.brandes_weighted` (the same layout, by
+distance buckets) or, where it cannot (zero weights, :func:`.brandes_weighted.can_run`), the CPU
+engine (``backends.betweenness_plan`` says so in the log).
 """
 from __future__ import annotations
 
@@ -60,7 +60,11 @@ BATCH_BYTES = (1 << 32) if not simulator() else (1 << 16)
 LEVEL_TYPES = (np.dtype(np.int8), np.dtype(np.int16), np.dtype(np.int32))
 
 
-def unreached_of(dtype) -> int:
+def unreached_of(dtype):
+    """The "not reached" value of a level (distance) array: the integer type's largest value,
+    ``inf`` for float distances (:mod:`.brandes_weighted`)."""
+    if np.dtype(dtype).kind == "f":
+        return float("inf")
     return int(np.iinfo(dtype).max)
 
 
@@ -230,7 +234,7 @@ class BrandesBuffers:
         self.col_harm = cuda.device_array(n, np.float64)
         self.counts = cuda.device_array(3, np.int64)     # :func:`_arcs`
         self.srcs = cuda.device_array(B, np.int64)
-        self.lvl = cuda.device_array((min(self.unreached, 2 * DEEP_LEVELS + 2), B), np.int64)
+        self.lvl = cuda.device_array((int(min(self.unreached, 2 * DEEP_LEVELS + 2)), B), np.int64)
 
     def grow_levels(self):
         """Twice the rows of the per-source level counts (a batch deeper than expected)."""
@@ -379,7 +383,7 @@ def engine_note(graph) -> str:
     if graph.n == 0:
         return "no vertices"
     if graph.weighted:
-        return "GPU engine: batches of sources advanced by integer distance values"
+        return "GPU engine: batches of sources advanced by distance buckets"
     if engine_for(graph, device_graph(graph)) == "blocks":
         return (f"GPU engine: a thread block per source (a BFS from the vertex of largest degree "
                 f"has more than {DEEP_LEVELS} levels)")
@@ -401,14 +405,14 @@ def default_batch(n: int, num_sources: int, per_entry: int = bytes_per_entry(np.
 def brandes_partials(graph, sources, store=None, batch=None, device=None, engine=None,
                      squares=True, paths=True, columns=None, bin_width=1.0):
     """One ChunkPartial per batch of sources (``btw``/``btw_sq``, and with ``paths`` the path
-    statistics), in source order, on GPU ``device``. Weighted graphs (integer weights ≥ 1) run
+    statistics), in source order, on GPU ``device``. Weighted graphs run
     :mod:`.brandes_weighted` (histogram bins of ``bin_width``). ``engine``: ``levels``,
     ``blocks`` or None (:func:`engine_for`). ``squares=False`` (exact runs: no standard error) skips the Σ δ² sums
     (``btw_sq`` = 0); ``paths=False`` (betweenness alone) skips the path statistics (the
     partial's are zeros; ``store`` still gets the distances); ``columns`` (a
     :class:`.columns.DeviceColumns`) takes the column sums on the device."""
     sources = np.ascontiguousarray(sources, dtype=np.int64)
-    if graph.weighted:                         # integer weights >= 1 (brandes_weighted.can_run)
+    if graph.weighted:                         # weights > 0 (brandes_weighted.can_run)
         from .brandes_weighted import weighted_partials
 
         return on_device(weighted_partials(graph, sources, store, batch, squares, paths,
