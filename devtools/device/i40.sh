@@ -18,18 +18,18 @@ step() { local t=$1 name=$2; shift 2; echo "=== $name $(date +%T)"
   timeout -k 5 "$t" "$@" > "$O/$name.log" 2>&1; echo "=== $name rc=$? $(date +%T)"
   tail -n 12 "$O/$name.log"; }
 
-step 55 tests_betweenness python3 -m pytest -q -p no:xdist -o addopts="" \
+step 50 tests_betweenness python3 -m pytest -q -p no:xdist -o addopts="" \
   tests/test_network_betweenness.py -k "cuda or scenario_betweenness_alone"
-step 75 bench_betweenness python3 benchmarks/bench_betweenness.py --gpu --check 8
+step 95 bench_betweenness python3 benchmarks/bench_betweenness.py --gpu --check 8
 step 40 bench_weighted python3 benchmarks/bench_betweenness.py --gpu --weighted 30000 \
   --weighted-cpu-sources 2048 --families ""
 step 35 bench_apsp_ring python3 benchmarks/bench_network_gpu.py --sizes 30000 --families ring \
   --algorithms auto,msbfs --cpu-sources 256 --weighted-sizes "" --fw-sizes "" \
   --per-source-sizes "" --betweenness-sizes ""
-step 35 tests_network python3 -m pytest -q -p no:xdist -o addopts="" \
+step 32 tests_network python3 -m pytest -q -p no:xdist -o addopts="" \
   tests/test_network_per_source.py tests/test_network_device_columns.py \
-  tests/test_network_backends.py tests/test_network_cuda_fw.py tests/test_network_cuda_fw_cxx.py
+  tests/test_network_cuda_fw.py tests/test_network_cuda_fw_cxx.py
 # without the launcher's root variables: tests/conftest.py must set them itself
-step 40 tests_mpi env -u OMPI_ALLOW_RUN_AS_ROOT -u OMPI_ALLOW_RUN_AS_ROOT_CONFIRM python3 -m pytest -q -p no:xdist -o addopts="" \
+step 33 tests_mpi env -u OMPI_ALLOW_RUN_AS_ROOT -u OMPI_ALLOW_RUN_AS_ROOT_CONFIRM python3 -m pytest -q -p no:xdist -o addopts="" \
   "tests/test_field_cuda_fused_slabs.py::test_fused_slabs_on_mpi_ranks_equal_the_whole_grid"
 echo "done $(date +%T)"
