@@ -152,7 +152,10 @@ class NetworkJob:
         from .statistics import PathStatistics
 
         t = time.perf_counter()
-        w = np.ones(2) if self.graph.weighted else None
+        w = None
+        if self.graph.weighted:    # the same weight kind (the GPU Brandes engine: int or float)
+            gw = self.graph.weights
+            w = np.ones(2) if np.all(gw == np.rint(gw)) else np.array([1.5, 2.5])
         tiny = CSRGraph.from_edges(3, np.array([0, 1]), np.array([1, 2]), weights=w,
                                    directed=self.graph.directed)
         # on ranks, msbfs's last claims run narrower sweeps (_claim_tail): compile those too
