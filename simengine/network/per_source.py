@@ -58,7 +58,8 @@ def choose_per_source(graph, num_sources: int, backend: str = "cpu") -> str | No
 def should_run(graph, num_sources: int, backend: str = "cpu") -> tuple[str, str] | None:
     """``(algorithm, reason)`` when ``auto`` should run a per-source engine for ``num_sources``
     sources of ``graph`` on ``backend`` (few sources: :func:`choose_per_source`; on the GPU, an
-    unweighted graph of many BFS levels: ``bfs_blocks``), else None (the batch engines)."""
+    unweighted graph of many BFS levels: ``bfs_blocks``, from a probe BFS on the current device,
+    skipped where there is no GPU), else None (the batch engines)."""
     k = int(num_sources)
     per = choose_per_source(graph, k, backend)
     if per is not None:
@@ -66,8 +67,11 @@ def should_run(graph, num_sources: int, backend: str = "cpu") -> tuple[str, str]
         where = "the GPU" if backend == "cuda" else "all cores"
         return per, f"{k} sources (<= {limit}): one source at a time on {where}"
     if backend == "cuda" and not graph.weighted and graph.n > 1:
-        from .cuda import device_graph
+        from .cuda import device_count, device_graph
         from .cuda.brandes import DEEP_LEVELS, probe_depth
+
+        if device_count() == 0:          # no GPU here (a plan made for another machine)
+            return None
 
         depth = probe_depth(graph, device_graph(graph))
         if depth > DEEP_LEVELS:
