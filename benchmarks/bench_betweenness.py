@@ -44,7 +44,7 @@ def ba(n, m, seed=1):
     return generate({"type": "barabasi_albert", "n": n, "m": m, "seed": seed})
 
 
-def ours(g, sources="all", backend="cpu", paths=True, before=False):
+def ours(g, sources="all", backend="cpu", paths=True, before=False, batch=None):
     """(betweenness, wall s, CPU s) of simengine's engine on ``backend``: ``paths`` = with the
     path statistics; ``before`` = the GPU engine before branch i40 (brandes_before_i40.py)."""
     from simengine.network.apsp import run_sources
@@ -67,7 +67,7 @@ def ours(g, sources="all", backend="cpu", paths=True, before=False):
         for part in before_partials(g, src, squares=bool(sampled)):
             st.add(part)
     else:
-        run_sources(g, src, st, backend=backend)
+        run_sources(g, src, st, backend=backend, batch=batch)
     if backend == "cuda":
         cuda.synchronize()
     return st.results()["betweenness"], time.perf_counter() - t, time.process_time() - c
@@ -163,7 +163,7 @@ def gpu_compile():
         pass
 
 
-def gpu_betweenness_rows(families, n, big_n=0, sampled=1024, check=8):
+def gpu_betweenness_rows(families, n, big_n=0, sampled=1024, check=8, alt_batch=0):
     """One dict per GPU case: exact betweenness of ``families`` (names of FAMILIES) at ``n``,
     and (``big_n`` > 0, first) ``sampled`` sources of G(n, m) with n = ``big_n``, mean degree 6.
     Engine time as in the module's docstring; ``check`` listed sources against the CPU."""
@@ -181,6 +181,8 @@ def gpu_betweenness_rows(families, n, big_n=0, sampled=1024, check=8):
         b, t, _ = ours(g, sources, backend="cuda", paths=False)
         _, t_paths, _ = ours(g, sources, backend="cuda", paths=True)
         b_before, t_before, _ = ours(g, sources, backend="cuda", before=True)
+        t_alt = ours(g, sources, backend="cuda", paths=False, batch=alt_batch)[1] \
+            if alt_batch else None
         listed = list(range(0, g.n, max(1, g.n // check)))[:check]
         gc = betweenness(g, listed, backend="cuda")["betweenness"]
         cc = betweenness(g, listed, backend="cpu")["betweenness"]
@@ -188,7 +190,8 @@ def gpu_betweenness_rows(families, n, big_n=0, sampled=1024, check=8):
                "sources": g.n if sources == "all" else sources["sample"],
                "engine": engine_for(g, device_graph(g)), "engine_s": t,
                "engine_paths_s": t_paths, "before_s": t_before,
-               "check_rel_diff": rel(gc, cc), "before_rel_diff": rel(b, b_before)}
+               "check_rel_diff": rel(gc, cc), "before_rel_diff": rel(b, b_before),
+               "alt_batch": alt_batch, "alt_batch_s": t_alt}
 
 
 def gpu_table(rows) -> list[str]:
@@ -200,7 +203,9 @@ def gpu_table(rows) -> list[str]:
                   f"{r['engine']} | {r['engine_s']:.3f} | {r.get('engine_paths_s', 0):.3f} | "
                   f"{r.get('before_s', 0):.3f} | {r.get('before_s', 0) / r['engine_s']:.2f}× | "
                   f"max rel. diff {r['check_rel_diff']:.1e} | "
-                  f"{r.get('before_rel_diff', 0):.1e} |" for r in rows]
+                  f"{r.get('before_rel_diff', 0):.1e} |"
+                  + (f" alone, batch {r['alt_batch']}: {r['alt_batch_s']:.3f} s |"
+                     if r.get("alt_batch_s") else "") for r in rows]
 
 
 def weighted_row(n, cpu_sources, check=True):
@@ -244,7 +249,7 @@ def gpu_rows(a):
     gpu_compile()
     head = True
     for r in gpu_betweenness_rows([f for f in a.families.split(",") if f], a.gpu_n, a.big_n,
-                                  a.sampled, a.check):
+                                  a.sampled, a.check, a.alt_batch):
         lines = gpu_table([r])
         print("\n".join(lines if head else lines[2:]), flush=True)
         head = False
@@ -348,6 +353,8 @@ def main(argv=None):
     ap.add_argument("--weighted", type=int, default=0,
                     help="with --gpu: the weighted row at this n (0: none)")
     ap.add_argument("--weighted-cpu-sources", type=int, default=2048)
+    ap.add_argument("--alt-batch", type=int, default=0,
+                    help="with --gpu: also time betweenness alone with this batch size")
     a = ap.parse_args(argv)
     if a.gpu and a.profile:
         gpu_profile(a)

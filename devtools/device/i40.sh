@@ -22,7 +22,7 @@ step() { local t=$1 name=$2; shift 2; echo "=== $name $(date +%T)"
 
 step 45 tests_betweenness python3 -m pytest -q -p no:xdist -o addopts="" \
   tests/test_network_betweenness.py -k "cuda or scenario_betweenness_alone"
-step 85 bench_betweenness python3 benchmarks/bench_betweenness.py --gpu --check 8
+step 85 bench_betweenness python3 benchmarks/bench_betweenness.py --gpu --check 8 --alt-batch 1024
 step 35 bench_weighted python3 benchmarks/bench_betweenness.py --gpu --weighted 30000 \
   --weighted-cpu-sources 2048 --families ""
 step 30 bench_apsp_ring python3 benchmarks/bench_network_gpu.py --sizes 30000 --families ring \
