@@ -110,20 +110,27 @@ def _sources(indptr, indices, n, srcs, dist, sigma, delta, queue, lstart, deepes
     top = L - 1                                          # the deepest level
     if tid == 0 and top > 0:
         cuda.atomic.max(deepest, 0, top)
-    if paths and tid == 0:                               # level order, as the CPU engines
-        rs = 0.0
-        rh = 0.0
-        rr = 0
-        for lev in range(1, top + 1):
-            c = lstart[lbase + lev + 1] - lstart[lbase + lev]
-            rs += float(c) * lev
-            rh += c / float(lev)
-            rr += c
-            cuda.atomic.add(hist, lev, int64(c))
-        row_sum[b] = rs
-        row_reach[b] = rr
-        row_max[b] = float(top) if rr else 0.0
-        row_harm[b] = rh
+    if paths:
+        lev = 1 + tid                  # the histogram: the levels strided over the threads
+        while lev <= top:
+            cuda.atomic.add(hist, lev, int64(lstart[lbase + lev + 1] - lstart[lbase + lev]))
+            lev += nt
+        if tid == 0:                   # the row: level order, as every engine sums it
+            rs = 0.0
+            rh = 0.0
+            rr = 0
+            prev = lstart[lbase + 1]
+            for lev in range(1, top + 1):
+                nxt = lstart[lbase + lev + 1]
+                c = nxt - prev
+                prev = nxt
+                rs += float(c) * lev
+                rh += c / float(lev)
+                rr += c
+            row_sum[b] = rs
+            row_reach[b] = rr
+            row_max[b] = float(top) if rr else 0.0
+            row_harm[b] = rh
     if not btw_on:
         return
     for lev in range(top, 0, -1):
