@@ -16,9 +16,10 @@ trip per level):
   over σ(w) when level L + 1 finished (one division per vertex, none per arc).
 
 Each block touches only its own rows, so a batch needs no atomics across blocks; the
-dependencies are summed over the batch's sources in order, one thread per vertex (deterministic),
-and — only when the run wants the path statistics — the column sums of each vertex in the same
-pass. The row statistics come from the level starts (the size of each level), computed by the
+dependencies are summed over the batch's sources — one thread per vertex and chunk of
+``SUM_CHUNK`` sources (coalesced across vertices), the chunks then added in order
+(deterministic) — and, only when the run wants the path statistics, the column sums of each
+vertex in the same pass. The row statistics come from the level starts (the size of each level), computed by the
 block itself at the end of its forward sweep (level order, as the CPU engines), and the histogram
 by one atomic per level and source.
 
@@ -36,8 +37,10 @@ from .bfs import UNREACHED
 
 #: threads per block (= per source); the frontiers of deep graphs are narrow
 THREADS = 8 if simulator() else 64
-#: threads per block of the column sums
+#: threads per block of the column sums, and sources per chunk (the column sums of a batch are
+#: split over chunks of sources, each a grid row, then added in chunk order)
 SUM_THREADS = 16 if simulator() else 256
+SUM_CHUNK = 4 if simulator() else 256
 
 
 def bytes_per_entry(betweenness: bool = True) -> int:
@@ -153,18 +156,19 @@ def _sources(indptr, indices, n, srcs, dist, sigma, delta, queue, lstart, deepes
 
 
 @cuda.jit
-def _column_sums(dist, delta, n, nsrc, btw, btw_sq, squares, btw_on, paths, col_sum,
-                 col_reach, col_harm):
-    """btw[v] = Σ_b δ_b(v), btw_sq[v] = Σ_b δ_b(v)² (0 without ``squares``), in source order
-    (δ is 0 at the source and at unreached vertices); with ``paths`` the column sums of v."""
-    v = cuda.grid(1)
+def _column_parts(dist, delta, n, nsrc, chunk, parts, squares, btw_on, paths):
+    """parts[q, c, v] for the sources b of chunk c (blockIdx.y): q = 0 Σ δ_b(v), 1 Σ δ_b(v)²
+    (with ``squares``), 2 Σ d_b(v), 3 the reach, 4 Σ 1/d_b(v) (with ``paths``), in source
+    order (δ is 0 at the source and at unreached vertices)."""
+    v = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    c = cuda.blockIdx.y
     if v < n:
         acc = 0.0
         sq = 0.0
         cs = 0.0
         ch = 0.0
         cr = 0
-        for b in range(nsrc):
+        for b in range(c * chunk, min(nsrc, (c + 1) * chunk)):
             if btw_on:
                 x = delta[b * n + v]
                 acc += x
@@ -177,12 +181,35 @@ def _column_sums(dist, delta, n, nsrc, btw, btw_sq, squares, btw_on, paths, col_
                     cs += y
                     cr += 1
                     ch += 1.0 / y
+        parts[0, c, v] = acc
+        parts[1, c, v] = sq
+        parts[2, c, v] = cs
+        parts[3, c, v] = cr
+        parts[4, c, v] = ch
+
+
+@cuda.jit
+def _fold_parts(parts, n, nchunks, btw, btw_sq, col_sum, col_reach, col_harm, btw_on, paths):
+    """The chunks' sums of :func:`_column_parts` added in chunk order (deterministic)."""
+    v = cuda.grid(1)
+    if v < n:
+        a = 0.0
+        q = 0.0
+        cs = 0.0
+        ch = 0.0
+        cr = 0.0
+        for c in range(nchunks):
+            a += parts[0, c, v]
+            q += parts[1, c, v]
+            cs += parts[2, c, v]
+            cr += parts[3, c, v]
+            ch += parts[4, c, v]
         if btw_on:
-            btw[v] = acc
-            btw_sq[v] = sq
+            btw[v] = a
+            btw_sq[v] = q
         if paths:
             col_sum[v] = cs
-            col_reach[v] = cr
+            col_reach[v] = int64(cr)                  # counts below 2^53: exact
             col_harm[v] = ch
 
 
@@ -210,6 +237,7 @@ class DeepBuffers:
         self.row_max = cuda.device_array(B, np.float64)
         self.row_harm = cuda.device_array(B, np.float64)
         self.hist = cuda.device_array(max(1, n), np.int64)
+        self.parts = cuda.device_array((5, -(-B // SUM_CHUNK), max(1, n)), np.float64)
         self.rows = self.dist                            # (B, n): the distance rows
 
 
@@ -226,9 +254,13 @@ def deep_batch(dg, srcs, buf: DeepBuffers, squares: bool = True, paths: bool = F
                          buf.queue, buf.lstart, buf.deepest, buf.betweenness, bool(paths),
                          buf.row_sum, buf.row_reach, buf.row_max, buf.row_harm, buf.hist)
     if buf.betweenness or paths:
-        _column_sums[(n + SUM_THREADS - 1) // SUM_THREADS, SUM_THREADS](
-            flat, buf.delta, n, B, buf.btw, buf.btw_sq, bool(squares), buf.betweenness,
-            bool(paths), buf.col_sum, buf.col_reach, buf.col_harm)
+        nch = -(-B // SUM_CHUNK)
+        grid = ((n + SUM_THREADS - 1) // SUM_THREADS, nch)
+        _column_parts[grid, SUM_THREADS](flat, buf.delta, n, B, SUM_CHUNK, buf.parts,
+                                         bool(squares), buf.betweenness, bool(paths))
+        _fold_parts[grid[0], SUM_THREADS](buf.parts, n, nch, buf.btw, buf.btw_sq, buf.col_sum,
+                                          buf.col_reach, buf.col_harm, buf.betweenness,
+                                          bool(paths))
 
 
 def deep_partials(graph, dg, sources, store, batch, squares, paths, columns,
