@@ -91,6 +91,9 @@ class NetworkJob:
             from .backends import betweenness_plan
 
             where, note = betweenness_plan(self.graph, self.backend)
+            if not self.stats.paths:
+                note = note.split("; the path statistics")[0] + "; betweenness alone (no path " \
+                    "statistics asked for)"
             self.log(f"metrics.statistics: {note} (not {self.algorithm} on {self.backend})")
             self.algorithm, self.backend = "brandes", where
         self.every = int(spec.output.checkpoint_every)
