@@ -523,6 +523,7 @@ def test_scenario_betweenness_alone(tmp_path):
     for k in ("betweenness", "betweenness_stderr"):
         np.testing.assert_allclose(va[k], vb[k], rtol=1e-12, atol=0, err_msg=k)
     assert "mean_distance" not in sa and "closeness" not in va
+    assert any("betweenness alone" in ln for ln in lines), lines
     with h5py.File(alone, "r") as f:
         assert "distance_histogram" not in f
         meta = f["checkpoint"]["meta"][()]
