@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 40 on one GPU (run from the repo root; every step under its own timeout, 4.7 min at
+# Issue 40 on one GPU (run from the repo root; every step under its own timeout, 4.85 min at
 # most; logs under $OUT/i40/):
 #  1. the GPU Brandes tests (both engines, betweenness alone, wider levels, weighted vs networkx)
 #  2. bench_betweenness --gpu: BA k=100, alpha-model and ring n=30000 exact, 1024 sampled
@@ -25,7 +25,7 @@ step 45 tests_betweenness python3 -m pytest -q -p no:xdist -o addopts="" \
 step 85 bench_betweenness python3 benchmarks/bench_betweenness.py --gpu --check 8 --alt-batch 1024
 step 35 bench_weighted python3 benchmarks/bench_betweenness.py --gpu --weighted 30000 \
   --weighted-cpu-sources 2048 --families ""
-step 30 bench_apsp_ring python3 benchmarks/bench_network_gpu.py --sizes 30000 --families ring \
+step 40 bench_apsp_ring python3 benchmarks/bench_network_gpu.py --sizes 30000 --families ring \
   --algorithms auto,msbfs --cpu-sources 256 --weighted-sizes "" --fw-sizes "" \
   --per-source-sizes "" --betweenness-sizes ""
 step 25 tests_network python3 -m pytest -q -p no:xdist -o addopts="" \
