@@ -68,22 +68,30 @@ def same(a, b, tol=1e-12):
     return "ok" if not bad else ",".join(bad)
 
 
-def warm_up():
-    """Compile every kernel (and the CPU engine) on tiny graphs, outside the timings."""
+def warm_up(algorithms=("msbfs", "bfs", "auto"), weighted=True, per_source=True):
+    """Compile the kernels of the rows that will run (and the CPU engine) on tiny graphs, outside
+    the timings: the unweighted ``algorithms``, the weighted ones, the per-source ones."""
     from simengine.network import generators as gen
 
     g = gen.watts_alpha(1100, 10, ring=False, seed=0)
     gw = gen.random_weighted(200, seed=0)
     src = np.arange(64)
-    for alg in ("msbfs", "bfs"):
+    run_cpu(g, np.arange(1024), "msbfs")
+    for alg in algorithms:
+        alg = alg.split("(")[0]
         run_gpu(g, np.arange(1024), alg)
-        run_cpu(g, np.arange(1024), alg)
-    for alg in ("frontier", "nearfar", "fw"):
-        run_gpu(gw, src, alg)
-    run_cpu(gw, src, "dijkstra")
-    run_gpu(g, src[:2], "dobfs")
-    run_cpu(g, src[:2], "dobfs")
-    run_cpu(gw, src[:2], "dial")
+        if alg in ("bfs",):
+            run_cpu(g, np.arange(1024), alg)
+    if "auto" in algorithms:         # auto may pick the block-per-source BFS
+        run_gpu(g, src, "bfs_blocks")
+    if weighted:
+        for alg in ("frontier", "nearfar", "fw"):
+            run_gpu(gw, src, alg)
+        run_cpu(gw, src, "dijkstra")
+    if per_source:
+        run_gpu(g, src[:2], "dobfs")
+        run_cpu(g, src[:2], "dobfs")
+        run_cpu(gw, src[:2], "dial")
 
 
 def sample(n, k, seed=0):
@@ -271,7 +279,8 @@ def main(argv=None):
     print(f"# device: {name}; CPU threads: {numba.get_num_threads()}", flush=True)
     t = time.perf_counter()
     if not a.no_warmup:
-        warm_up()
+        warm_up([x for x in a.algorithms.split(",") if x] if a.sizes else (),
+                bool(a.weighted_sizes or a.fw_compare_sizes), bool(a.per_source_sizes))
     print(f"# warm-up (compilation) {time.perf_counter() - t:.1f} s", flush=True)
     rows = []
 
@@ -297,7 +306,11 @@ def main(argv=None):
                              {"batch": 32 * int(w), "persistent": bool(int(pers))}))
             for alg, kw in runs:
                 base = alg.split("(")[0]
-                src = allsrc if base == "msbfs" else sample(n, a.bfs_sources, a.seed)
+                if base == "auto":         # the row names what auto ran
+                    from simengine.network.backends import plan
+                    alg = f"auto ({plan(g, 'auto', 'cuda', num_sources=n).algorithm})"
+                src = allsrc if base in ("msbfs", "auto", "bfs_blocks") else \
+                    sample(n, a.bfs_sources, a.seed)
                 st, t_gpu = run_gpu(g, src, base, **kw)
                 t_full = t_gpu * n / len(src)
                 chk, _ = run_gpu(g, cs, base, **kw)

@@ -59,29 +59,28 @@ def _time(fn, reps):
     return float(np.median(ts)), out
 
 
-def _float_pred_variants(derive_kernels):
-    """float32 predecessors kept by the kernels (mode 5) and derived afterwards by each
-    :mod:`~simengine.network.cuda.fw_derive` kernel (forced: ``_tiled``)."""
-    base = {"dtype": "float32", "kernel": "cxx"}
-    return ([("float32 C++ + pred (mode 5)", dict(base, predecessors="kernel"))]
-            + [(f"float32 C++ + pred (derived, {k})",
-                dict(base, predecessors="derive", _tiled=k == "tiled")) for k in derive_kernels])
-
-
 def _run(g, kw):
-    """floyd_warshall_device(g, **kw); ``_tiled`` in kw forces the fw_derive kernel."""
-    from simengine.network.cuda import fw_derive
+    """floyd_warshall_device(g, **kw); ``_float_mode`` in kw: the float32 predecessor mode
+    (minplus_nvrtc.FLOAT_PRED_MODE) for this call."""
+    from simengine.network.cuda import minplus_nvrtc
     from simengine.network.cuda.floyd_warshall import floyd_warshall_device
 
     kw = dict(kw)
-    tiled = kw.pop("_tiled", None)
-    keep = fw_derive.TILED_MIN_DENSITY
-    if tiled is not None:
-        fw_derive.TILED_MIN_DENSITY = 0.0 if tiled else 2.0
+    mode = kw.pop("_float_mode", None)
+    keep = minplus_nvrtc.FLOAT_PRED_MODE
+    if mode is not None:
+        minplus_nvrtc.FLOAT_PRED_MODE = mode
     try:
         return floyd_warshall_device(g, **kw)
     finally:
-        fw_derive.TILED_MIN_DENSITY = keep
+        minplus_nvrtc.FLOAT_PRED_MODE = keep
+
+
+def _float_pred_modes():
+    """float32 predecessors kept by the kernels: mode 5 (the default), 4 (compare and select),
+    6 (select by DPX on the floats' bits)."""
+    base = {"dtype": "float32", "kernel": "cxx", "predecessors": True}
+    return [(f"float32 C++ + pred (mode {m})", dict(base, _float_mode=m)) for m in (4, 6)]
 
 
 def variants(weights, n=0, cxx_only=False):
@@ -100,12 +99,12 @@ def variants(weights, n=0, cxx_only=False):
              ("float32 numba", {"dtype": "float32", "kernel": "numba"}),
              ("float64", {"dtype": "float64"}),
              ("float32 C++ + pred", {"dtype": "float32", "kernel": "cxx", "predecessors": True}),
-             ] + _float_pred_variants(("gather", "tiled")) + [
+             ] + _float_pred_modes() + [
              ("float64 + pred", {"dtype": "float64", "predecessors": "inline"})]
     else:                                      # "real sparse" (degree 6)
         v = [("float32 C++", {"dtype": "float32", "kernel": "cxx"}),
              ("float32 C++ + pred", {"dtype": "float32", "kernel": "cxx", "predecessors": True}),
-             ] + _float_pred_variants(("tiled",))
+             ] + _float_pred_modes()
     if cxx_only:
         v = [x for x in v if "C++" in x[0]]
     if n > 8192:
@@ -206,3 +205,33 @@ def to_markdown(rows) -> list[str]:
                    f"{r['updates_per_s'] / 1e12:.2f} | {r['pct_peak']:.0f} | {vs} | {pp} | "
                    f"{r['check']} |")
     return out + [""]
+
+
+def pred_mode_rows(n=8192, density=0.1, seed=1, reps=3):
+    """float32 real weights at ``n``: the time of the rounds without predecessors and with them
+    in modes 5 (the default), 4 and 6 (the ratios are the issue's "≤ 1.5×"); mode 6's
+    predecessors equal mode 4's (the same first kk of the minimum), its distances mode 0's.
+    Prints one line per form."""
+    from simengine.network.cuda.floyd_warshall import floyd_warshall_device
+
+    g = _graph(n, density, "real", seed)
+    small = _graph(300, density, "real", 0)
+    forms = [("float32 C++", {"dtype": "float32", "kernel": "cxx"})] + [
+        (f"float32 C++ + pred (mode {m})",
+         {"dtype": "float32", "kernel": "cxx", "predecessors": True, "_float_mode": m})
+        for m in (5, 4, 6)]
+    for _, kw in forms:
+        _run(small, kw)                               # NVRTC compiles each form once
+    out, t0 = {}, None
+    for label, kw in forms:
+        t, (D, P, _) = _time(lambda: _run(g, kw), reps)
+        out[label] = (D.copy_to_host(), None if P is None else P.copy_to_host())
+        t0 = t0 or t
+        print(f"fw n={n} real {label}: {t:.4f} s, {t / t0:.2f}x without predecessors",
+              flush=True)
+        del D, P
+    d0 = out["float32 C++"][0]
+    d6, p6 = out["float32 C++ + pred (mode 6)"]
+    p4 = out["float32 C++ + pred (mode 4)"][1]
+    print(f"mode 6: distances equal mode 0's: {np.array_equal(d6, d0)}; predecessors equal "
+          f"mode 4's: {np.array_equal(p6, p4)}", flush=True)

@@ -60,6 +60,7 @@ THROUGHPUT = {
     ("cpu", "dijkstra"): 1e8, ("cpu", "fw"): 2e9,
     ("cuda", "msbfs"): 6e10, ("cuda", "bfs"): 1e10, ("cuda", "dobfs"): 1.2e9,
     ("cuda", "frontier"): 2e9, ("cuda", "nearfar"): 2e9, ("cuda", "fw"): 2e12,
+    ("cuda", "bfs_blocks"): 1e10,
 }
 
 
@@ -382,6 +383,10 @@ def _engine_items(gs: GraphShape, alg: str, k: int, backend: str, batch) -> list
             B = max(1, min(8, k))
             dev = 4 * B * n + 10 * n
             what = f"direction-optimising BFS buffers ({B} distance rows)"
+        elif alg == "bfs_blocks":       # cuda/brandes_deep.py: 12 bytes per source and vertex
+            B = max(1, min(k, (4 << 30) // (12 * max(1, n))))
+            dev = 12 * B * n + 8 * n
+            what = f"block-per-source BFS buffers for {B} sources"
         else:
             dev = 8 * n * n
             what = "Floyd–Warshall distance matrix"

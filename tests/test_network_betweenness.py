@@ -230,6 +230,65 @@ def test_cuda_matches_networkx(directed, engine, pull, monkeypatch):
     np.testing.assert_array_equal(r["distance_histogram"], cpu["distance_histogram"])
     d = nx.single_source_shortest_path_length(G, 3)
     assert all(store[3, t] == d.get(t, 255) for t in range(g.n))
+    for k in ("closeness", "harmonic", "eccentricity"):
+        np.testing.assert_allclose(r[k], cpu[k], rtol=1e-12, err_msg=k)
+    assert r["connected"] == cpu["connected"] and r["reachable_pairs"] == cpu["reachable_pairs"]
+
+
+@pytest.mark.parametrize("engine,sampled", [("levels", False), ("levels", True),
+                                            ("blocks", False), ("blocks", True)])
+def test_cuda_betweenness_alone(engine, sampled, monkeypatch):
+    """A run that wants betweenness alone (paths=False): the GPU engines skip the path
+    statistics; the betweenness (and its standard error) equals the CPU engine's, the results
+    have no path statistic, and the setting survives state/merge."""
+    from simengine.network.cuda import brandes as cuda_brandes
+
+    monkeypatch.setattr(cuda_brandes, "engine_for", lambda graph, dg: engine)
+    G = _nx_graph(20, 0.15, True, False, seed=7, isolated=1)
+    g = _csr(G, False)
+    src = np.array([0, 2, 3, 7, 11, 12, 19]) if sampled else np.arange(g.n)
+    out = []
+    for backend, paths in (("cpu", True), ("cuda", False)):
+        st = PathStatistics.for_graph(g, sampled=sampled, planned_sources=len(src),
+                                      betweenness=1, paths=paths)
+        run_sources(g, src, st, backend=backend, batch=3)
+        out.append(st)
+    full, alone = out[0].results(graph=g), out[1].results(graph=g)
+    keys = ("betweenness", "betweenness_stderr") if sampled else ("betweenness",)
+    for k in keys:
+        np.testing.assert_allclose(alone[k], full[k], rtol=1e-12, atol=1e-12, err_msg=k)
+    for k in ("mean_distance", "closeness", "distance_histogram", "diameter", "eccentricity"):
+        assert k not in alone
+    assert alone["connected"] is False and alone["scope"] == full["scope"]
+    back = PathStatistics.from_state(out[1].state())
+    assert not back.paths and back.betweenness == 1
+    half = back.like()
+    with pytest.raises(ValueError, match="different"):
+        half.merge(out[0])
+    with pytest.raises(ValueError, match="betweenness"):
+        PathStatistics.for_graph(g, paths=False)
+
+
+def test_cuda_levels_wider_type_when_a_batch_is_deeper(monkeypatch):
+    """A batch whose levels pass the level type's range (here int8 made to hold 8 levels) is
+    rerun with the next wider type: the same betweenness and distances as networkx."""
+    from simengine.network.cuda import brandes as cuda_brandes
+
+    real = cuda_brandes.unreached_of
+    monkeypatch.setattr(cuda_brandes, "unreached_of",
+                        lambda dt: 9 if np.dtype(dt) == np.int8 else real(dt))
+    monkeypatch.setattr(cuda_brandes, "engine_for", lambda graph, dg: "levels")
+    G = nx.path_graph(14)
+    g = _csr(G, False)
+    assert cuda_brandes.level_type(g, __import__("simengine.network.cuda",
+                                                 fromlist=["x"]).device_graph(g)) == np.int8
+    st = PathStatistics.for_graph(g, betweenness=1)
+    store = np.empty((g.n, g.n), np.uint8)
+    run_sources(g, np.arange(g.n), st, backend="cuda", batch=7, store=store)
+    ref = _arr(nx.betweenness_centrality(G, normalized=False), g.n)
+    np.testing.assert_allclose(st.results()["betweenness"], ref, rtol=1e-12, atol=1e-12)
+    assert st.results()["diameter"] == 13
+    assert np.array_equal(store, np.abs(np.subtract.outer(np.arange(14), np.arange(14))))
 
 
 @pytest.mark.parametrize("engine", ["levels", "blocks"])
@@ -288,14 +347,83 @@ def test_cuda_engine_for_deep_graphs():
     assert "batched BFS levels" in engine_note(star)
 
 
-def test_cuda_weighted_runs_the_cpu_engine_and_says_so():
-    G = _nx_graph(20, 0.15, False, True, seed=2)
+@pytest.mark.parametrize("directed", [False, True])
+def test_cuda_weighted_integer_matches_networkx(directed):
+    """Integer weights >= 1 run the GPU engine (distance values, brandes_weighted): equal to
+    networkx exactly and sampled (standard errors against the CPU engine), the path statistics
+    and stored distances equal the CPU engine's; betweenness alone too."""
+    from simengine.network.cuda.brandes_weighted import can_run
+
+    G = _nx_graph(22, 0.15, directed, True, seed=3)
+    for u, v in list(G.edges)[::4]:
+        G[u][v]["weight"] = 7                 # long arcs: distance values that are skipped
+    g = _csr(G, True)
+    assert can_run(g)[0]
+    lines = []
+    r = betweenness(g, backend="cuda", log=lines.append)
+    ref = _arr(nx.betweenness_centrality(G, normalized=False, weight="weight"), g.n)
+    np.testing.assert_allclose(r["betweenness"], ref, rtol=1e-12, atol=1e-12)
+    assert len(lines) == 1 and "on cuda" in lines[0]
+    cpu = betweenness(g)
+    for k in ("mean_distance", "diameter", "efficiency", "reachable_pairs"):
+        assert r[k] == pytest.approx(cpu[k], rel=1e-12), k
+    for k in ("closeness", "harmonic", "eccentricity"):
+        np.testing.assert_allclose(r[k], cpu[k], rtol=1e-12, err_msg=k)
+    np.testing.assert_array_equal(r["distance_histogram"], cpu["distance_histogram"])
+    src = np.array([0, 3, 4, 9, 12, 15, 21])
+    out = []
+    for backend, paths in (("cpu", True), ("cuda", False), ("cuda", True)):
+        st = PathStatistics.for_graph(g, sampled=True, planned_sources=len(src), betweenness=1,
+                                      paths=paths)
+        store = np.empty((len(src), g.n))
+        run_sources(g, src, st, backend=backend, batch=3, store=store)
+        out.append((st.results(), store))
+    for res, store in out[1:]:
+        for k in ("betweenness", "betweenness_stderr"):
+            np.testing.assert_allclose(res[k], out[0][0][k], rtol=1e-12, atol=1e-12)
+        np.testing.assert_array_equal(store, out[0][1])
+    assert np.any(out[0][0]["betweenness_stderr"] > 0)
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_cuda_weighted_real_matches_networkx(directed):
+    """Real weights run the GPU engine too (float64 distances, buckets of half the smallest
+    weight, networkx's rule: d(u) + w == d(v) in float64): equal to networkx; stored distances
+    equal the CPU engine's bit for bit."""
+    G = _nx_graph(22, 0.15, directed, True, seed=9)
+    rng = np.random.default_rng(1)
+    for u, v in G.edges:
+        G[u][v]["weight"] = float(rng.choice([0.3, 0.7, 1.1, 0.4]))  # ties: 0.3 + 0.4 = 0.7
     g = _csr(G, True)
     lines = []
     r = betweenness(g, backend="cuda", log=lines.append)
     ref = _arr(nx.betweenness_centrality(G, normalized=False, weight="weight"), g.n)
     np.testing.assert_allclose(r["betweenness"], ref, rtol=1e-12, atol=1e-12)
-    assert len(lines) == 1 and "runs the CPU engine" in lines[0]
+    assert len(lines) == 1 and "on cuda" in lines[0]
+    src = np.arange(0, g.n, 3)
+    stores = []
+    for backend in ("cpu", "cuda"):
+        st = PathStatistics.for_graph(g, planned_sources=len(src), betweenness=1)
+        stores.append(np.empty((len(src), g.n)))
+        run_sources(g, src, st, backend=backend, batch=4, store=stores[-1])
+    np.testing.assert_array_equal(stores[0], stores[1])
+
+
+def test_cuda_weighted_other_weights_run_the_cpu_engine_and_say_so():
+    from simengine.network.backends import betweenness_plan
+
+    G = _nx_graph(20, 0.15, False, True, seed=2)
+    g = _csr(G, True)
+    g.weights[0] = 0.0                        # a zero-weight arc: the CPU engine, said
+    lines = []
+    r = betweenness(g, backend="cuda", log=lines.append)
+    np.testing.assert_allclose(r["betweenness"], betweenness(g)["betweenness"], rtol=1e-12,
+                               atol=1e-12)           # the CPU engine's (zero weights: no order)
+    assert len(lines) == 1 and "weights > 0" in lines[0] and "CPU engine" in lines[0]
+    g.weights[:] = 1.5
+    g.weights[1] = 1e-4                       # real weights spanning 1.5e4: too many buckets
+    where, note = betweenness_plan(g, "cuda")
+    assert where == "cpu" and "within a factor" in note
 
 
 SCENARIO = {
@@ -377,3 +505,26 @@ def test_scenario_output_and_resume_mid_run(tmp_path, monkeypatch):
     a, b = _vertex(ref)[0], _vertex(out)[0]
     for k in ("betweenness", "betweenness_stderr", "closeness"):
         np.testing.assert_allclose(b[k], a[k], rtol=1e-12, atol=0, err_msg=k)
+
+
+def test_scenario_betweenness_alone(tmp_path):
+    """statistics: [betweenness] alone: the run keeps no path statistics (the accumulator has
+    paths off), and its betweenness equals that of the run that also asked for them."""
+    import h5py
+
+    import simengine
+
+    both = simengine.run(SCENARIO, tmp_path / "both.h5")
+    alone_sc = {**SCENARIO, "metrics": {**SCENARIO["metrics"], "statistics": ["betweenness"]}}
+    lines = []
+    alone = simengine.run(alone_sc, tmp_path / "alone.h5", log=lines.append)
+    va, sa = _vertex(alone)
+    vb, _ = _vertex(both)
+    for k in ("betweenness", "betweenness_stderr"):
+        np.testing.assert_allclose(va[k], vb[k], rtol=1e-12, atol=0, err_msg=k)
+    assert "mean_distance" not in sa and "closeness" not in va
+    assert any("betweenness alone" in ln for ln in lines), lines
+    with h5py.File(alone, "r") as f:
+        assert "distance_histogram" not in f
+        meta = f["checkpoint"]["meta"][()]
+    assert len(meta) == 7 and meta[6] == 0                  # paths off, kept for --resume

@@ -7,7 +7,7 @@ dense and sparse, directed and undirected, weights 0–3 (zeros and ties), 1–9
 import numpy as np
 import pytest
 
-from test_network_cuda_fw import _check_paths, _derived_reference, _graph, _reference
+from test_network_cuda_fw import _check_paths, _graph, _reference
 
 
 def _available():
@@ -41,17 +41,23 @@ def test_cxx_distances_and_predecessors_match_scipy(weights, directed, density, 
     _check_paths(g, D2, P)
 
 
-@pytest.mark.parametrize("float_mode", [5, 4])
+@pytest.mark.parametrize("float_mode", [5, 4, 6])
 def test_cxx_float_and_select_predecessors(monkeypatch, float_mode):
     """float32 real weights with predecessors (mode 5: chunk record and search; mode 4: compare
-    and select), and int32 beyond the packed range (mode 4)."""
+    and select; mode 6: select by DPX on the floats' int32 bits, the same predecessors as mode
+    4), and int32 beyond the packed range (mode 4)."""
     from simengine.network.cuda import floyd_warshall as fw, minplus_nvrtc as mn
 
     monkeypatch.setattr(mn, "FLOAT_PRED_MODE", float_mode)
     g = _graph(700, 0.02, True, "real", seed=4)
     ref = _reference(g)
-    D, P = fw.floyd_warshall(g, predecessors="kernel", dtype="float32")
+    D, P = fw.floyd_warshall(g, predecessors=True, dtype="float32")
     assert f"mode {float_mode}" in fw.last_kernel
+    if float_mode == 6:
+        monkeypatch.setattr(mn, "FLOAT_PRED_MODE", 4)
+        D4, P4 = fw.floyd_warshall(g, predecessors=True, dtype="float32")
+        assert np.array_equal(D4, D) and np.array_equal(P4, P)
+        monkeypatch.setattr(mn, "FLOAT_PRED_MODE", 6)
     np.testing.assert_allclose(D, ref, rtol=1e-5)
     assert np.array_equal(fw.floyd_warshall(g, dtype="float32"), D)
     W = {(u, v): w for u, v, w in zip(*g.arcs(), g.weights)}
@@ -92,26 +98,3 @@ def test_cxx_lookahead_and_plain_rounds_agree(monkeypatch):
         assert np.array_equal(D, ref)
         _check_paths(g, D, P)
         assert np.array_equal(fw.floyd_warshall(g, dtype="float32"), ref)
-
-
-@pytest.mark.parametrize("directed", [True, False])
-def test_cxx_float32_predecessors_derived_on_sparse_graphs(directed, monkeypatch):
-    """float32 real weights with predecessors on a graph of few arcs: the rounds without
-    predecessors (mode 0), then the in-arc pass (fw_derive) — the host rule on the same matrix,
-    valid paths of D's length, no cycles; dense graphs keep mode 5."""
-    from simengine.network.cuda import floyd_warshall as fw, fw_derive
-
-    g = _graph(700, 0.01, directed, "real", seed=31)
-    assert not fw_derive.wanted(g.n, g.num_arcs)      # off until measured on a GPU
-    monkeypatch.setattr(fw_derive, "MAX_DENSITY", 1 / 32)   # the estimate's rule
-    assert fw_derive.wanted(g.n, g.num_arcs)
-    D, P = fw.floyd_warshall(g, predecessors=True, dtype="float32")
-    assert "mode 0" in fw.last_kernel and "derived" in fw.last_kernel
-    np.testing.assert_allclose(D, _reference(g), rtol=1e-5)
-    assert np.array_equal(fw.floyd_warshall(g, dtype="float32"), D)
-    assert np.array_equal(P, _derived_reference(g, D.astype(np.float32)))
-    _check_paths(g, D, P, rtol=1e-5, step=7)
-    gd = _graph(300, 0.3, directed, "real", seed=32)
-    assert not fw_derive.wanted(gd.n, gd.num_arcs)
-    fw.floyd_warshall(gd, predecessors=True, dtype="float32")
-    assert "mode 5" in fw.last_kernel and "derived" not in fw.last_kernel

@@ -11,7 +11,7 @@ from simengine.network.apsp import run_sources
 from simengine.network.statistics import PathStatistics
 
 ALGS = [("msbfs", False), ("dobfs", False), ("bfs", False), ("frontier", True),
-        ("nearfar", True), ("fw", True)]
+        ("nearfar", True), ("fw", True), ("bfs_blocks", False)]
 
 
 def _graph(weighted):
@@ -28,7 +28,8 @@ def test_device_columns_equal_host_columns(alg, weighted):
     src = np.array([3, 0, 17, 5, 39, 22, 8, 11, 30])
     host = PathStatistics.for_graph(g, bin_width=0.5)
     dev = PathStatistics.for_graph(g, bin_width=0.5)
-    kw = {"batch": 2} if alg in ("dobfs", "bfs", "frontier", "nearfar", "fw") else {}
+    kw = {"batch": 2} if alg in ("dobfs", "bfs", "frontier", "nearfar", "fw",
+                                 "bfs_blocks") else {}
     run_sources(g, src, host, alg, backend="cuda", columns=None, **kw)
     # two calls split at a batch boundary (msbfs: one batch each way), so the batches match
     cut = 4 if kw else len(src)

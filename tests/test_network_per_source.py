@@ -82,7 +82,10 @@ def test_auto_few_sources_runs_dobfs_and_equals_msbfs(name):
         np.testing.assert_array_equal(got, want)
 
 
-def test_auto_rule_thresholds():
+def test_auto_rule_thresholds(monkeypatch):
+    from simengine.network.cuda import brandes
+
+    monkeypatch.setattr(brandes, "DEEP_LEVELS", 100)   # the GPU's (the simulator's is 4)
     g = GRAPHS["gnm"]()
     w = gen.random_weights(g, 1, 10, seed=1)
     frac = CSRGraph(w.n, w.indptr, w.indices, w.weights + 0.5, False)
@@ -325,3 +328,39 @@ def test_dobfs_gpu_one_launch_equals_launch_per_level(name):
     assert dobfs_row_persistent(dg, 0, buf, 1) == dobfs_row(dg, 0, buf, 0)
     d = buf.dist.copy_to_host()
     assert np.array_equal(d[0], d[1])
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_gpu_auto_runs_bfs_blocks_on_graphs_of_many_levels(directed):
+    """On the GPU, ``auto`` runs a thread block per source (``bfs_blocks``) when the probe BFS
+    has more than DEEP_LEVELS levels, and says why; its statistics and stored rows equal the
+    MS-BFS engine's and scipy's (disconnected: a path plus a separate triangle)."""
+    from simengine.network.apsp import store_dtype
+    from simengine.network.cuda.brandes import DEEP_LEVELS
+    from simengine.network.per_source import should_run
+
+    L = DEEP_LEVELS + 6
+    u = list(range(L - 1)) + [L, L + 1, L + 2]
+    v = list(range(1, L)) + [L + 1, L + 2, L]
+    g = CSRGraph.from_edges(L + 3, u, v, directed=directed)
+    p = plan(g, "auto", "cuda", num_sources=g.n)
+    assert p.algorithm == "bfs_blocks" and "levels" in p.reason
+    assert should_run(g, g.n, "cuda")[0] == "bfs_blocks"
+    assert should_run(g, g.n, "cpu") is None
+    assert plan(g, "bfs_blocks", "cpu").algorithm == "msbfs"          # GPU only: substituted
+    star = CSRGraph.from_edges(20, [0] * 19, list(range(1, 20)), directed=directed)
+    assert plan(star, "auto", "cuda", num_sources=20).algorithm == "msbfs"
+    src = np.arange(g.n)[::-1].copy()
+    store = np.empty((g.n, g.n), store_dtype(g))
+    st = PathStatistics.for_graph(g, planned_sources=g.n)
+    assert run_sources(g, src, st, "auto", backend="cuda", store=store, batch=5) == "bfs_blocks"
+    ref, _ = _stats(g, src, "msbfs")
+    assert_same_stats(st, ref)
+    r, q = st.results(), ref.results()
+    for k in ("mean_distance", "diameter", "radius", "efficiency", "connected"):
+        assert r[k] == q[k], k
+    for i in (0, 3, g.n - 1):
+        want = scipy_hops(g, src[i])
+        got = store[i].astype(np.int64)
+        got[got == np.iinfo(store.dtype).max] = -1
+        assert np.array_equal(got, want)

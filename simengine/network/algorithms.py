@@ -20,6 +20,8 @@ ALGORITHMS: dict[str, tuple[bool, str]] = {
     "frontier": (False, "label-correcting frontier SSSP with atomic minimum (GPU)"),
     "nearfar": (False, "near-far frontier SSSP (GPU)"),
     "fw": (False, "blocked Floyd-Warshall on the dense n x n matrix"),
+    "bfs_blocks": (True, "BFS with a thread block per source, all its levels in one launch (GPU; "
+                         "graphs of many levels)"),
 }
 
 #: other spellings accepted in scenarios and in the Python API

@@ -85,8 +85,8 @@ def run_sources(graph, sources, stats: PathStatistics, algorithm: str = "auto",
     if stats.betweenness:      # Brandes: the path statistics from the same traversals
         check_predecessors(graph, store, predecessors, len(sources))
         check_weights(graph)
-        parts = _brandes_partials(graph, sources, b.name, store, batch, stats.bin_width, device,
-                                  options, squares=bool(stats.sampled))
+        parts = _brandes_partials(graph, sources, b.name, store, batch, stats, device,
+                                  options)
         algorithm = "brandes"
     else:
         p = b.plan(graph, algorithm, len(sources))
@@ -118,19 +118,21 @@ def _device_columns(stats, device):
     return stats.deferred_columns(("cuda", device), lambda: DeviceColumns(stats.n))
 
 
-def _brandes_partials(graph, sources, backend, store, batch, bin_width, device, options,
-                      squares=True):
-    """The Brandes engine's partials where :func:`betweenness_plan` puts it (``squares``: the
-    Σ δ² of the standard error, needed by sampled runs only; the GPU engines skip it)."""
+def _brandes_partials(graph, sources, backend, store, batch, stats, device, options):
+    """The Brandes engine's partials where :func:`betweenness_plan` puts it. The GPU engines
+    compute only what ``stats`` keeps: Σ δ² for sampled runs (their standard error), the path
+    statistics unless the run wants betweenness alone (``stats.paths``)."""
     where, _ = betweenness_plan(graph, backend)
     if where == "cuda":
         from .cuda.brandes import brandes_partials as cuda_brandes
 
+        columns = _device_columns(stats, device) if stats.paths else None
         return cuda_brandes(graph, sources, store=store, batch=batch, device=device,
-                            squares=squares)
+                            squares=bool(stats.sampled), paths=stats.paths, columns=columns,
+                            bin_width=stats.bin_width)
     from .cpu.brandes import brandes_partials
 
-    return brandes_partials(graph, sources, bin_width=bin_width, batch=batch, store=store,
+    return brandes_partials(graph, sources, bin_width=stats.bin_width, batch=batch, store=store,
                             threads=options.get("threads"))
 
 

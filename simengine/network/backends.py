@@ -222,12 +222,19 @@ def can_run(graph, algorithm: str, backend: str) -> bool:
 
 def betweenness_plan(graph, backend: str) -> tuple[str, str]:
     """Where Brandes' betweenness runs for ``backend`` (``cpu`` | ``cuda``) on ``graph``, and the
-    log line saying so: the CUDA engine has batched BFS levels only, so weighted graphs run the CPU
-    engine (Dijkstra order) — said, never silently."""
+    log line saying so: the CUDA engines run unweighted graphs and positive weights
+    (:func:`.cuda.brandes_weighted.can_run`); other weighted graphs run the CPU engine (Dijkstra
+    order) — said, never silently."""
     b = resolve_backend(backend)
     if b == "cuda" and graph.weighted:
-        return "cpu", ("betweenness: the GPU Brandes engine is unweighted only (BFS levels); "
-                       "this weighted graph runs the CPU engine (Dijkstra order)")
+        from .cuda.brandes_weighted import can_run
+
+        ok, why = can_run(graph)
+        if not ok:
+            return "cpu", (f"betweenness: {why}; this weighted graph runs the CPU engine "
+                           f"(Dijkstra order)")
+        return "cuda", ("betweenness: Brandes (distance buckets, all sources of a batch at once) "
+                        "on cuda; the path statistics come from the same traversals")
     how = "Dijkstra order" if graph.weighted else "BFS levels"
     return b, (f"betweenness: Brandes ({how}) on {b}; the path statistics come from the same "
                f"traversals")

@@ -78,15 +78,22 @@ class NetworkJob:
         self.total = len(self.sources)
         self.bin_width = float(m.histogram_bin_width or 1.0)
         from .betweenness import mode as betweenness_mode
+        from .statistics import wants_paths
 
+        btw = betweenness_mode("betweenness" in m.statistics, m.betweenness_normalized)
         self.stats = PathStatistics.for_graph(
             self.graph, bin_width=self.bin_width, sampled=self.sampled,
-            planned_sources=self.total,
-            betweenness=betweenness_mode("betweenness" in m.statistics, m.betweenness_normalized))
+            planned_sources=self.total, betweenness=btw,
+            # betweenness alone: the engines skip the path statistics
+            paths=not btw or wants_paths(m.statistics) or bool(m.store_distances)
+            or self.store_predecessors)
         if self.stats.betweenness:     # Brandes' engine runs, and gives the path statistics too
             from .backends import betweenness_plan
 
             where, note = betweenness_plan(self.graph, self.backend)
+            if not self.stats.paths:
+                note = note.split("; the path statistics")[0] + "; betweenness alone (no path " \
+                    "statistics asked for)"
             self.log(f"metrics.statistics: {note} (not {self.algorithm} on {self.backend})")
             self.algorithm, self.backend = "brandes", where
         self.every = int(spec.output.checkpoint_every)
@@ -152,9 +159,10 @@ class NetworkJob:
         from .statistics import PathStatistics
 
         t = time.perf_counter()
-        # the graph's own first weights: an integer-weighted graph warms the same kernels
-        w = (np.asarray(self.graph.weights[:2], dtype=np.float64) if self.graph.weighted
-             and len(self.graph.weights) >= 2 else np.ones(2) if self.graph.weighted else None)
+        w = None
+        if self.graph.weighted:    # the same weight kind (the GPU Brandes engine: int or float)
+            gw = self.graph.weights
+            w = np.ones(2) if np.all(gw == np.rint(gw)) else np.array([1.5, 2.5])
         tiny = CSRGraph.from_edges(3, np.array([0, 1]), np.array([1, 2]), weights=w,
                                    directed=self.graph.directed)
         # on ranks, msbfs's last claims run narrower sweeps (_claim_tail): compile those too
@@ -166,7 +174,8 @@ class NetworkJob:
         try:
             for b in widths:
                 run_sources(tiny, np.arange(3), PathStatistics.for_graph(
-                                tiny, betweenness=self.stats.betweenness),
+                                tiny, betweenness=self.stats.betweenness,
+                                paths=self.stats.paths),
                             algorithm=self.algorithm, backend=self.backend,
                             **({} if b is None else {"batch": b}))
             if "edge_betweenness" in self.spec.metrics.statistics and self.comm.rank == 0:
@@ -406,6 +415,8 @@ class NetworkJob:
 
     def finished(self, elapsed, output) -> str:
         res = self.stats.results(elapsed=elapsed)
+        if not self.stats.paths:
+            return f"done: betweenness ({res['scope']}), in {elapsed:.1f} s -> {output}"
         md = res.get("mean_distance", float("nan"))
         se = res.get("mean_distance_se")
         return (f"done: mean distance {md:.6g}" + (f" ± {se:.2g}" if se is not None else "") +

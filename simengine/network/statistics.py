@@ -22,7 +22,7 @@ import numpy as np
 from .accumulate import two_sum
 
 __all__ = ["ChunkPartial", "reduce_block", "PathStatistics", "unreachable_sentinel",
-           "graph_connected", "select_statistics", "two_sum"]
+           "graph_connected", "select_statistics", "two_sum", "wants_paths"]
 
 
 def unreachable_sentinel(dtype) -> float | int:
@@ -153,6 +153,9 @@ class PathStatistics:
         ``sampled`` means an explicit source list (see :meth:`results`).
     betweenness : 0 (off), 1 or 2 (normalized): also accumulate the Brandes dependencies of the
         partials (``btw``, ``btw_sq`` with compensation terms; :mod:`.betweenness`).
+    paths : False when the run wants betweenness alone (needs ``betweenness``): the engines skip
+        the path statistics (:meth:`add` ignores any a partial carries) and :meth:`results` has
+        only the betweenness and the keys that describe the run.
 
     The work done is a *set* of sources (``done``, a boolean mask over the vertices), not a prefix
     of a list: partials may arrive in any order and accumulators of disjoint source sets (other
@@ -165,7 +168,7 @@ class PathStatistics:
 
     def __init__(self, n: int, directed: bool = False, weighted: bool = False,
                  bin_width: float = 1.0, sampled: bool = False, planned_sources: int | None = None,
-                 betweenness: int = 0):
+                 betweenness: int = 0, paths: bool = True):
         if bin_width <= 0:
             raise ValueError("bin_width must be positive")
         self.n = int(n)
@@ -187,6 +190,9 @@ class PathStatistics:
         self.col_harm_lo = np.zeros(n)
         self.hist = np.zeros(1, dtype=np.int64)
         self.betweenness = int(betweenness)
+        self.paths = bool(paths)
+        if not self.paths and not self.betweenness:
+            raise ValueError("an accumulator without path statistics must have betweenness on")
         for k in self._BTW if self.betweenness else ():
             setattr(self, k, np.zeros(n))
         #: column sums still held elsewhere (a GPU's running sums), added by :meth:`flush`
@@ -194,14 +200,15 @@ class PathStatistics:
 
     @classmethod
     def for_graph(cls, graph, bin_width: float = 1.0, sampled: bool = False,
-                  planned_sources: int | None = None, betweenness: int = 0) -> "PathStatistics":
+                  planned_sources: int | None = None, betweenness: int = 0,
+                  paths: bool = True) -> "PathStatistics":
         return cls(graph.n, graph.directed, graph.weighted, bin_width, sampled, planned_sources,
-                   betweenness)
+                   betweenness, paths)
 
     def like(self) -> "PathStatistics":
         """An empty accumulator for the same graph and settings."""
         return PathStatistics(self.n, self.directed, self.weighted, self.bin_width, self.sampled,
-                              self.planned_sources, self.betweenness)
+                              self.planned_sources, self.betweenness, self.paths)
 
     # ------------------------------------------------------------------ the set of done sources
     @property
@@ -282,6 +289,14 @@ class PathStatistics:
         if p.col_sum is not None and len(p.col_sum) != self.n:
             raise ValueError("partial is for a graph of another size")
         self.done[s] = True
+        if self.paths:
+            self._add_paths(s, p)
+        if self.betweenness:
+            if p.btw is None:
+                raise ValueError("betweenness is on but the partial has no dependencies (btw)")
+            self._add_btw(p.btw, 0.0, p.btw_sq, 0.0)
+
+    def _add_paths(self, s, p: ChunkPartial) -> None:
         self.row_sum[s] = p.row_sum
         self.row_reach[s] = p.row_reach
         self.row_max[s] = p.row_max
@@ -290,10 +305,6 @@ class PathStatistics:
             self._add_hist(p.hist)
         else:
             self._add_columns(p.col_sum, 0.0, p.col_reach, p.col_harm, 0.0, p.hist)
-        if self.betweenness:
-            if p.btw is None:
-                raise ValueError("betweenness is on but the partial has no dependencies (btw)")
-            self._add_btw(p.btw, 0.0, p.btw_sq, 0.0)
 
     def _add_btw(self, btw, btw_lo, sq, sq_lo):
         self._add_compensated(((self.btw, self.btw_lo, btw, btw_lo),
@@ -317,8 +328,9 @@ class PathStatistics:
 
     def _check_same(self, other: "PathStatistics") -> None:
         if (other.n, other.directed, other.weighted, other.bin_width, other.sampled,
-                other.betweenness) != (self.n, self.directed, self.weighted, self.bin_width,
-                                       self.sampled, self.betweenness):
+                other.betweenness, other.paths) != (self.n, self.directed, self.weighted,
+                                                    self.bin_width, self.sampled,
+                                                    self.betweenness, self.paths):
             raise ValueError("merge: the accumulators are for different graphs or settings")
 
     def merge(self, other: "PathStatistics") -> None:
@@ -370,7 +382,8 @@ class PathStatistics:
         st = {k: (getattr(self, k).copy() if copy else getattr(self, k)) for k in self._names()}
         st["meta"] = np.array([self.n, int(self.directed), int(self.weighted), int(self.sampled),
                                self.planned_sources] + ([self.betweenness] if self.betweenness
-                                                        else []), dtype=np.int64)
+                                                        else [])
+                              + ([] if self.paths else [0]), dtype=np.int64)
         st["bin_width"] = np.array(self.bin_width, dtype=np.float64)
         return st
 
@@ -378,7 +391,8 @@ class PathStatistics:
     def from_state(cls, state: dict) -> "PathStatistics":
         meta = np.asarray(state["meta"], dtype=np.int64)
         self = cls(int(meta[0]), bool(meta[1]), bool(meta[2]), float(np.asarray(state["bin_width"])),
-                   bool(meta[3]), int(meta[4]), int(meta[5]) if len(meta) > 5 else 0)
+                   bool(meta[3]), int(meta[4]), int(meta[5]) if len(meta) > 5 else 0,
+                   bool(meta[6]) if len(meta) > 6 else True)
         for k in self._names():
             if k not in state and k in cls._OPTIONAL:
                 continue
@@ -433,6 +447,8 @@ class PathStatistics:
                      "all_sources": K == n, "sampled": self.sampled,
                      "estimate": bool(self.sampled and K < n), "listed": listed,
                      "scope": self.scope(K)}
+        if not self.paths:
+            return self._betweenness_only(out, idx, K, elapsed, graph)
         mean = tot_sum / tot_reach if tot_reach else 0.0
         ecc = np.full(n, np.nan)
         ecc[idx] = rm
@@ -523,6 +539,18 @@ class PathStatistics:
             out["normalized_time"] = float(elapsed) / mean if mean > 0 else float("nan")
         return out
 
+    def _betweenness_only(self, out: dict, idx, K: int, elapsed, graph) -> dict:
+        """:meth:`results` of a run without path statistics: the run's description, whether the
+        graph is connected (from its components, when ``graph`` is given) and the betweenness."""
+        from .betweenness import results as betweenness_results
+
+        if graph is not None:
+            out["connected"] = graph_connected(graph)
+        out.update(betweenness_results(self, idx))
+        if elapsed is not None:
+            out["elapsed"] = float(elapsed)
+        return out
+
     def estimate_scale_needed(self, K: int) -> bool:
         return self.sampled and K < self.n
 
@@ -551,6 +579,12 @@ STATISTIC_KEYS = {
     "efficiency": ("efficiency", "efficiency_se"),
     "betweenness": ("betweenness", "betweenness_stderr", "betweenness_normalized"),
 }
+
+
+def wants_paths(wanted) -> bool:
+    """Whether a run whose ``metrics.statistics`` is ``wanted`` needs the path statistics (any
+    entry of :data:`STATISTIC_KEYS` but ``betweenness``)."""
+    return any(name in STATISTIC_KEYS for name in wanted if name != "betweenness")
 
 
 def select_statistics(results: dict, wanted) -> dict:

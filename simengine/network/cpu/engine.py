@@ -54,6 +54,9 @@ def auto_algorithm(graph, num_sources: int | None = None) -> tuple[str, str]:
 def substitute(graph, algorithm: str) -> tuple[str, str] | None:
     """The CPU algorithm that replaces ``algorithm`` (one this engine does not run), with the
     reason, or None when there is no replacement."""
+    if algorithm == "bfs_blocks":
+        return "msbfs", ("bfs_blocks runs on the GPU only; the CPU runs msbfs, which gives the "
+                         "same distances")
     if algorithm in ("frontier", "nearfar"):
         alg = weighted_choice(graph)
         return alg, (f"{algorithm} SSSP runs on the GPU only; the CPU runs {alg}, which gives the "

@@ -24,14 +24,22 @@ last is 0, L is the deepest level and the forward sweep ends there):
   than level L out-arcs): every (w, b) at L + 1 adds t_b(w) to each in-neighbour at L
   (``atomic.add``; the order of these float additions is not fixed, so such levels may differ
   in the last bits from run to run), then the level-L entries turn their sums into δ and t;
-* one thread per vertex adds δ_b(v) and δ_b(v)² over the batch's sources in order; the levels
-  are transposed into a (B, n) block, from which the path statistics are reduced
-  (:func:`.reduce.reduce_rows`) and distances stored.
+* then one pass over the batch (:mod:`.brandes_sums`): a warp per vertex sums δ_b(v) (and
+  δ_b(v)² for sampled runs) over the batch's sources and, when the run wants the path
+  statistics, the column sums of that vertex (distance, reach, harmonic); the row statistics
+  and the histogram come from per-source level counts that the level counts above also
+  collect. A run that wants betweenness alone skips all of it but δ.
+
+Levels are stored in the narrowest type that holds them (:func:`level_type`: int8 when the probe
+BFS from the vertex of largest degree has at most 62 levels — no undirected component reachable
+from it is deeper than twice that — else int16); a batch whose levels pass the type's range
+(another component, a directed graph) is rerun with the next wider type.
 
 Graphs of many levels (more than ``DEEP_LEVELS`` from the vertex of largest degree: rings,
 lattices) run a thread block per source instead (:mod:`.brandes_deep`), since every level here
-reads the whole (B·n) block. Weighted graphs run the CPU engine (``backends.betweenness_plan``
-says so in the log).
+reads the whole (B·n) block. Weighted graphs run :mod:`.brandes_weighted` (the same layout, by
+distance buckets) or, where it cannot (zero weights, :func:`.brandes_weighted.can_run`), the CPU
+engine (``backends.betweenness_plan`` says so in the log).
 """
 from __future__ import annotations
 
@@ -45,26 +53,44 @@ THREADS = 16 if simulator() else 256
 #: graphs with more BFS levels than this (from the vertex of largest degree) run a thread block
 #: per source (:mod:`.brandes_deep`): each level of the batched sweeps reads all B·n entries
 DEEP_LEVELS = 4 if simulator() else 100
-#: blocks of the grid-stride level count
-COUNT_BLOCKS = 4 if simulator() else 2048
-#: bytes of device buffers per batch (levels int32 twice, σ and δ float64, per source and vertex)
+#: threads of the grid-stride level count
+COUNT_THREADS = 64 if simulator() else 2048 * 256
+#: bytes of device buffers per batch (levels, σ and δ float64, per source and vertex)
 BATCH_BYTES = (1 << 32) if not simulator() else (1 << 16)
-BYTES_PER_ENTRY = 24
+#: level types, narrowest first; "unreached" is the type's largest value
+LEVEL_TYPES = (np.dtype(np.int8), np.dtype(np.int16), np.dtype(np.int32))
+
+
+def unreached_of(dtype):
+    """The "not reached" value of a level (distance) array: the integer type's largest value,
+    ``inf`` for float distances (:mod:`.brandes_weighted`)."""
+    if np.dtype(dtype).kind == "f":
+        return float("inf")
+    return int(np.iinfo(dtype).max)
+
+
+def bytes_per_entry(dtype) -> int:
+    """Device bytes per (source, vertex): the level, σ and δ."""
+    return np.dtype(dtype).itemsize + 16
+
+
+class LevelOverflow(Exception):
+    """A batch's levels passed the range of its level type (rerun with a wider one)."""
 
 
 @cuda.jit
-def _init(dist, sigma, delta, srcs, n, nsrc):
+def _init(dist, sigma, delta, srcs, n, nsrc, unreached):
     i = cuda.grid(1)
     if i < nsrc * n:
         v = i // nsrc
         s = srcs[i - v * nsrc]
-        dist[i] = 0 if v == s else UNREACHED
+        dist[i] = 0 if v == s else unreached
         sigma[i] = 1.0 if v == s else 0.0
         delta[i] = 0.0
 
 
 @cuda.jit
-def _sweep(indptr, indices, n, nsrc, level, dist, sigma, delta, backward):
+def _sweep(indptr, indices, n, nsrc, level, dist, sigma, delta, backward, unreached):
     """One level of the forward (σ) or the backward (δ) sweep; see the module's docstring."""
     i = cuda.grid(1)
     if i >= nsrc * n or dist[i] != level:
@@ -81,7 +107,7 @@ def _sweep(indptr, indices, n, nsrc, level, dist, sigma, delta, backward):
             if dj == nd:
                 acc += sigma[j]                  # t(w) = (1 + δ(w)) / σ(w), written at level nd
         else:
-            if dj == UNREACHED:
+            if dj == unreached:
                 dist[j] = nd                     # every writer writes the same value
                 dj = nd
             if dj == nd:
@@ -93,12 +119,12 @@ def _sweep(indptr, indices, n, nsrc, level, dist, sigma, delta, backward):
 
 
 @cuda.jit
-def _pull_forward(t_indptr, t_indices, n, nsrc, level, dist, sigma):
+def _pull_forward(t_indptr, t_indices, n, nsrc, level, dist, sigma, unreached):
     """A bottom-up level of the forward sweep: every unreached (w, b) sums σ_b over its
     in-neighbours at ``level``; a non-zero sum puts w at level + 1 (no atomics: a thread writes
     only its own entry and reads level-``level`` entries, which no thread changes)."""
     i = cuda.grid(1)
-    if i >= nsrc * n or dist[i] != UNREACHED:
+    if i >= nsrc * n or dist[i] != unreached:
         return
     w = i // nsrc
     b = i - w * nsrc
@@ -141,9 +167,12 @@ def _finish(n, nsrc, level, dist, sigma, delta):
 
 
 @cuda.jit
-def _count(indptr, t_indptr, n, nsrc, level, dist, counts):
+def _count(indptr, t_indptr, n, nsrc, chunks, level, unreached, dist, counts, lvl, per_source):
     """counts[0] += the out-arcs of the entries at ``level``, counts[1] += their in-arcs,
-    counts[2] += the in-arcs of the unreached entries (grid-stride; one atomic per block)."""
+    counts[2] += the in-arcs of the unreached entries (one atomic per block); with
+    ``per_source``, lvl[level, b] += the entries of source b at ``level``. Thread t takes source
+    b = t mod nsrc and every ``chunks``-th vertex from t div nsrc (a warp reads consecutive
+    entries)."""
     sh = cuda.shared.array(3, int64)
     tid = cuda.threadIdx.x
     if tid < 3:
@@ -152,18 +181,25 @@ def _count(indptr, t_indptr, n, nsrc, level, dist, counts):
     fo = 0
     fi = 0
     ui = 0
-    i = cuda.grid(1)
-    while i < nsrc * n:
-        d = dist[i]
-        if d == level or d == UNREACHED:
-            v = i // nsrc
-            din = t_indptr[v + 1] - t_indptr[v]
-            if d == level:
-                fo += indptr[v + 1] - indptr[v]
-                fi += din
-            else:
-                ui += din
-        i += cuda.gridsize(1)
+    here = 0
+    t = cuda.grid(1)
+    if t < nsrc * chunks:
+        c = t // nsrc
+        b = t - c * nsrc
+        v = c
+        while v < n:
+            d = dist[v * nsrc + b]
+            if d == level or d == unreached:
+                din = t_indptr[v + 1] - t_indptr[v]
+                if d == level:
+                    fo += indptr[v + 1] - indptr[v]
+                    fi += din
+                    here += 1
+                else:
+                    ui += din
+            v += chunks
+        if per_source and here:
+            cuda.atomic.add(lvl, (level, b), here)
     if fo or fi:
         cuda.atomic.add(sh, 0, fo)
         cuda.atomic.add(sh, 1, fi)
@@ -175,47 +211,49 @@ def _count(indptr, t_indptr, n, nsrc, level, dist, counts):
 
 
 @cuda.jit
-def _dependencies(dist, delta, srcs, n, nsrc, btw, btw_sq, rows, squares):
-    """Per vertex v: Σ_b δ_b(v) and (with ``squares``) Σ_b δ_b(v)² over the batch's sources
-    other than v, in order; and row b of ``rows`` (B × n) gets the levels of source b."""
-    v = cuda.grid(1)
-    if v < n:
-        acc = 0.0
-        sq = 0.0
-        for b in range(nsrc):
-            i = v * nsrc + b
-            d = dist[i]
-            rows[b, v] = d
-            if v != srcs[b] and d != UNREACHED:
-                x = delta[i]
-                acc += x
-                if squares:
-                    sq += x * x
-        btw[v] = acc
-        btw_sq[v] = sq
+def _zero2(a):
+    i = cuda.grid(1)
+    if i < a.size:
+        a[i // a.shape[1], i % a.shape[1]] = 0
 
 
 class BrandesBuffers:
-    """Device buffers for batches of up to ``B`` sources on an ``n``-vertex graph."""
+    """Device buffers for batches of up to ``B`` sources on an ``n``-vertex graph, levels of
+    type ``dtype`` (int8/int16/int32)."""
 
-    def __init__(self, n: int, B: int):
+    def __init__(self, n: int, B: int, dtype=np.int32):
         self.n, self.B = n, B
-        self.dist = cuda.device_array(B * n, np.int32)
+        self.dtype = np.dtype(dtype)
+        self.unreached = unreached_of(self.dtype)
+        self.dist = cuda.device_array(B * n, self.dtype)
         self.sigma = cuda.device_array(B * n, np.float64)
         self.delta = cuda.device_array(B * n, np.float64)
-        self.rows = cuda.device_array((B, n), np.int32)
         self.btw = cuda.device_array(n, np.float64)
         self.btw_sq = cuda.device_array(n, np.float64)
+        self.col_sum = cuda.device_array(n, np.float64)
+        self.col_reach = cuda.device_array(n, np.int64)
+        self.col_harm = cuda.device_array(n, np.float64)
         self.counts = cuda.device_array(3, np.int64)     # :func:`_arcs`
         self.srcs = cuda.device_array(B, np.int64)
+        self.lvl = cuda.device_array((int(min(self.unreached, 2 * DEEP_LEVELS + 2)), B), np.int64)
+
+    def grow_levels(self):
+        """Twice the rows of the per-source level counts (a batch deeper than expected)."""
+        old = self.lvl
+        rows = min(self.unreached, 2 * old.shape[0])
+        self.lvl = cuda.device_array((rows, self.B), np.int64)
+        _zero2[(self.lvl.size + THREADS - 1) // THREADS, THREADS](self.lvl)
+        self.lvl[:old.shape[0]].copy_to_device(old)
 
 
-def _arcs(dg, B, buf: BrandesBuffers, level: int) -> np.ndarray:
+def _arcs(dg, B, buf: BrandesBuffers, level: int, per_source: bool) -> np.ndarray:
     """(out-arcs, in-arcs) of the batch's entries at ``level`` and the in-arcs of its unreached
-    entries (one pass over the levels)."""
+    entries (one pass over the levels; with ``per_source`` also the level's count per source)."""
     buf.counts.copy_to_device(_ZEROS)
-    grid = min((B * dg.n + THREADS - 1) // THREADS, COUNT_BLOCKS)
-    _count[grid, THREADS](dg.indptr, dg.t_indptr, dg.n, B, level, buf.dist, buf.counts)
+    chunks = max(1, min(dg.n, COUNT_THREADS // B))
+    grid = (B * chunks + THREADS - 1) // THREADS
+    _count[grid, THREADS](dg.indptr, dg.t_indptr, dg.n, B, chunks, level, buf.unreached,
+                          buf.dist, buf.counts, buf.lvl, per_source)
     return buf.counts.copy_to_host()
 
 
@@ -234,19 +272,24 @@ def push_back(level_out: int, next_in: int) -> bool:
     return next_in < level_out
 
 
-def _forward(dg, srcs, B, buf: BrandesBuffers, cap=None, phase=None):
+def _forward(dg, srcs, B, buf: BrandesBuffers, cap=None, phase=None, per_source=False):
     """The forward sweep of the B sources ``srcs`` (device int64), or its first ``cap`` levels.
-    Returns (deepest level, out-arcs per level, in-arcs per level). ``phase``: see
-    :func:`brandes_batch`."""
+    Returns (deepest level, out-arcs per level, in-arcs per level); with ``per_source``,
+    ``buf.lvl[L, b]`` = the vertices at level L from source b. ``phase``: see
+    :func:`brandes_batch`. :class:`LevelOverflow` when a level would pass the level type."""
     n = dg.n
     mark = phase or _no_phase
     grid = (B * n + THREADS - 1) // THREADS
-    _init[grid, THREADS](buf.dist, buf.sigma, buf.delta, srcs, n, B)
+    _init[grid, THREADS](buf.dist, buf.sigma, buf.delta, srcs, n, B, buf.unreached)
+    if per_source:
+        _zero2[(buf.lvl.size + THREADS - 1) // THREADS, THREADS](buf.lvl)
     mark("init")
     level = 0
     outs, ins = [], []
     while cap is None or level < cap:
-        fo, fi, ui = (int(x) for x in _arcs(dg, B, buf, level))
+        if per_source and level >= buf.lvl.shape[0]:
+            buf.grow_levels()
+        fo, fi, ui = (int(x) for x in _arcs(dg, B, buf, level, per_source))
         mark("count")
         if level > 0 and fi == 0:        # every vertex reached after the sources has an in-arc
             break
@@ -254,13 +297,15 @@ def _forward(dg, srcs, B, buf: BrandesBuffers, cap=None, phase=None):
         ins.append(fi)
         if ui == 0:                      # no unreached entry has an in-arc: level is the last
             break
+        if level + 1 >= buf.unreached:
+            raise LevelOverflow(level + 1)
         if level > 0 and bottom_up(fo, ui):
             _pull_forward[grid, THREADS](dg.t_indptr, dg.t_indices, n, B, level, buf.dist,
-                                         buf.sigma)
+                                         buf.sigma, buf.unreached)
             mark(f"forward {level} bottom-up")
         else:
             _sweep[grid, THREADS](dg.indptr, dg.indices, n, B, level, buf.dist, buf.sigma,
-                                  buf.delta, False)
+                                  buf.delta, False, buf.unreached)
             mark(f"forward {level} top-down")
         level += 1
     return len(outs) - 1, outs, ins
@@ -270,19 +315,23 @@ def _no_phase(name):
     pass
 
 
-def brandes_batch(dg, sources, buf: BrandesBuffers, squares: bool = True, phase=None) -> int:
+def brandes_batch(dg, sources, buf: BrandesBuffers, squares: bool = True, phase=None,
+                  paths: bool = False) -> int:
     """Forward and backward sweeps for ``sources`` (≤ buf.B); the dependencies summed over them
-    land in ``buf.btw`` and, with ``squares``, their squares in ``buf.btw_sq`` (else zeros).
+    land in ``buf.btw`` and, with ``squares``, their squares in ``buf.btw_sq`` (else zeros); with
+    ``paths`` the column sums in ``buf.col_*`` and the level counts per source in ``buf.lvl``.
     Returns the deepest level. ``phase(name)``, if given, is called after each step's launch
     (``init``, ``count``, ``forward L top-down|bottom-up``, ``backward L pull|push``,
     ``dependencies``): a profiler synchronizes there and reads its clock."""
+    from .brandes_sums import vertex_sums
+
     n = dg.n
     B = len(sources)
     mark = phase or _no_phase
     srcs = buf.srcs[:B]
     srcs.copy_to_device(np.ascontiguousarray(sources, dtype=np.int64))
     grid = (B * n + THREADS - 1) // THREADS
-    deepest, outs, ins = _forward(dg, srcs, B, buf, phase=phase)
+    deepest, outs, ins = _forward(dg, srcs, B, buf, phase=phase, per_source=paths)
     for L in range(deepest, 0, -1):          # from the deepest level: its t = 1/σ
         nxt = ins[L + 1] if L < deepest else 0
         if push_back(outs[L], nxt):
@@ -293,29 +342,40 @@ def brandes_batch(dg, sources, buf: BrandesBuffers, squares: bool = True, phase=
             mark(f"backward {L} push")
         else:
             _sweep[grid, THREADS](dg.indptr, dg.indices, n, B, L, buf.dist, buf.sigma,
-                                  buf.delta, True)
+                                  buf.delta, True, buf.unreached)
             mark(f"backward {L} pull")
-    _dependencies[(n + THREADS - 1) // THREADS, THREADS](buf.dist, buf.delta, srcs, n, B,
-                                                         buf.btw, buf.btw_sq, buf.rows,
-                                                         bool(squares))
+    vertex_sums(buf, n, B, squares, paths)
     mark("dependencies")
     return deepest
+
+
+def probe_depth(graph, dg) -> int:
+    """Levels of a BFS from the vertex of largest degree, counted up to DEEP_LEVELS + 2 (cached
+    per graph and device)."""
+    from . import graph_cache
+
+    cache = graph_cache(graph, dg.device)
+    if "brandes_probe" not in cache:
+        probe = int(np.argmax(dg.degree_host)) if dg.n else 0
+        buf = BrandesBuffers(dg.n, 1)
+        cache["brandes_probe"] = _forward(
+            dg, cuda.to_device(np.array([probe], np.int64)), 1, buf,
+            cap=DEEP_LEVELS + 2)[0] if dg.n else 0
+    return cache["brandes_probe"]
 
 
 def engine_for(graph, dg) -> str:
     """``levels`` (the batched sweeps) or ``blocks`` (a thread block per source,
     :mod:`.brandes_deep`) for ``graph``: ``blocks`` when a BFS from the vertex of largest degree
-    has more than DEEP_LEVELS levels (cached per graph and device)."""
-    from . import graph_cache
+    has more than DEEP_LEVELS levels (:func:`probe_depth`)."""
+    return "blocks" if probe_depth(graph, dg) > DEEP_LEVELS else "levels"
 
-    cache = graph_cache(graph, dg.device)
-    if "brandes_engine" not in cache:
-        probe = int(np.argmax(dg.degree_host)) if dg.n else 0
-        buf = BrandesBuffers(dg.n, 1)
-        depth = _forward(dg, cuda.to_device(np.array([probe], np.int64)), 1, buf,
-                         cap=DEEP_LEVELS + 2)[0] if dg.n else 0
-        cache["brandes_engine"] = "blocks" if depth > DEEP_LEVELS else "levels"
-    return cache["brandes_engine"]
+
+def level_type(graph, dg) -> np.dtype:
+    """The narrowest level type expected to hold the batched engine's levels: int8 when the
+    probe has at most 62 levels (every vertex of its component, undirected, within 124 of every
+    other), else int16; :class:`LevelOverflow` widens a batch that passes it."""
+    return LEVEL_TYPES[0] if probe_depth(graph, dg) <= 62 else LEVEL_TYPES[1]
 
 
 def engine_note(graph) -> str:
@@ -323,6 +383,8 @@ def engine_note(graph) -> str:
     probe of :func:`engine_for`, run here once and cached for the run)."""
     if graph.n == 0:
         return "no vertices"
+    if graph.weighted:
+        return "GPU engine: batches of sources advanced by distance buckets"
     if engine_for(graph, device_graph(graph)) == "blocks":
         return (f"GPU engine: a thread block per source (a BFS from the vertex of largest degree "
                 f"has more than {DEEP_LEVELS} levels)")
@@ -330,7 +392,7 @@ def engine_note(graph) -> str:
             f"{DEEP_LEVELS} levels)")
 
 
-def default_batch(n: int, num_sources: int, per_entry: int = BYTES_PER_ENTRY) -> int:
+def default_batch(n: int, num_sources: int, per_entry: int = bytes_per_entry(np.int8)) -> int:
     """Sources per batch: as many as BATCH_BYTES — at most half the device's free memory — of
     buffers hold (``per_entry`` bytes per source and vertex), a multiple of 32 when more than
     32, at most the run's sources."""
@@ -342,42 +404,24 @@ def default_batch(n: int, num_sources: int, per_entry: int = BYTES_PER_ENTRY) ->
 
 
 def brandes_partials(graph, sources, store=None, batch=None, device=None, engine=None,
-                     squares=True):
-    """One ChunkPartial per batch of sources (path statistics + ``btw``/``btw_sq``), in source
-    order, on GPU ``device``. ``engine``: ``levels``, ``blocks`` or None (:func:`engine_for`).
-    ``squares=False`` (exact runs: no standard error) skips the Σ δ² sums (``btw_sq`` = 0)."""
-    if graph.weighted:
-        raise ValueError("the GPU Brandes engine is for unweighted graphs")
+                     squares=True, paths=True, columns=None, bin_width=1.0):
+    """One ChunkPartial per batch of sources (``btw``/``btw_sq``, and with ``paths`` the path
+    statistics), in source order, on GPU ``device``. Weighted graphs run
+    :mod:`.brandes_weighted` (histogram bins of ``bin_width``). ``engine``: ``levels``,
+    ``blocks`` or None (:func:`engine_for`). ``squares=False`` (exact runs: no standard error) skips the Σ δ² sums
+    (``btw_sq`` = 0); ``paths=False`` (betweenness alone) skips the path statistics (the
+    partial's are zeros; ``store`` still gets the distances); ``columns`` (a
+    :class:`.columns.DeviceColumns`) takes the column sums on the device."""
     sources = np.ascontiguousarray(sources, dtype=np.int64)
-    return on_device(_partials(graph, sources, store, batch, engine, squares), device)
+    if graph.weighted:                         # weights > 0 (brandes_weighted.can_run)
+        from .brandes_weighted import weighted_partials
 
+        return on_device(weighted_partials(graph, sources, store, batch, squares, paths,
+                                           columns, bin_width), device)
+    from .brandes_sums import batch_partials
 
-def _partials(graph, sources, store, batch, engine, squares):
-    from .brandes_deep import BYTES_PER_ENTRY as DEEP_BYTES, DeepBuffers, deep_batch
-    from .reduce import copy_to_store, reduce_rows
-
-    n = graph.n
-    if len(sources) == 0:
-        return
-    dg = device_graph(graph)
-    deep = (engine or engine_for(graph, dg)) == "blocks"
-    B = int(batch) if batch else default_batch(n, len(sources),
-                                               DEEP_BYTES if deep else BYTES_PER_ENTRY)
-    B = max(1, min(B, len(sources)))
-    buf = DeepBuffers(n, B) if deep else BrandesBuffers(n, B)
-    rows = np.arange(B, dtype=np.int64)
-    for lo in range(0, len(sources), B):
-        s = sources[lo:lo + B]
-        if deep:
-            deep_batch(dg, cuda.to_device(s), buf, squares)
-        else:
-            brandes_batch(dg, s, buf, squares)
-        if store is not None:
-            copy_to_store(buf.rows, rows[:len(s)], store, lo, float(UNREACHED))
-        part = reduce_rows(buf.rows, rows[:len(s)], s, n, float(UNREACHED), False, 1.0)
-        part.btw = buf.btw.copy_to_host()
-        part.btw_sq = buf.btw_sq.copy_to_host() if squares else np.zeros(n)
-        yield part
+    return on_device(batch_partials(graph, sources, store, batch, engine, squares, paths,
+                                    columns), device)
 
 
 # ----------------------------------------------------------------------------- edge betweenness

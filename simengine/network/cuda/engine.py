@@ -12,9 +12,12 @@ Algorithms:
   ``nearfar`` — its near–far variant (:mod:`.sssp`).  ``dijkstra`` and ``dial`` are replaced by
   ``frontier`` (same distances), and the registry says so;
 * ``fw`` — blocked Floyd–Warshall on the dense matrix (:mod:`.floyd_warshall`), computed once per
-  graph and device and cached.
+  graph and device and cached;
+* ``bfs_blocks`` — a thread block per source, all its BFS levels in one launch
+  (:mod:`.brandes_deep` without σ), for graphs of many levels.
 
-``auto``: unweighted → ``msbfs``; weighted → ``fw`` when at least a quarter of the vertices are
+``auto``: few sources or many levels → a per-source engine
+(:func:`simengine.network.per_source.should_run`); unweighted → ``msbfs``; weighted → ``fw`` when at least a quarter of the vertices are
 sources (Floyd–Warshall computes every row anyway), the n² matrix fits (≤ FW_MAX_BYTES) and either
 n ≤ FW_MAX_N, or n ≤ FW_DENSE_MAX_N and the arc density m / (n(n−1)) ≥ FW_MIN_DENSITY; otherwise
 ``frontier``.  Cutoffs from H100 measurements (docs/network-gpu.md, 2026-11-25, min-plus kernels):
@@ -27,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 #: the concrete algorithms this engine runs (names from :mod:`simengine.network.algorithms`)
-RUNS = ("msbfs", "bfs", "dobfs", "frontier", "nearfar", "fw")
+RUNS = ("msbfs", "bfs", "dobfs", "frontier", "nearfar", "fw", "bfs_blocks")
 
 #: auto → Floyd–Warshall for every weighted graph up to this size (all-sources runs)
 FW_MAX_N = 16384
@@ -44,15 +47,16 @@ def auto_algorithm(graph, num_sources: int | None = None) -> tuple[str, str]:
     ``num_sources`` (default n) is how many sources the whole run has (not one batch's share):
     Floyd–Warshall is chosen only when it is at least n/4.  With few sources
     (:func:`simengine.network.per_source.choose_per_source`) the GPU works on one source at a
-    time: ``dobfs`` (unweighted) or ``nearfar`` (weighted).
+    time: ``dobfs`` (unweighted) or ``nearfar`` (weighted); on unweighted graphs of many BFS
+    levels a thread block per source (``bfs_blocks``).
     """
-    from ..per_source import GPU_MAX_SOURCES, choose_per_source
+    from ..per_source import should_run
 
     n = graph.n
     k = n if num_sources is None else int(num_sources)
-    per = choose_per_source(graph, k, "cuda")
+    per = should_run(graph, k, "cuda")
     if per is not None:
-        return per, f"{k} sources (<= {GPU_MAX_SOURCES}): one source at a time on the GPU"
+        return per
     if not graph.weighted:
         return "msbfs", "unweighted graph"
     dens = graph.num_arcs / (n * (n - 1)) if n > 1 else 1.0
@@ -127,6 +131,11 @@ def _partials(graph, sources, alg, store, batch, bin_width, sort_by_degree, delt
                                   persistent=persistent, columns=columns)
         return
     dg = device_graph(graph)           # on_device made ``device`` current: caches are keyed by it
+    if alg == "bfs_blocks":
+        from .brandes_deep import deep_partials
+        yield from deep_partials(graph, dg, sources, store, batch, False, True, columns,
+                                 betweenness=False, cache=True)
+        return
     if alg == "fw":
         from .floyd_warshall import fw_matrix
         D, inf = fw_matrix(graph)
@@ -197,6 +206,13 @@ def prepare(graph, algorithm: str, num_sources: int, widths=()) -> None:
         B = max(1, min(8, int(num_sources)))          # dobfs_partials' default batch
         _cached(graph, ("dobfs", B), lambda: DOBFSBuffers(dg.n, B))
         _cached(graph, "dobfs_columns", lambda: ColumnBuffers(dg.n))
+    elif algorithm == "bfs_blocks":
+        from .brandes import default_batch
+        from .brandes_deep import DeepBuffers, bytes_per_entry
+
+        B = max(1, min(default_batch(dg.n, int(num_sources), bytes_per_entry(False)),
+                       int(num_sources)))
+        _cached(graph, ("blocks", B, False), lambda: DeepBuffers(dg.n, B, False))
     elif algorithm in ("frontier", "nearfar", "bfs"):
         if algorithm != "bfs":
             dg.weights

@@ -31,7 +31,7 @@ import math
 import numpy as np
 from numba import cuda
 
-from . import device_graph, fw_derive, minplus_nvrtc, simulator
+from . import device_graph, minplus_nvrtc, simulator
 from .minplus import INT_INF, TileConfig, run_rounds
 
 #: tile configurations per distance type (the simulator uses tiny tiles)
@@ -109,15 +109,12 @@ def matrix_bytes(n: int, dtype=np.float64, predecessors: bool = False, tile: int
     return npad * npad * (np.dtype(dtype).itemsize + (4 if predecessors else 0))
 
 
-def check_memory(n: int, dtype, predecessors: bool, tile: int, derive: bool = False) -> None:
-    """Refuse (``UserError``) a matrix that does not fit in the device's free memory
-    (``derive``: with the transposed copy that :mod:`.fw_derive` reads)."""
+def check_memory(n: int, dtype, predecessors: bool, tile: int) -> None:
+    """Refuse (``UserError``) a matrix that does not fit in the device's free memory."""
     from ...errors import UserError
     from ...machine import fmt_bytes
 
     need = matrix_bytes(n, dtype, predecessors, tile)
-    if derive:
-        need += matrix_bytes(n, dtype, False, tile)
     if simulator():
         return
     free, total = cuda.current_context().get_memory_info()
@@ -193,25 +190,22 @@ def floyd_warshall_device(graph, dtype=None, predecessors: bool = False, config=
                           kernel: str = "auto"):
     """Closed matrices on the device: ``(D, P, unreachable)``, D of shape (npad, npad) (the
     first n rows/columns are the graph's), P the int32 predecessors (None unless
-    ``predecessors``; True = the default way (kept by the kernels, or derived where
-    :func:`.fw_derive.wanted`), "kernel" = kept by the kernels, "derive" = derived from the
-    float32 distances afterwards (:mod:`.fw_derive`), or a numba mode "inline"/"recover").  ``config``:
+    ``predecessors``: True = kept by the kernels in the type's default mode, or a numba mode
+    "inline"/"recover").  ``config``:
     a :class:`~.minplus.TileConfig` (numba kernels); ``dpx``: None = automatic; ``zero_weights``:
     every arc weighs 0 (transitive closure); ``scale``: every arc weighs w·scale + 1 (integer
     weights only); ``kernel``: "auto", "cxx" (:mod:`.minplus_nvrtc`) or "numba"
     (:mod:`.minplus`)."""
     global last_kernel
     dt = choose_dtype(graph, dtype, scale) if not zero_weights else np.dtype(dtype or np.int32)
-    cxx = use_cxx(dt, True if predecessors in ("kernel", "derive") else predecessors, config,
-                  kernel)
-    derive = _derives(graph, dt, predecessors, cxx, zero_weights, scale)
+    cxx = use_cxx(dt, predecessors, config, kernel)
     cfg = TileConfig(K=minplus_nvrtc.R) if cxx else (config or CONFIGS[dt])
     if cxx:
         dpx = True if dpx is None else bool(dpx)
     else:
         dpx = use_dpx(dt) if dpx is None else bool(dpx)
     n = graph.n
-    check_memory(n, dt, bool(predecessors), cfg.K, derive)
+    check_memory(n, dt, bool(predecessors), cfg.K)
     dg = device_graph(graph)
     nt = max(1, -(-n // cfg.K))
     npad = nt * cfg.K
@@ -226,42 +220,17 @@ def floyd_warshall_device(graph, dtype=None, predecessors: bool = False, config=
         _set_arcs[(n + INIT_THREADS - 1) // INIT_THREADS, INIT_THREADS](
             D, Pd, dg.indptr, dg.indices, dg.weights, n, zero_weights, scale,
             bool(predecessors))
-    kept = bool(predecessors) and not derive          # the kernels keep predecessors
+    kept = bool(predecessors)
     if cxx:
         bound = 0.0 if zero_weights else _weights_info(graph, scale)[1]
         last_kernel = minplus_nvrtc.run_rounds(
             D, P, nt, minplus_nvrtc.mode_for(dt, kept, dpx, bound))
     else:
-        mode = (PRED_MODE if predecessors in (True, "kernel") else predecessors) if kept else False
+        mode = (PRED_MODE if predecessors is True else predecessors) if kept else False
         run_rounds(D, P, nt, cfg, mode, dpx)
         last_kernel = (f"numba min-plus, {dt.name}, K {cfg.K}"
                        f"{', predecessors ' + mode if mode else ''}{', DPX' if dpx else ''}")
-    if derive:
-        missing = fw_derive.derive(graph, D, P)
-        if missing:
-            del D, P
-            first = last_kernel
-            D, P, inf = floyd_warshall_device(graph, np.float64, "kernel")
-            last_kernel = (f"{first}; {missing} pairs had no in-neighbour of strictly smaller "
-                           f"float32 distance (weights below the distances' rounding), so rerun "
-                           f"in float64: {last_kernel}")
-        else:
-            last_kernel += (f", predecessors derived from the distances (in-arcs, "
-                            f"{fw_derive.kernel_text(graph.n, graph.num_arcs)})")
     return D, P, inf
-
-
-def _derives(graph, dt, predecessors, cxx, zero_weights, scale) -> bool:
-    """True when float32 predecessors are derived after the rounds (:mod:`.fw_derive`) instead
-    of kept by the kernels: asked for (``predecessors="derive"``), or ``predecessors=True`` on
-    the CUDA C++ path with few arcs (:func:`.fw_derive.wanted`)."""
-    if predecessors == "derive":
-        if dt != np.dtype(np.float32) or zero_weights or scale:
-            raise ValueError("derived predecessors need float32 distances of the graph's own "
-                             "weights")
-        return True
-    return (predecessors is True and cxx and dt == np.dtype(np.float32) and not zero_weights
-            and not scale and fw_derive.wanted(graph.n, graph.num_arcs))
 
 
 def to_host(D, n: int, inf: float) -> np.ndarray:
