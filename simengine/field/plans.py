@@ -53,6 +53,9 @@ FUSED_AUTO_KERNELS = ("global", "texture")
 #: per precision: whether the warp-marching form wins on large 2-D grids (H100 4096²: fp64
 #: 0.114 ms/step against 0.150 unfused, fp32 0.079 against 0.14)
 WARP_AUTO = {"float32": True, "float64": True}
+#: per precision: whether ``auto`` runs the fused 3-D plane march on 3-D grids (one launch per
+#: step reading φ once and writing it once, against the stages' 5 words per cell-step)
+MARCH3D_AUTO = {"float32": True, "float64": True}
 
 KERNELS = ("global", "shared", "texture", "combined")
 PRECISIONS = ("float32", "float64")
@@ -199,6 +202,35 @@ def _build_frame(case):
                      sms=case.sms, rows=case.write_rows)
 
 
+def _march3d_wins(case):
+    if (_auto_fusable(case) and case.ndim == 3
+            and MARCH3D_AUTO.get(np.dtype(case.dtype).name, False)):
+        return "auto: fused, 3-D plane march (2.5-D blocking)"
+    return None
+
+
+def _march3d_takes(case):
+    """``fused: true`` on 3-D grids: ``block`` = the frame (tile + 4 on every side), ``march``
+    = planes per block; ``cells_per_thread`` is no hint of it."""
+    return case.rows is None
+
+
+def _build_march3d(case):
+    from .cuda.fused_3d import Fused3DPlan
+
+    frame = None
+    if case.block is not None:  # the block is the frame: the tile is 4 cells less each side
+        b = tuple(case.block)
+        if len(b) == 3 and b[2] == 1:
+            b = b[:2]
+        if len(b) != 2 or min(b) <= 8:
+            raise PlanError(f"fused-3d: block {list(case.block)} must be 2 entries (x first) "
+                            f"above 8: the frame of a tile and its 4-cell halo")
+        frame = b
+    return Fused3DPlan(case.kernel, 3, case.shape3, case.boundary, case.dtype, frame=frame,
+                       length=case.march, rows=case.write_rows)
+
+
 def _never(case):
     return None
 
@@ -212,6 +244,8 @@ FORMS = (
          f"2-D, more than {FUSED_SMALL_CELLS} cells", _warp_wins, _warp_takes, _build_warp),
     Form("fused-frame", True, (2,), FUSED_HALO, False,
          f"2-D, at most {FUSED_SMALL_CELLS} cells", _frame_wins, _frame_takes, _build_frame),
+    Form("fused-3d", True, (3,), FUSED_HALO, False,
+         "3-D (plane march, 2.5-D blocking)", _march3d_wins, _march3d_takes, _build_march3d),
     Form("stages", False, (1, 2, 3), HALO, True,
          "every case no fused form wins", _never, _always),
 )
@@ -244,14 +278,16 @@ def _unfused_reason(case: Case) -> str:
     """Why ``auto`` runs the unfused stages for a case no fused form wins."""
     if case.integrator != "rk2":
         return "euler is one stage"
-    if not case.whole and case.slab_halo < FUSED_HALO and case.ndim == 2:
+    if not case.whole and case.slab_halo < FUSED_HALO and case.ndim in (2, 3):
         return f"slab (halo {case.slab_halo}): unfused"
     if case.simulator:
         return "auto: unfused under the simulator"
-    if case.kernel not in FUSED_AUTO_KERNELS or case.ndim != 2:
+    if case.kernel not in FUSED_AUTO_KERNELS or case.ndim == 1:
         return f"auto: unfused for {case.kernel} {case.ndim}-D"
     if case.hints:
         return "auto: launch hints of the unfused kernels given"
+    if case.ndim == 3:
+        return f"auto: unfused for {case.dtype} 3-D"
     return f"auto: unfused above {FUSED_SMALL_CELLS} cells (bandwidth-bound)"
 
 
@@ -267,7 +303,7 @@ def choose(case: Case, fused=None) -> Choice:
         return Choice(STAGES, _unfused_reason(case))
     if fused is not True:
         raise PlanError(f"fused must be true, false or auto, not {fused!r}")
-    refusal = f"no fused form runs {case.ndim}-D fields (the fused forms are 2-D)"
+    refusal = f"no fused form runs {case.ndim}-D fields (the fused forms are 2-D and 3-D)"
     for form in FORMS:
         if not form.fused:
             continue
