@@ -60,8 +60,9 @@ SIM_FRAME_3D = (12, 12)
 #: resident blocks (:meth:`Fused3DPlan._fit_length`); the chunk loads 8 planes more than it
 #: writes
 DEFAULT_PLANES_3D = 64
-#: the march lengths the fit chooses from
-PLANES_3D = (256, 192, 128, 96, 64, 48, 32)
+#: the shortest march the fit chooses (more marches fill the last wave better but load 8 extra
+#: planes each)
+MIN_PLANES_3D = 32
 #: φ loads issued this many iterations before their use (1 or 2)
 DEFAULT_AHEAD_3D = 2
 #: the stages' halo: 4 planes (two stages of a 2-plane-deep stencil)
@@ -274,7 +275,7 @@ class Fused3DPlan(FusedStep):
                         math.ceil((self.hi - self.lo) / self.length))
 
     def _fit_length(self):
-        """After the first (compiling) launch: the chunk length of :data:`PLANES_3D` that
+        """After the first (compiling) launch: the chunk length (:func:`planes_for`) that
         maximises (fullness of the last wave of resident blocks) / (planes loaded per plane
         written, (L + 8)/L), as :func:`.smarch.smarch_planes` does for the stages. The length
         changes nothing in the numbers, only the launch geometry."""
@@ -304,15 +305,15 @@ class Fused3DPlan(FusedStep):
             self._configured = self._configure()
 
 
-def planes_for(planes: int, tiles: int, resident: int, choices=PLANES_3D) -> int:
+def planes_for(planes: int, tiles: int, resident: int, least: int = MIN_PLANES_3D) -> int:
     """Planes per block for ``planes`` planes of ``tiles`` blocks each on ``resident`` blocks
-    at once: the length maximising (how full the last wave is) / ((L + 8) / L)."""
+    at once: the axis cut into c marches of equal length (at least ``least`` planes, or all of
+    them) for the c maximising (how full the last wave is) / ((planes + 8c) / planes)."""
+    planes, tiles, resident = int(planes), int(tiles), max(1, int(resident))
     best = None
-    for m in choices:
-        m = min(int(m), int(planes))
-        chunks = -(-int(planes) // m)
-        waves = tiles * chunks / max(1, int(resident))
-        score = waves / -(-waves // 1) / ((chunks * m + 2 * HALO * chunks) / (chunks * m))
+    for c in range(1, max(1, planes // max(1, int(least))) + 1):
+        waves = tiles * c / resident
+        score = waves / -(-waves // 1) / ((planes + 2 * HALO * c) / planes)
         if best is None or score > best[0] + 1e-12:
-            best = (score, m)
-    return best[1]
+            best = (score, c)
+    return -(-planes // best[1])
