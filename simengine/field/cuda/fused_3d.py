@@ -95,7 +95,7 @@ def fused3d_kernel(bc: int, nc: bool, dtype: str, frame: tuple, ahead: int = 2):
     fixed = bc == FIXED
     fdt = ftype(dtype)
     opts = {}
-    if not SIMULATOR:  # every thread of the one-point-per-thread block must fit on an SM
+    if not numba.config.ENABLE_CUDASIM:  # every thread of the block must fit on an SM
         opts["max_registers"] = min(255, (65536 // NP) // 8 * 8)
 
     @cuda.jit(device=True)
