@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# i38 (the fused 3-D RK2 step, form fused-3d) on one H200, from the repo root; logs in $OUT/i38/.
+#   1. solver loop: fused-3d vs stages at 512³ fp64/fp32 and 256³ fp64 (ms/step, ratio, % of the
+#      2-word roofline against the CuPy copy of the same run, registers, blocks/SM) and the
+#      fused/stages field difference after 10 steps                        (bench.txt, loop.json)
+#   2. simengine run, default settings (fused-3d) vs fused: false, observables every 100 steps
+#                                                                          (cli.txt, cli.json)
+#   3. the fused test files on the GPU: tests/test_field_cuda_fused_3d.py whole (MPI 2/3 ranks
+#      included), the other tests/test_field_cuda_fused*.py without their (2-D, unchanged) MPI
+#      rank tests                                                            (tests.txt)
+#   4. ncu --clock-control none: one step of fused-warp 4096² fp64/fp32 and fused-3d 256³ fp64
+#      (SpeedOfLight, Occupancy, SchedulerStats, WarpStateStats)            (ncu.txt)
+# Every step under its own timeout; about 280 s in all.
+cd "$(dirname "$0")/../.."
+D=${OUT:-/tmp/out}/i38
+mkdir -p "$D"
+export PYTHONPATH=${PYTHONPATH:-$PWD} PYTHONUNBUFFERED=1
+step() { echo "=== $1 $(date +%T)"; }
+
+step "1 solver loop"
+timeout -k 5 70 python3 benchmarks/bench_field_3d.py --cases 512:float64,512:float32,256:float64 \
+  --seconds 0.2 --check 10 --json "$D/loop.json" > "$D/bench.txt" 2>&1
+echo "rc=$?"; cat "$D/bench.txt"
+
+step "2 simengine run"
+timeout -k 5 95 python3 benchmarks/bench_field_3d.py --cases 512:float64,256:float64,512:float32 \
+  --no-loop --cli --every 100 --json "$D/cli.json" > "$D/cli.txt" 2>&1
+echo "rc=$?"; cat "$D/cli.txt"
+
+step "3 tests"
+timeout -k 5 75 python3 -m pytest -q -o addopts="" -p no:cacheprovider \
+  tests/test_field_cuda_fused_3d.py --durations=8 > "$D/tests.txt" 2>&1
+echo "rc=$?"; tail -n 15 "$D/tests.txt"
+timeout -k 5 50 python3 -m pytest -q -o addopts="" -p no:cacheprovider -k "not mpi_ranks" \
+  tests/test_field_cuda_fused.py tests/test_field_cuda_fused_frame.py \
+  tests/test_field_cuda_fused_warp.py tests/test_field_cuda_fused_slabs.py \
+  --durations=5 >> "$D/tests.txt" 2>&1
+echo "rc=$?"; tail -n 10 "$D/tests.txt"
+
+step "4 ncu"
+if command -v ncu > /dev/null; then
+  timeout -k 5 45 ncu --clock-control none --profile-from-start off --section SpeedOfLight \
+    --section Occupancy --section SchedulerStats --section WarpStateStats \
+    --metrics dram__bytes_read.sum,dram__bytes_write.sum \
+    python3 benchmarks/diag_ncu_fused.py > "$D/ncu.txt" 2>&1
+  echo "rc=$?"; grep -E "^  [a-z_]|fused|Duration|DRAM Through|Achieved Occ|Issue Slots|Stall Barrier|Registers|dram__bytes|Theoretical Occ|One or More|Warp Cycles Per Issued" "$D/ncu.txt" | head -n 80
+else
+  echo "no ncu on PATH"
+fi
+step "done"
