@@ -90,6 +90,8 @@ def main(argv=None):
     ap.add_argument("--check", type=int, default=20, help="steps of the fused/stages check")
     ap.add_argument("--cli", action="store_true", help="simengine run rows too")
     ap.add_argument("--no-loop", action="store_true", help="only the CLI rows")
+    ap.add_argument("--no-pair", action="store_true",
+                    help="only the --frames rows (no fused/stages pair, no check)")
     ap.add_argument("--every", type=int, default=100)
     ap.add_argument("--json", default="")
     a = ap.parse_args(argv)
@@ -103,7 +105,7 @@ def main(argv=None):
         tag = f"{n}^3 {prec}"
         if not a.no_loop:
             got = {}
-            for fused in (True, False):
+            for fused in (() if a.no_pair else (True, False)):
                 r = solver_row(shape, prec, fused, a.seconds)
                 got[fused] = r["ms"]
                 two, five = fracs(shape, prec, r["ms"], bw)
@@ -113,7 +115,8 @@ def main(argv=None):
                       f"the 2-word roofline, {100 * five:.1f}% of 5 words; spread "
                       f"{100 * r['spread']:.1f}%, {r.get('regs')} regs, "
                       f"{r.get('blocks_per_sm')} blocks/SM) {r['name']}", flush=True)
-            print(f"loop {tag} fused/stages {got[True] / got[False]:.3f}", flush=True)
+            if got:
+                print(f"loop {tag} fused/stages {got[True] / got[False]:.3f}", flush=True)
             for fr in frames:
                 r = solver_row(shape, prec, True, a.seconds, frame=fr)
                 two, _five = fracs(shape, prec, r["ms"], bw)
@@ -122,7 +125,7 @@ def main(argv=None):
                 print(f"frame {tag} {fr[0]}x{fr[1]} {r['ms']:.4f} ms/step "
                       f"({100 * two:.1f}% of 2 words, {r.get('regs')} regs, "
                       f"{r.get('blocks_per_sm')} blocks/SM) {r['name']}", flush=True)
-            if a.check:
+            if a.check and not a.no_pair:
                 d = check(shape, prec, a.check)
                 rows.append(dict(kind="check", shape=list(shape), precision=prec,
                                  steps=a.check, rel=d))

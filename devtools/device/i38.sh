@@ -10,7 +10,8 @@
 #      rank tests                                                            (tests.txt)
 #   4. ncu --clock-control none: one step of fused-warp 4096² fp64/fp32 and fused-3d 256³ fp64
 #      (SpeedOfLight, Occupancy, SchedulerStats, WarpStateStats)            (ncu.txt)
-# Every step under its own timeout; about 280 s in all.
+#   1b. frame sweep of fused-3d (32x16, 32x24) at 256³ fp64                     (bench.txt)
+# Every step under its own timeout (325 s at most in all; about 250 s expected).
 cd "$(dirname "$0")/../.."
 D=${OUT:-/tmp/out}/i38
 mkdir -p "$D"
@@ -23,15 +24,20 @@ timeout -k 5 70 python3 benchmarks/bench_field_3d.py --cases 512:float64,512:flo
 echo "rc=$?"; cat "$D/bench.txt"
 
 step "2 simengine run"
-timeout -k 5 95 python3 benchmarks/bench_field_3d.py --cases 512:float64,256:float64,512:float32 \
+timeout -k 5 90 python3 benchmarks/bench_field_3d.py --cases 512:float64,256:float64,512:float32 \
   --no-loop --cli --every 100 --json "$D/cli.json" > "$D/cli.txt" 2>&1
 echo "rc=$?"; cat "$D/cli.txt"
 
+step "1b frames (fused-3d 32x16 and 32x24 at 256³ fp64 against the default 32x32 above)"
+timeout -k 5 25 python3 benchmarks/bench_field_3d.py --cases 256:float64 --no-pair \
+  --frames 32x16,32x24 --seconds 0.2 >> "$D/bench.txt" 2>&1
+echo "rc=$?"; grep "^frame" "$D/bench.txt"
+
 step "3 tests"
-timeout -k 5 75 python3 -m pytest -q -o addopts="" -p no:cacheprovider \
+timeout -k 5 70 python3 -m pytest -q -o addopts="" -p no:cacheprovider \
   tests/test_field_cuda_fused_3d.py --durations=8 > "$D/tests.txt" 2>&1
 echo "rc=$?"; tail -n 15 "$D/tests.txt"
-timeout -k 5 50 python3 -m pytest -q -o addopts="" -p no:cacheprovider -k "not mpi_ranks" \
+timeout -k 5 35 python3 -m pytest -q -o addopts="" -p no:cacheprovider -k "not mpi_ranks" \
   tests/test_field_cuda_fused.py tests/test_field_cuda_fused_frame.py \
   tests/test_field_cuda_fused_warp.py tests/test_field_cuda_fused_slabs.py \
   --durations=5 >> "$D/tests.txt" 2>&1
@@ -39,7 +45,7 @@ echo "rc=$?"; tail -n 10 "$D/tests.txt"
 
 step "4 ncu"
 if command -v ncu > /dev/null; then
-  timeout -k 5 45 ncu --clock-control none --profile-from-start off --section SpeedOfLight \
+  timeout -k 5 35 ncu --clock-control none --profile-from-start off --section SpeedOfLight \
     --section Occupancy --section SchedulerStats --section WarpStateStats \
     --metrics dram__bytes_read.sum,dram__bytes_write.sum \
     python3 benchmarks/diag_ncu_fused.py > "$D/ncu.txt" 2>&1

@@ -12,6 +12,8 @@ form              ndim   slab      auto picks it
                                    (:mod:`.cuda.fused_warp`: one warp marches a strip of rows)
 ``fused-frame``   2      halo 4    2-D grids of at most :data:`FUSED_SMALL_CELLS` cells
                                    (:mod:`.cuda.fused_frame`: one thread per frame cell)
+``fused-3d``      3      halo 4    3-D grids, the precisions of :data:`MARCH3D_AUTO`
+                                   (:mod:`.cuda.fused_3d`: a frame of threads marches planes)
 ``stages``        1–3    halo 2    everything else: two launches of the unfused stage kernels
                                    (:class:`.cuda.plan.StagePlan`)
 ================  =====  ========  ==============================================================
@@ -30,8 +32,9 @@ strategies, no launch hint of the unfused kernels (``block``, ``cells_per_thread
 ``march``, ``vec``) and on a real GPU (under the CUDA simulator the unfused stages stay the
 default so that their tests test them). ``fused: true`` runs the first fused form that supports
 the case (a ``block`` is then the frame form's thread block, the frame = tile + 4 on every
-side; ``march`` the warp form's rows per chunk); where none does (1-D and 3-D fields, Euler, a
-slab built with a halo under 4 rows, ``cells_per_thread``) it is refused with a :class:`PlanError` (a
+side; ``march`` the warp form's rows per chunk; in 3-D the fused 3-D form: ``block`` its frame,
+``march`` its planes per block); where none does (1-D fields, Euler, a slab built with a halo
+under 4 rows, ``cells_per_thread``) it is refused with a :class:`PlanError` (a
 one-line :class:`~simengine.errors.UserError`). ``fused: false`` runs the
 stages. Measurements behind the rules: docs/field-gpu.md.
 """
