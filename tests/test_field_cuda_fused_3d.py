@@ -67,17 +67,24 @@ def test_fused_3d_matches_the_stages_and_the_reference(bnd, prec):
 @pytest.mark.parametrize("shape,bnd,prec,kw", [
     ((3, 5, 6), "mirror", "float64", {}),               # every extent under the 4-cell halo
     ((5, 13, 12), "periodic", "float32", {}),          # a tile in the plane's interior
-    ((4, 3, 9), "periodic", "float64", dict(march=2)),  # two 2-plane marches
+    ((4, 3, 9), "periodic", "float64", dict(march=2, ahead=1)),  # 2-plane marches, plain
+    # loads (global), the loads issued 1 plane ahead
     ((6, 5, 4), "fixed", "float64", dict(block=(10, 11, 1), march=4)),  # a 2×3 tile
 ])
-def test_small_and_odd_grids(shape, bnd, prec, kw):
+def test_small_and_odd_grids(shape, bnd, prec, kw, monkeypatch):
     dtype = np.dtype(prec)
     phi = field(shape, 2).astype(dtype)
+    kw = dict(kw)
+    if kw.pop("ahead", None):
+        monkeypatch.setattr(f3, "DEFAULT_AHEAD_3D", 1)
+        kw["kernel"] = "global"
     f = _fused(shape, bnd, dtype, **kw)
+    assert f.fused_plan.ahead == f3.DEFAULT_AHEAD_3D
     if "block" in kw:
         assert f.fused_plan.frame == (10, 11) and f.fused_plan.tile == (3, 2)  # x first
     steps = 2 if min(shape) <= 3 else STEPS
-    close(run(f, phi, steps), run(solver(shape, bnd, dtype, fused=False), phi, steps), dtype)
+    unfused = solver(shape, bnd, dtype, fused=False, kernel=kw.get("kernel", "texture"))
+    close(run(f, phi, steps), run(unfused, phi, steps), dtype)
 
 
 def test_limits_and_lengths():
