@@ -106,6 +106,7 @@ def test_limits_and_lengths():
     assert f3.planes_for(256, 121, 132) == 256   # one wave of whole-axis marches
     assert f3.planes_for(512, 100, 132) == 103   # 5 marches: 500 blocks, 3.8 waves
     assert f3.planes_for(10, 4, 132) == 10
+    assert f3.planes_for(64, 9, 132) == 16      # a small grid: short marches fill more SMs
 
 
 def test_registry_rules():

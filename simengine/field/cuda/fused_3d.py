@@ -62,7 +62,7 @@ SIM_FRAME_3D = (12, 12)
 DEFAULT_PLANES_3D = 64
 #: the shortest march the fit chooses (more marches fill the last wave better but load 8 extra
 #: planes each)
-MIN_PLANES_3D = 32
+MIN_PLANES_3D = 16
 #: φ loads issued this many iterations before their use (1 or 2)
 DEFAULT_AHEAD_3D = 2
 #: the stages' halo: 4 planes (two stages of a 2-plane-deep stencil)
