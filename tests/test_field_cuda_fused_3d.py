@@ -87,6 +87,31 @@ def test_small_and_odd_grids(shape, bnd, prec, kw, monkeypatch):
     close(run(f, phi, steps), run(unfused, phi, steps), dtype)
 
 
+@pytest.mark.parametrize("bc", [0, 1, 2])
+def test_division_free_fold_is_the_fold_within_the_halo(bc):
+    """fold4 (no int64 division in the kernel) maps every index within 4 cells of an array of
+    any extent as physics.fold_fn does, and keeps the others inside the array."""
+    from simengine.field.cuda.physics import fold_fn
+
+    fold, ref = f3.fold4(bc), fold_fn(bc)
+
+    @cuda.jit
+    def both(idx, ext, got, want):
+        k = cuda.grid(1)
+        if k < idx.size:
+            got[k] = fold(idx[k], ext[k])
+            want[k] = ref(idx[k], ext[k])
+
+    pairs = [(i, n) for n in range(1, 7) for i in range(-4, n + 12)]
+    idx = np.array([i for i, _ in pairs], np.int64)
+    ext = np.array([n for _, n in pairs], np.int64)
+    got, want = np.zeros_like(idx), np.zeros_like(idx)
+    both[(len(pairs) + 63) // 64, 64](idx, ext, got, want)
+    near = idx < ext + 4
+    np.testing.assert_array_equal(got[near], want[near])
+    assert np.all((got >= 0) & (got < ext))
+
+
 def test_limits_and_lengths():
     with pytest.raises(ValueError, match="3-D"):
         f3.Fused3DPlan("texture", 2, (1, 64, 64), 0, np.float64)

@@ -22,7 +22,8 @@ run only where their output is needed (block-uniform tests on ``t``): a chunk of
 L + 8 planes, evaluates μ(φ) on L + 6, φ* on L + 4, μ(φ*) on L + 2 and writes L. φ loads are
 issued ``ahead`` iterations before their use (registers; 1 or 2).
 
-Boundaries as in :mod:`.fused_frame` (:mod:`.physics`: the fold at any depth): the in-plane load
+Boundaries as in :mod:`.fused_frame` (:mod:`.physics`'s fold, division-free within the 4-cell
+halo: :func:`fold4`): the in-plane load
 offset of a thread's point is folded once, the plane index once per plane; tiles at least 4
 cells from every in-plane face load by flat offset. Mirror keeps the frame the mirror image of
 the domain through every phase (the arithmetic is reflection-symmetric); fixed puts v over φ and
@@ -48,12 +49,17 @@ from .access import LD, LDNC, ST
 from .config import FIXED, SIMULATOR
 from .fused_launch import FusedStep, output_rows
 from .occupancy import occupancy_report
-from .physics import SHARED_LIMIT, fold_fn, ftype, itemsize, mu, outside2, rate
+from .config import MIRROR, PERIODIC
+from .physics import SHARED_LIMIT, fold_fn, ftype, itemsize, mu, outside2, rate  # noqa: F401
 
 #: the frame (threads of a block, x first) per precision on a GPU: a warp is one frame row, so
 #: the phases' rectangles never split a warp along x; the tile is the frame less 4 on every side
 #: (32×32: tile 24×24, 1.78 frame points loaded per tile point)
 FRAME_3D = {"float64": (32, 32), "float32": (32, 32)}
+#: blocks of the default frame each SM should hold: the kernel's registers are capped at
+#: 65536 / (threads · blocks) (ptxas sm_90, separate compilation: fp64 54–56 registers, so one
+#: 1024-thread block; fp32 31–37 uncapped, 31–32 capped at 32 without spills: two)
+BLOCKS_PER_SM_3D = {"float64": 1, "float32": 2}
 #: the frame under the CUDA simulator (one Python thread per frame point): tile 4×4
 SIM_FRAME_3D = (12, 12)
 #: planes per chunk (a block's march) of the first launch; then the plan fits the length to the
@@ -69,19 +75,60 @@ DEFAULT_AHEAD_3D = 2
 HALO = 4
 
 
+@functools.lru_cache(maxsize=None)
+def fold4(bc: int):
+    """:func:`.physics.fold_fn`'s map for an index within 4 cells of the array (``-4 ≤ i < n +
+    4``, any ``n ≥ 1``) without a division: four conditional steps of a wrap by n (periodic) or
+    a reflection (mirror: the edge-duplicating one, period 2n), then a clamp into the array (for
+    the frame points of a ragged tile beyond that, whose values reach no written cell), a clamp
+    (fixed). An int64 ``%`` (or a loop LLVM turns into one) costs a division sequence that raises
+    the kernel's registers under separate compilation (``ptxas -c``, as the driver's linker
+    compiles): fp64 80–88 against 56–62 without."""
+    if bc == PERIODIC:
+
+        @cuda.jit(device=True)
+        def step(i, n):
+            if i < 0:
+                i += n
+            elif i >= n:
+                i -= n
+            return i
+    elif bc == MIRROR:
+
+        @cuda.jit(device=True)
+        def step(i, n):
+            if i < 0:
+                i = -1 - i
+            elif i >= n:
+                i = 2 * n - 1 - i
+            return i
+    else:
+        return fold_fn(bc)
+
+    @cuda.jit(device=True)
+    def fold(i, n):
+        return min(max(step(step(step(step(i, n), n), n), n), 0), n - 1)
+
+    return fold
+
+
 def frame_for(dtype: str):
     """The default frame (PX, PY) of a dtype (the simulator's small one under the simulator)."""
     return SIM_FRAME_3D if SIMULATOR else FRAME_3D[np.dtype(dtype).name]
 
 
 @functools.lru_cache(maxsize=None)
-def fused3d_kernel(bc: int, nc: bool, dtype: str, frame: tuple, ahead: int = 2):
+def fused3d_kernel(bc: int, nc: bool, dtype: str, frame=None, ahead: int = 2):
     """The fused RK2 step of a 3-D field (see the module's text), a ``frame`` = (PX, PY) block
-    of threads writing the (PX − 8) × (PY − 8) tile. Launch over ``(⌈n2/(PX−8)⌉, ⌈n1/(PY−8)⌉,
+    of threads writing the (PX − 8) × (PY − 8) tile (None: :func:`frame_for` the dtype, so that
+    ``devtools/ptx_check.py`` builds a factory call recorded under the simulator with the GPU's
+    frame). Launch over ``(⌈n2/(PX−8)⌉, ⌈n1/(PY−8)⌉,
     ⌈(hi − lo)/L⌉)`` blocks. Arguments ``(src, out, n0, n1, n2, lo, hi, L, coef1, coef2, mh2,
     kh2, nd2, c0, c1, c2, c3, vphi, vmu)``: planes ``lo:hi`` written
     (:func:`.fused_launch.output_rows` on axis 0), L planes per block; ``src`` and ``out``
     must be different buffers."""
+    if frame is None:
+        frame = frame_for(dtype)
     PX, PY = int(frame[0]), int(frame[1])
     if PX < 9 or PY < 9:
         raise ValueError(f"fused 3-D: frame {frame!r} must exceed 8 in x and y")
@@ -91,12 +138,13 @@ def fused3d_kernel(bc: int, nc: bool, dtype: str, frame: tuple, ahead: int = 2):
     TX, TY = PX - 8, PY - 8
     NP = PX * PY
     load = LDNC if nc else LD
-    fold = fold_fn(bc)
+    fold = fold4(bc)
     fixed = bc == FIXED
     fdt = ftype(dtype)
     opts = {}
-    if not numba.config.ENABLE_CUDASIM:  # every thread of the block must fit on an SM
-        opts["max_registers"] = min(255, (65536 // NP) // 8 * 8)
+    if not numba.config.ENABLE_CUDASIM:  # the blocks per SM must fit the register file
+        per_sm = BLOCKS_PER_SM_3D.get(np.dtype(dtype).name, 1)
+        opts["max_registers"] = min(255, (65536 // (NP * per_sm)) // 8 * 8)
 
     @cuda.jit(device=True)
     def plane(src, p, n0, P, off, xo, vphi, live, zero):
@@ -244,7 +292,8 @@ class Fused3DPlan(FusedStep):
         self.dtype = np.dtype(dtype)
         self.shape3 = tuple(int(n) for n in shape3)
         self.lo, self.hi = output_rows(self.shape3, rows, axis=0)
-        frame = frame_for(self.dtype.name) if frame is None else frame
+        default = frame is None
+        frame = frame_for(self.dtype.name) if default else frame
         self.frame = tuple(int(f) for f in frame)
         if len(self.frame) != 2 or min(self.frame) <= 2 * HALO:
             raise ValueError(f"fused 3-D: frame {list(frame)} must be 2 entries (x first) "
@@ -261,7 +310,8 @@ class Fused3DPlan(FusedStep):
             raise ValueError(f"fused 3-D: {self.length} planes per block")
         self.ahead = int(DEFAULT_AHEAD_3D if ahead is None else ahead)
         nc = kernel in ("texture", "combined")
-        self.fn = fused3d_kernel(self.bc, nc, self.dtype.name, self.frame, self.ahead)
+        self.fn = fused3d_kernel(self.bc, nc, self.dtype.name, None if default else self.frame,
+                                 self.ahead)
         self.block = self.frame
         self.blockdim = self.frame + (1,)
         self.tile = (py - 2 * HALO, px - 2 * HALO)  # (y, x) output cells of a block
