@@ -22,8 +22,8 @@ run only where their output is needed (block-uniform tests on ``t``): a chunk of
 L + 8 planes, evaluates μ(φ) on L + 6, φ* on L + 4, μ(φ*) on L + 2 and writes L. φ loads are
 issued ``ahead`` iterations before their use (registers; 1 or 2).
 
-Boundaries as in :mod:`.fused_frame` (:mod:`.physics`'s fold, division-free within the 4-cell
-halo: :func:`fold4`): the in-plane load
+Boundaries as in :mod:`.fused_frame` (:mod:`.physics`: :func:`.physics.fold4`, the fold
+without a division within the 4-cell halo): the in-plane load
 offset of a thread's point is folded once, the plane index once per plane; tiles at least 4
 cells from every in-plane face load by flat offset. Mirror keeps the frame the mirror image of
 the domain through every phase (the arithmetic is reflection-symmetric); fixed puts v over φ and
@@ -49,8 +49,7 @@ from .access import LD, LDNC, ST
 from .config import FIXED, SIMULATOR
 from .fused_launch import FusedStep, output_rows
 from .occupancy import occupancy_report
-from .config import MIRROR, PERIODIC
-from .physics import SHARED_LIMIT, fold_fn, ftype, itemsize, mu, outside2, rate  # noqa: F401
+from .physics import SHARED_LIMIT, fold4, ftype, itemsize, mu, outside2, rate
 
 #: the frame (threads of a block, x first) per precision on a GPU: a warp is one frame row, so
 #: the phases' rectangles never split a warp along x; the tile is the frame less 4 on every side
@@ -73,43 +72,6 @@ MIN_PLANES_3D = 16
 DEFAULT_AHEAD_3D = 2
 #: the stages' halo: 4 planes (two stages of a 2-plane-deep stencil)
 HALO = 4
-
-
-@functools.lru_cache(maxsize=None)
-def fold4(bc: int):
-    """:func:`.physics.fold_fn`'s map for an index within 4 cells of the array (``-4 ≤ i < n +
-    4``, any ``n ≥ 1``) without a division: four conditional steps of a wrap by n (periodic) or
-    a reflection (mirror: the edge-duplicating one, period 2n), then a clamp into the array (for
-    the frame points of a ragged tile beyond that, whose values reach no written cell), a clamp
-    (fixed). An int64 ``%`` (or a loop LLVM turns into one) costs a division sequence that raises
-    the kernel's registers under separate compilation (``ptxas -c``, as the driver's linker
-    compiles): fp64 80–88 against 56–62 without."""
-    if bc == PERIODIC:
-
-        @cuda.jit(device=True)
-        def step(i, n):
-            if i < 0:
-                i += n
-            elif i >= n:
-                i -= n
-            return i
-    elif bc == MIRROR:
-
-        @cuda.jit(device=True)
-        def step(i, n):
-            if i < 0:
-                i = -1 - i
-            elif i >= n:
-                i = 2 * n - 1 - i
-            return i
-    else:
-        return fold_fn(bc)
-
-    @cuda.jit(device=True)
-    def fold(i, n):
-        return min(max(step(step(step(step(i, n), n), n), n), 0), n - 1)
-
-    return fold
 
 
 def frame_for(dtype: str):
