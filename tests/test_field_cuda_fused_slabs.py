@@ -187,7 +187,8 @@ def test_slabs_get_the_form_and_depth_of_their_grid():
     gpu = dict(simulator=False)
     assert plans.slab_depth((16384, 16384), 0, **gpu) == 4            # fused-warp
     assert plans.slab_depth((200, 200), 1, precision="float32", **gpu) == 4  # fused-frame
-    assert plans.slab_depth((512, 512, 512), 0, **gpu) == 4           # fused-3d
+    assert plans.slab_depth((512, 512, 512), 0, **gpu) == 2           # auto: stages in 3-D
+    assert plans.slab_depth((512, 512, 512), 0, fused=True, **gpu) == 4  # fused-3d
     assert plans.slab_depth((16384, 16384), 0, fused=False, **gpu) == 2
     assert plans.slab_depth((16384, 16384), 0, block=(32, 4), **gpu) == 2  # launch hints
     assert plans.slab_depth((16384, 16384), 0, kernel="shared", **gpu) == 2

@@ -8,8 +8,8 @@ changes, all for ``fused: true`` (``auto`` picks exactly as before): on a slab i
 stages without a word, and in 3-D the shared-memory tile kernel (never faster than the stages,
 removed): both are refused now; on small 2-D grids it ran that tile kernel (block 16×8) and
 runs the frame form now, as ``auto`` does. Since the fused 3-D form (issue 38), RK2 on a whole
-3-D grid runs it for ``fused: true`` (any strategy) and for ``auto`` with ``global``/``texture``
-(slabs built with the stages' 2-row halo keep the stages). No kernel is compiled (plans are
+3-D grid runs it for ``fused: true`` (any strategy); ``auto`` keeps the stages (``MARCH3D_AUTO`` off,
+measured no faster). No kernel is compiled (plans are
 built, not launched)."""
 from __future__ import annotations
 
@@ -67,8 +67,7 @@ def test_the_registry_picks_what_70f9f13_picked(sname, on_gpu):
         for bc in (0, 1, 2):
             case = plans.Case(ndim=nd, shape3=s3, dtype=dtype, boundary=bc, kernel=kernel,
                               integrator=integ, whole=where == "whole", sms=SMS)
-            if nd == 3 and integ == "rk2" and where == "whole" and (
-                    fused is True or (fused is None and kernel in plans.FUSED_AUTO_KERNELS)):
+            if nd == 3 and integ == "rk2" and where == "whole" and fused is True:
                 choice = plans.choose(case, fused)  # the fused 3-D form (the change above)
                 p = choice.build(case)
                 assert choice.form.name == "fused-3d" and p.frame == (32, 32), (key, choice)

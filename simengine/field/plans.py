@@ -57,8 +57,11 @@ FUSED_AUTO_KERNELS = ("global", "texture")
 #: 0.114 ms/step against 0.150 unfused, fp32 0.079 against 0.14)
 WARP_AUTO = {"float32": True, "float64": True}
 #: per precision: whether ``auto`` runs the fused 3-D plane march on 3-D grids (one launch per
-#: step reading φ once and writing it once, against the stages' 5 words per cell-step)
-MARCH3D_AUTO = {"float32": True, "float64": True}
+#: step reading φ once and writing it once, against the stages' 5 words per cell-step). Off: on
+#: an H200 (2026-11-28, docs/measurements/field-3d-fused-2026-11-28.md) it was issue-bound and
+#: no faster than the stages (512³ fp64 2.006 against 1.962 ms/step, fp32 1.497 / 1.186, 256³
+#: fp64 0.282 / 0.245); ``fused: true`` runs it
+MARCH3D_AUTO = {"float32": False, "float64": False}
 
 KERNELS = ("global", "shared", "texture", "combined")
 PRECISIONS = ("float32", "float64")
