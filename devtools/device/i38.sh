@@ -4,7 +4,8 @@
 #   1. solver loop: fused-3d vs stages at 512³ fp64/fp32 and 256³ fp64 (ms/step, ratio, % of the
 #      2-word roofline against the CuPy copy of the same run, registers, blocks/SM) and the
 #      fused/stages field difference after 10 steps                        (bench.txt, loop.json)
-#   2. simengine run, default settings (fused-3d) vs fused: false, observables every 100 steps
+#   2. simengine run, default settings with fused: true (fused-3d) vs fused: false (the default:
+#      auto keeps the stages in 3-D since the first run), observables every 100 steps
 #                                                                          (cli.txt, cli.json)
 #   3. 2-D fused-warp at 4096² fp64/fp32 with the division-free fold (the new default) vs the
 #      int64-% fold it had, and the stages; the two folds' fields bit for bit      (warp.txt)
