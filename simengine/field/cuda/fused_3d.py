@@ -57,7 +57,7 @@ from .physics import SHARED_LIMIT, fold4, ftype, itemsize, mu, outside2, rate
 FRAME_3D = {"float64": (32, 32), "float32": (32, 32)}
 #: blocks of the default frame each SM should hold: the kernel's registers are capped at
 #: 65536 / (threads · blocks) (ptxas sm_90, separate compilation: fp64 54–56 registers, so one
-#: 1024-thread block; fp32 31–37 uncapped, 31–32 capped at 32 without spills: two)
+#: 1024-thread block; fp32 31–34 uncapped, 31 capped at 32 without spills: two)
 BLOCKS_PER_SM_3D = {"float64": 1, "float32": 2}
 #: the frame under the CUDA simulator (one Python thread per frame point): tile 4×4
 SIM_FRAME_3D = (12, 12)

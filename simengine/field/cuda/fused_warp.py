@@ -128,7 +128,7 @@ def warp_kernel(bc: int, nc: bool, dtype: str, cols: int = 2, ahead: int = 1):
         raise ValueError("columns per lane must be 2")
     load = LDNC if nc else LD
     load2 = LDNC2 if nc else LD2
-    fold = fold4(bc)  # no int64 division: 66 registers in fp64 instead of 98–100
+    fold = fold4(bc)  # no int64 division: 66–70 registers in fp64 instead of 98–100
     fixed = bc == FIXED
     sim = SIMULATOR
     OW = out_width(C)

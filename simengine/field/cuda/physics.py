@@ -116,7 +116,7 @@ def fold4(bc: int):
     fused step's value at a point reaches 4 cells), a clamp (fixed). An int64 ``%`` (or a loop
     LLVM turns into one) costs a division sequence that raises a kernel's registers under
     separate compilation (``ptxas -c``, as the driver's linker compiles; ptx_check, sm_90):
-    fused-3d fp64 80–88 against 54–56 without, fused-warp fp64 98–100 against 66."""
+    fused-3d fp64 80–88 against 54–56 without, fused-warp fp64 98–100 against 66–70."""
     if bc == PERIODIC:
 
         @cuda.jit(device=True)
