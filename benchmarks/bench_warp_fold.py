@@ -1,6 +1,7 @@
-"""The warp-marching fused 2-D step (fused-warp) with the division-free boundary fold
-(``physics.fold4``, the default) against the same kernel built with the int64-modulo fold it
-had before (``physics.fold_fn``), and the unfused stages, in one run: µs per step of the solver
+"""The warp-marching fused 2-D step (fused-warp) with its int64-modulo boundary fold
+(``physics.fold_fn``, the default) against the same kernel built with the division-free fold
+(``physics.fold4``: fewer registers), and the unfused stages, in one run: µs per step of the
+solver
 loop (CUDA Graphs), registers, blocks per SM, the rows per chunk the plan fitted, % of the
 2-word roofline against the CuPy copy bandwidth of the same run. The field of the two folds is
 compared bit for bit after 20 steps.
@@ -26,7 +27,7 @@ from simengine.field.model import Boundary, CahnHilliard, Grid  # noqa: E402
 
 def build(shape, prec, fused, fold, seed=0):
     fused_warp.warp_kernel.cache_clear()
-    fused_warp.fold4 = fold  # the module's name for its fold, read when the kernel is built
+    fused_warp.fold_fn = fold  # the module's name for its fold, read when the kernel is built
     s = CudaFieldSolver(CahnHilliard.classic(), Grid(shape), Boundary("periodic"),
                         kernel="texture", precision=prec, dt=1e-3, fused=fused)
     s.load(np.random.default_rng(seed).uniform(-0.1, 0.1, shape))
@@ -48,7 +49,7 @@ def main(argv=None):
                 isz = np.dtype(prec).itemsize
                 got = {}
                 for label, fold in list(folds.items()) + [("stages", None)]:
-                    s = build(shape, prec, fold is not None, fold or physics.fold4)
+                    s = build(shape, prec, fold is not None, fold or physics.fold_fn)
                     t, _steps, _ts = steady_seconds(s, seconds=a.seconds)
                     occ = s.occupancy()
                     plan = s.fused_plan
@@ -67,7 +68,7 @@ def main(argv=None):
                 print(f"{n}^2 {prec} the two folds' fields after 20 steps bit-identical: "
                       f"{np.array_equal(a_, b_)}", flush=True)
     finally:
-        fused_warp.fold4 = physics.fold4
+        fused_warp.fold_fn = physics.fold_fn
         fused_warp.warp_kernel.cache_clear()
 
 

@@ -56,9 +56,10 @@ from .physics import SHARED_LIMIT, fold4, ftype, itemsize, mu, outside2, rate
 #: (32×32: tile 24×24, 1.78 frame points loaded per tile point)
 FRAME_3D = {"float64": (32, 32), "float32": (32, 32)}
 #: blocks of the default frame each SM should hold: the kernel's registers are capped at
-#: 65536 / (threads · blocks) (ptxas sm_90, separate compilation: fp64 54–56 registers, so one
-#: 1024-thread block; fp32 31–34 uncapped, 31 capped at 32 without spills: two)
-BLOCKS_PER_SM_3D = {"float64": 1, "float32": 2}
+#: 65536 / (threads · blocks) (ptxas sm_90, separate compilation: fp64 54–56 registers, fp32
+#: 31–34, no spills; fp32 also builds at 32 without spills for two blocks per SM, which ran
+#: 1.44x slower on an H200 — together with a fold that cost more instructions, not separated)
+BLOCKS_PER_SM_3D = {"float64": 1, "float32": 1}
 #: the frame under the CUDA simulator (one Python thread per frame point): tile 4×4
 SIM_FRAME_3D = (12, 12)
 #: planes per chunk (a block's march) of the first launch; then the plan fits the length to the

@@ -13,8 +13,8 @@ Each phase loses one valid column at either warp edge, so a warp writes 56 colum
 neighbouring warps overlap by 8 columns; a chunk primes 4 rows above and below (``(L + 8)/L`` row loads). Warps of a block are neighbours along x and share the
 chunk (several warps per block only for occupancy: they never synchronise).
 
-Boundaries as in :mod:`.fused_frame` (:func:`.physics.fold4`: the fold without a division, exact
-within the 4-cell halo): the x load index of each lane is folded once (wrap / the edge-duplicating reflection / clamp), the row index once per row; fixed writes v over φ and φ*
+Boundaries as in :mod:`.fused_frame` (:mod:`.physics`: fold at any depth): the x load index of
+each lane is folded once (wrap / the edge-duplicating reflection / clamp), the row index once per row; fixed writes v over φ and φ*
 and f'(v) over μ(φ) and μ(φ*) at every outside position. Per point the arithmetic is that of
 :mod:`.stencil` in the same order (μ = c0 + φ(c1 + φ(c2 + φc3)) − κ/h²·((x₋ + x₊) + (y₋ + y₊) −
 4φ), R = M/h²·(Σ pairs − 4μ), base + coef·R), so under the simulator the step is bit-identical
@@ -38,7 +38,7 @@ from .access import LD, LD2, LDNC, LDNC2, ST, ST2
 from .config import FIXED, SIMULATOR
 from .fused_launch import FusedStep, output_rows
 from .occupancy import device_attr, occupancy_report
-from .physics import fold4, ftype, mu, rate
+from .physics import fold_fn, ftype, mu, rate
 
 WARP = 32
 #: the fused step's halo: 4 cells (two stages of a 2-cell-deep stencil)
@@ -128,7 +128,7 @@ def warp_kernel(bc: int, nc: bool, dtype: str, cols: int = 2, ahead: int = 1):
         raise ValueError("columns per lane must be 2")
     load = LDNC if nc else LD
     load2 = LDNC2 if nc else LD2
-    fold = fold4(bc)  # no int64 division: 66–70 registers in fp64 instead of 98–100
+    fold = fold_fn(bc)  # (physics.fold4: fewer registers, measured no faster: docs/field-gpu.md)
     fixed = bc == FIXED
     sim = SIMULATOR
     OW = out_width(C)
