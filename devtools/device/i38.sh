@@ -7,8 +7,8 @@
 #   2. simengine run, default settings with fused: true (fused-3d) vs fused: false (the default:
 #      auto keeps the stages in 3-D since the first run), observables every 100 steps
 #                                                                          (cli.txt, cli.json)
-#   3. 2-D fused-warp at 4096² fp64/fp32 with the division-free fold (the new default) vs the
-#      int64-% fold it had, and the stages; the two folds' fields bit for bit      (warp.txt)
+#   3. 2-D fused-warp at 4096² fp64/fp32 with its int64-% fold (the default) vs the division-free
+#      fold4 (now with an in-range test), and the stages; the two folds bit for bit (warp.txt)
 #   4. the fused test files on the GPU: tests/test_field_cuda_fused_3d.py whole (MPI 2/3 ranks
 #      included), the other tests/test_field_cuda_fused*.py without their (2-D, unchanged) MPI
 #      rank tests                                                            (tests.txt)
