@@ -87,6 +87,20 @@ def test_small_and_odd_grids(shape, bnd, prec, kw, monkeypatch):
     close(run(f, phi, steps), run(unfused, phi, steps), dtype)
 
 
+@pytest.mark.parametrize("bnd,prec,ahead", [
+    ("periodic", "float32", 1), ("mirror", "float64", 2), ("fixed", "float64", 2)])
+def test_long_marches_run_the_steady_loop(bnd, prec, ahead, monkeypatch):
+    """Marches of 7 and 6 planes: the steady loop (every phase, no range tests) runs several
+    planes, meets the wrap / reflection / walls of axis 0 in its loads, and hands over to the
+    ramp at both ends."""
+    shape, dtype = (13, 6, 5), np.dtype(prec)
+    monkeypatch.setattr(f3, "DEFAULT_AHEAD_3D", ahead)
+    phi = field(shape, 4).astype(dtype)
+    f = _fused(shape, bnd, dtype, march=7)
+    assert f.fused_plan.length == 7 and f.fused_plan.griddim[2] == 2
+    close(run(f, phi, 2), run(solver(shape, bnd, dtype, fused=False), phi, 2), dtype)
+
+
 @pytest.mark.parametrize("bc", [0, 1, 2])
 def test_division_free_fold_is_the_fold_within_the_halo(bc):
     """fold4 (no int64 division in the kernel) maps every index within 4 cells of an array of

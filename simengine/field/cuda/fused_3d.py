@@ -108,6 +108,9 @@ def fused3d_kernel(bc: int, nc: bool, dtype: str, frame=None, ahead: int = 2):
     if not numba.config.ENABLE_CUDASIM:  # the blocks per SM must fit the register file
         per_sm = BLOCKS_PER_SM_3D.get(np.dtype(dtype).name, 1)
         opts["max_registers"] = min(255, (65536 // (NP * per_sm)) // 8 * 8)
+    # one plane's body is a device function called from the ramp and the steady loop: inlined
+    # in NVVM (no call in the PTX)
+    inline = {} if numba.config.ENABLE_CUDASIM else {"forceinline": True}
 
     @cuda.jit(device=True)
     def plane(src, p, n0, P, off, xo, vphi, live, zero):
@@ -124,6 +127,66 @@ def fused3d_kernel(bc: int, nc: bool, dtype: str, frame=None, ahead: int = 2):
     def pairs(a, q):
         """(x₋ + x₊) + (y₋ + y₊) around frame point q of a shared plane."""
         return (LD(a, q - 1) + LD(a, q + 1)) + (LD(a, q - PX) + LD(a, q + PX))
+
+    def make_iteration(steady):
+        """One plane of the march (iteration t, the module's two halves) as an inlined device
+        function of the register queues; ``steady``: every phase runs and the φ load is live
+        (kb + 5 ≤ t ≤ ke + 2 − A), so the block-uniform range tests on t are not compiled."""
+
+        @cuda.jit(device=True, **inline)
+        def iteration(src, out, t, kb, ke, n0, P, off, own, xo, q, in1, in2, in3, mine,
+                      sphi, smu, sst, smm, coef1, coef2, mh2, kh2, nd2, c0, c1, c2, c3,
+                      vphi, vmu, z, f0, f1, f2, fm1, fm2, m1, m2, m3, s2, s3, s4, w4, w5, w6):
+            last = ke + HALO - 1  # the last plane loaded
+            # the φ load of this iteration: plane t + 1 + A
+            nx = plane(src, t + 1 + A, n0, P, off, xo, vphi, steady or t + 1 + A <= last, z)
+            # φ(t − 5) at a tile point (inside the domain and the stored planes): read again
+            # (L1 / L2: the block loaded it 5 planes ago) instead of a 3-deep register queue
+            b5 = z
+            if mine and (steady or t >= kb + 5):
+                b5 = load(src, (t - 5) * P + own)
+            # ---- half 1: φ(t) into its plane; φ*(t−2); φⁿ⁺¹(t−5)
+            ST(sphi, q, f0)
+            if steady or (t >= kb and t < ke + HALO):
+                if in2:
+                    v = fm2 + coef1 * rate(pairs(smu, q) + (m3 + m1), m2, mh2, nd2)
+                    if fixed:
+                        if xo or t - 2 < 0 or t - 2 >= n0:
+                            v = vphi
+                    ST(sst, q, s3)
+                    s2 = v
+            if steady or t >= kb + 5:
+                if mine:
+                    v = b5 + coef2 * rate(pairs(smm, q) + (w6 + w4), w5, mh2, nd2)
+                    ST(out, (t - 5) * P + own, v)
+            cuda.syncthreads()
+            # ---- half 2: μ(φ)(t); μ(φ*)(t−3)
+            m0 = z
+            if steady or (t >= kb - 3 and t < ke + 3):
+                if in1:
+                    m0 = mu(f0, pairs(sphi, q) + (fm1 + f1), kh2, nd2, c0, c1, c2, c3)
+                    if fixed:
+                        if xo or t < 0 or t >= n0:
+                            m0 = vmu
+                    ST(smu, q, m1)
+            w3 = z
+            if steady or (t >= kb + 2 and t < ke + HALO):
+                if in3:
+                    w3 = mu(s3, pairs(sst, q) + (s4 + s2), kh2, nd2, c0, c1, c2, c3)
+                    if fixed:
+                        if xo or t - 3 < 0 or t - 3 >= n0:
+                            w3 = vmu
+                    ST(smm, q, w4)
+            cuda.syncthreads()
+            # ---- the register queues shifted by one plane
+            if A == 2:
+                return f1, f2, nx, f0, fm1, m0, m1, m2, s2, s2, s3, w3, w4, w5
+            return f1, nx, z, f0, fm1, m0, m1, m2, s2, s2, s3, w3, w4, w5
+
+        return iteration
+
+    general = make_iteration(False)
+    steady = make_iteration(True)
 
     @cuda.jit(**opts)
     def kernel(src, out, n0, n1, n2, lo, hi, L, coef1, coef2, mh2, kh2, nd2, c0, c1, c2, c3,
@@ -156,7 +219,8 @@ def fused3d_kernel(bc: int, nc: bool, dtype: str, frame=None, ahead: int = 2):
         own = gj * n2 + gi
         z = coef1 - coef1
         last = ke + HALO - 1  # the last plane loaded
-        # φ register queue: f1 = φ(t+1), f2 = φ(t+2) (ahead 2), f0 = φ(t), fm1 … fm5 = φ(t−1…t−5)
+        # φ register queue: f1 = φ(t+1), f2 = φ(t+2) (ahead 2), f0 = φ(t), fm1, fm2 = φ(t−1),
+        # φ(t−2) (φ(t−5) of the update is read again)
         t = kb - HALO
         f0 = plane(src, t, n0, P, off, xo, vphi, True, z)
         f1 = plane(src, t + 1, n0, P, off, xo, vphi, True, z)
@@ -165,9 +229,6 @@ def fused3d_kernel(bc: int, nc: bool, dtype: str, frame=None, ahead: int = 2):
             f2 = plane(src, t + 2, n0, P, off, xo, vphi, t + 2 <= last, z)
         fm1 = z
         fm2 = z
-        fm3 = z
-        fm4 = z
-        fm5 = z
         m1 = z  # μ(t−1), μ(t−2), μ(t−3)
         m2 = z
         m3 = z
@@ -177,63 +238,24 @@ def fused3d_kernel(bc: int, nc: bool, dtype: str, frame=None, ahead: int = 2):
         w4 = z  # μ*(t−4), μ*(t−5), μ*(t−6)
         w5 = z
         w6 = z
+        # planes kb − 4 … ke + 4; the steady ones (every phase, the load live) without the
+        # range tests: kb + 5 … ke + 2 − A
+        s0 = kb + 5
+        s1 = ke + 2 - A
         while t <= ke + HALO:
-            # the φ load of this iteration: plane t + 1 + A
-            nx = plane(src, t + 1 + A, n0, P, off, xo, vphi, t + 1 + A <= last, z)
-            # ---- half 1: φ(t) into its plane; φ*(t−2); φⁿ⁺¹(t−5)
-            ST(sphi, q, f0)
-            if t >= kb and t < ke + HALO:
-                if in2:
-                    v = fm2 + coef1 * rate(pairs(smu, q) + (m3 + m1), m2, mh2, nd2)
-                    if fixed:
-                        if xo or t - 2 < 0 or t - 2 >= n0:
-                            v = vphi
-                    ST(sst, q, s3)
-                    s2 = v
-            if t >= kb + 5:
-                if mine:
-                    v = fm5 + coef2 * rate(pairs(smm, q) + (w6 + w4), w5, mh2, nd2)
-                    ST(out, (t - 5) * P + own, v)
-            cuda.syncthreads()
-            # ---- half 2: μ(φ)(t); μ(φ*)(t−3)
-            m0 = z
-            if t >= kb - 3 and t < ke + 3:
-                if in1:
-                    m0 = mu(f0, pairs(sphi, q) + (fm1 + f1), kh2, nd2, c0, c1, c2, c3)
-                    if fixed:
-                        if xo or t < 0 or t >= n0:
-                            m0 = vmu
-                    ST(smu, q, m1)
-            w3 = z
-            if t >= kb + 2 and t < ke + HALO:
-                if in3:
-                    w3 = mu(s3, pairs(sst, q) + (s4 + s2), kh2, nd2, c0, c1, c2, c3)
-                    if fixed:
-                        if xo or t - 3 < 0 or t - 3 >= n0:
-                            w3 = vmu
-                    ST(smm, q, w4)
-            cuda.syncthreads()
-            # ---- shift the register queues by one plane
-            fm5 = fm4
-            fm4 = fm3
-            fm3 = fm2
-            fm2 = fm1
-            fm1 = f0
-            f0 = f1
-            if A == 2:
-                f1 = f2
-                f2 = nx
+            if t >= s0 and t <= s1:
+                while t <= s1:
+                    (f0, f1, f2, fm1, fm2, m1, m2, m3, s2, s3, s4, w4, w5, w6) = steady(
+                        src, out, t, kb, ke, n0, P, off, own, xo, q, in1, in2, in3, mine,
+                        sphi, smu, sst, smm, coef1, coef2, mh2, kh2, nd2, c0, c1, c2, c3,
+                        vphi, vmu, z, f0, f1, f2, fm1, fm2, m1, m2, m3, s2, s3, s4, w4, w5, w6)
+                    t += 1
             else:
-                f1 = nx
-            m3 = m2
-            m2 = m1
-            m1 = m0
-            s4 = s3
-            s3 = s2
-            w6 = w5
-            w5 = w4
-            w4 = w3
-            t += 1
+                (f0, f1, f2, fm1, fm2, m1, m2, m3, s2, s3, s4, w4, w5, w6) = general(
+                    src, out, t, kb, ke, n0, P, off, own, xo, q, in1, in2, in3, mine,
+                    sphi, smu, sst, smm, coef1, coef2, mh2, kh2, nd2, c0, c1, c2, c3,
+                    vphi, vmu, z, f0, f1, f2, fm1, fm2, m1, m2, m3, s2, s3, s4, w4, w5, w6)
+                t += 1
 
     return kernel
 
