@@ -6,9 +6,11 @@ run`` with the default settings but ``fused: true`` / ``fused: false`` (observab
 in the same run. The fused field is checked against the stages' after ``--check`` steps.
 
     python benchmarks/bench_field_3d.py [--cases 512:float64,512:float32,256:float64]
-        [--frames 32x32,32x24,32x16] [--cli] [--every 100] [--seconds 0.3] [--json out.json]
+        [--frames 32x32,32x24,32x16] [--unrolls 1] [--cli] [--every 100] [--seconds 0.3] [--json out.json]
 
 ``--frames``: extra fused-3d rows with that frame (the block: tile + 4 on every side).
+``--unrolls 1,4``: extra fused-3d rows with that many steady planes per trip of the march loop
+(``fused_3d.DEFAULT_UNROLL_3D``, the default 12 in the pair rows).
 """
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ from compare_field_trees import steady_seconds  # noqa: E402
 from field_cli_inrun import cli_inrun  # noqa: E402
 from roofline import cupy_copy, numba_memcpy  # noqa: E402
 
+from simengine.field.cuda import fused_3d as f3  # noqa: E402
 from simengine.field.cuda_solver import CudaFieldSolver  # noqa: E402
 from simengine.field.model import Boundary, CahnHilliard, Grid  # noqa: E402
 
@@ -86,6 +89,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cases", default="512:float64,512:float32,256:float64")
     ap.add_argument("--frames", default="")
+    ap.add_argument("--unrolls", default="")
     ap.add_argument("--seconds", type=float, default=0.3)
     ap.add_argument("--check", type=int, default=20, help="steps of the fused/stages check")
     ap.add_argument("--cli", action="store_true", help="simengine run rows too")
@@ -125,6 +129,20 @@ def main(argv=None):
                 print(f"frame {tag} {fr[0]}x{fr[1]} {r['ms']:.4f} ms/step "
                       f"({100 * two:.1f}% of 2 words, {r.get('regs')} regs, "
                       f"{r.get('blocks_per_sm')} blocks/SM) {r['name']}", flush=True)
+            for u in [int(x) for x in a.unrolls.split(",") if x]:
+                keep = f3.DEFAULT_UNROLL_3D
+                f3.DEFAULT_UNROLL_3D = u
+                try:
+                    r = solver_row(shape, prec, True, a.seconds)
+                finally:
+                    f3.DEFAULT_UNROLL_3D = keep
+                two, _five = fracs(shape, prec, r["ms"], bw)
+                r.update(kind="unroll", unroll=u, roof2=two)
+                rows.append(r)
+                print(f"unroll {tag} {u} {r['ms']:.4f} ms/step ({100 * two:.1f}% of 2 words, "
+                      f"{r.get('regs')} regs, {r.get('blocks_per_sm')} blocks/SM)"
+                      + (f" vs stages {r['ms'] / got[False]:.3f}" if False in got else ""),
+                      flush=True)
             if a.check and not a.no_pair:
                 d = check(shape, prec, a.check)
                 rows.append(dict(kind="check", shape=list(shape), precision=prec,

@@ -90,14 +90,15 @@ def test_small_and_odd_grids(shape, bnd, prec, kw, monkeypatch):
 @pytest.mark.parametrize("bnd,prec,ahead", [
     ("periodic", "float32", 1), ("mirror", "float64", 2), ("fixed", "float64", 2)])
 def test_long_marches_run_the_steady_loop(bnd, prec, ahead, monkeypatch):
-    """Marches of 7 and 6 planes: the steady loop (every phase, no range tests) runs several
-    planes, meets the wrap / reflection / walls of axis 0 in its loads, and hands over to the
-    ramp at both ends."""
-    shape, dtype = (13, 6, 5), np.dtype(prec)
+    """Two marches of 17 planes: the steady loop (every phase, no range tests) runs 12 planes
+    unrolled (:data:`.fused_3d.DEFAULT_UNROLL_3D`) and 1–2 single ones, meets the wrap /
+    reflection / walls of axis 0 in its loads, and hands over to the ramp at both ends."""
+    shape, dtype = (34, 6, 5), np.dtype(prec)
+    assert f3.DEFAULT_UNROLL_3D == 12
     monkeypatch.setattr(f3, "DEFAULT_AHEAD_3D", ahead)
     phi = field(shape, 4).astype(dtype)
-    f = _fused(shape, bnd, dtype, march=7)
-    assert f.fused_plan.length == 7 and f.fused_plan.griddim[2] == 2
+    f = _fused(shape, bnd, dtype, march=17)
+    assert f.fused_plan.length == 17 and f.fused_plan.griddim[2] == 2
     close(run(f, phi, 2), run(solver(shape, bnd, dtype, fused=False), phi, 2), dtype)
 
 

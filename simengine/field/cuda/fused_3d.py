@@ -71,6 +71,9 @@ DEFAULT_PLANES_3D = 64
 MIN_PLANES_3D = 16
 #: φ loads issued this many iterations before their use (1 or 2)
 DEFAULT_AHEAD_3D = 2
+#: steady planes per trip of the march loop (inlined one after another; 12: the register queues
+#: shift by renaming, see :func:`fused3d_kernel`; 1, 2, 4 build too)
+DEFAULT_UNROLL_3D = 12
 #: the stages' halo: 4 planes (two stages of a 2-plane-deep stencil)
 HALO = 4
 
@@ -81,7 +84,7 @@ def frame_for(dtype: str):
 
 
 @functools.lru_cache(maxsize=None)
-def fused3d_kernel(bc: int, nc: bool, dtype: str, frame=None, ahead: int = 2):
+def fused3d_kernel(bc: int, nc: bool, dtype: str, frame=None, ahead: int = 2, unroll: int = 12):
     """The fused RK2 step of a 3-D field (see the module's text), a ``frame`` = (PX, PY) block
     of threads writing the (PX − 8) × (PY − 8) tile (None: :func:`frame_for` the dtype, so that
     ``devtools/ptx_check.py`` builds a factory call recorded under the simulator with the GPU's
@@ -98,6 +101,8 @@ def fused3d_kernel(bc: int, nc: bool, dtype: str, frame=None, ahead: int = 2):
     A = int(ahead)
     if A not in (1, 2):
         raise ValueError("ahead must be 1 or 2")
+    if int(unroll) not in (1, 2, 4, 12):
+        raise ValueError("unroll must be 1, 2, 4 or 12")
     TX, TY = PX - 8, PY - 8
     NP = PX * PY
     load = LDNC if nc else LD
@@ -134,9 +139,10 @@ def fused3d_kernel(bc: int, nc: bool, dtype: str, frame=None, ahead: int = 2):
         (kb + 5 ≤ t ≤ ke + 2 − A), so the block-uniform range tests on t are not compiled."""
 
         @cuda.jit(device=True, **inline)
-        def iteration(src, out, t, kb, ke, n0, P, off, own, xo, q, in1, in2, in3, mine,
-                      sphi, smu, sst, smm, coef1, coef2, mh2, kh2, nd2, c0, c1, c2, c3,
-                      vphi, vmu, z, f0, f1, f2, fm1, fm2, m1, m2, m3, s2, s3, s4, w4, w5, w6):
+        def iteration(cx, t, st):
+            (src, out, kb, ke, n0, P, off, own, xo, q, in1, in2, in3, mine, sphi, smu, sst,
+             smm, coef1, coef2, mh2, kh2, nd2, c0, c1, c2, c3, vphi, vmu, z) = cx
+            f0, f1, f2, fm1, fm2, m1, m2, m3, s2, s3, s4, w4, w5, w6 = st
             last = ke + HALO - 1  # the last plane loaded
             # the φ load of this iteration: plane t + 1 + A
             nx = plane(src, t + 1 + A, n0, P, off, xo, vphi, steady or t + 1 + A <= last, z)
@@ -188,6 +194,24 @@ def fused3d_kernel(bc: int, nc: bool, dtype: str, frame=None, ahead: int = 2):
     general = make_iteration(False)
     steady = make_iteration(True)
 
+    @cuda.jit(device=True, **inline)
+    def steady2(cx, t, st):
+        return steady(cx, t + 1, steady(cx, t, st))
+
+    @cuda.jit(device=True, **inline)
+    def steady4(cx, t, st):
+        return steady2(cx, t + 2, steady2(cx, t, st))
+
+    @cuda.jit(device=True, **inline)
+    def steady12(cx, t, st):
+        return steady4(cx, t + 8, steady4(cx, t + 4, steady4(cx, t, st)))
+
+    # U planes per trip of the steady loop, inlined one after the other: 12 is a multiple of
+    # every register queue's rotation (φ 6 with ahead 2, μ 4, φ* 3, μ* 4), so the queues shift
+    # by renaming registers instead of moving them
+    U = int(unroll)
+    steadyU = {1: steady, 2: steady2, 4: steady4, 12: steady12}[U]
+
     @cuda.jit(**opts)
     def kernel(src, out, n0, n1, n2, lo, hi, L, coef1, coef2, mh2, kh2, nd2, c0, c1, c2, c3,
                vphi, vmu):
@@ -238,23 +262,24 @@ def fused3d_kernel(bc: int, nc: bool, dtype: str, frame=None, ahead: int = 2):
         w4 = z  # μ*(t−4), μ*(t−5), μ*(t−6)
         w5 = z
         w6 = z
-        # planes kb − 4 … ke + 4; the steady ones (every phase, the load live) without the
-        # range tests: kb + 5 … ke + 2 − A
+        cx = (src, out, kb, ke, n0, P, off, own, xo, q, in1, in2, in3, mine, sphi, smu, sst,
+              smm, coef1, coef2, mh2, kh2, nd2, c0, c1, c2, c3, vphi, vmu, z)
+        st = (f0, f1, f2, fm1, fm2, m1, m2, m3, s2, s3, s4, w4, w5, w6)
+        # planes kb − 4 … ke + 4; the steady ones (every phase, the load live: kb + 5 … ke + 2 −
+        # A) without the range tests, U at a time, then one at a time; the ramps with them
         s0 = kb + 5
         s1 = ke + 2 - A
         while t <= ke + HALO:
             if t >= s0 and t <= s1:
-                while t <= s1:
-                    (f0, f1, f2, fm1, fm2, m1, m2, m3, s2, s3, s4, w4, w5, w6) = steady(
-                        src, out, t, kb, ke, n0, P, off, own, xo, q, in1, in2, in3, mine,
-                        sphi, smu, sst, smm, coef1, coef2, mh2, kh2, nd2, c0, c1, c2, c3,
-                        vphi, vmu, z, f0, f1, f2, fm1, fm2, m1, m2, m3, s2, s3, s4, w4, w5, w6)
-                    t += 1
+                while t + (U - 1) <= s1:
+                    st = steadyU(cx, t, st)
+                    t += U
+                if U > 1:
+                    while t <= s1:
+                        st = steady(cx, t, st)
+                        t += 1
             else:
-                (f0, f1, f2, fm1, fm2, m1, m2, m3, s2, s3, s4, w4, w5, w6) = general(
-                    src, out, t, kb, ke, n0, P, off, own, xo, q, in1, in2, in3, mine,
-                    sphi, smu, sst, smm, coef1, coef2, mh2, kh2, nd2, c0, c1, c2, c3,
-                    vphi, vmu, z, f0, f1, f2, fm1, fm2, m1, m2, m3, s2, s3, s4, w4, w5, w6)
+                st = general(cx, t, st)
                 t += 1
 
     return kernel
@@ -295,8 +320,9 @@ class Fused3DPlan(FusedStep):
             raise ValueError(f"fused 3-D: {self.length} planes per block")
         self.ahead = int(DEFAULT_AHEAD_3D if ahead is None else ahead)
         nc = kernel in ("texture", "combined")
+        self.unroll = int(DEFAULT_UNROLL_3D)
         self.fn = fused3d_kernel(self.bc, nc, self.dtype.name, None if default else self.frame,
-                                 self.ahead)
+                                 self.ahead, self.unroll)
         self.block = self.frame
         self.blockdim = self.frame + (1,)
         self.tile = (py - 2 * HALO, px - 2 * HALO)  # (y, x) output cells of a block
