@@ -20,7 +20,13 @@ Every shared plane is written in one half and read in the other, so one slot per
 and two barriers per plane suffice (4 planes of the frame in shared memory). A plane's phases
 run only where their output is needed (block-uniform tests on ``t``): a chunk of L planes loads
 L + 8 planes, evaluates μ(φ) on L + 6, φ* on L + 4, μ(φ*) on L + 2 and writes L. φ loads are
-issued ``ahead`` iterations before their use (registers; 1 or 2).
+issued ``ahead`` iterations before their use (registers; 1 or 2); the base φ(t−5) of the update
+is read again at the tile point (L1/L2) instead of being queued.
+
+One plane is an inlined device function of the queues (a tuple in, the shifted tuple out), built
+with the range tests (the ramps at both ends of a march) and without them (the steady planes
+kb + 5 … ke + 2 − A, every phase live); the steady planes run ``unroll`` (12) at a time, a
+multiple of every queue's rotation, so that the queues shift by register renaming, not moves.
 
 Boundaries as in :mod:`.fused_frame` (:mod:`.physics`: :func:`.physics.fold4`, the fold
 without a division within the 4-cell halo): the in-plane load
@@ -39,6 +45,7 @@ Slabs (:mod:`.fused_launch`): the planes ``lo:hi`` of the stored slab are writte
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 
 import numba
@@ -78,6 +85,12 @@ DEFAULT_UNROLL_3D = 12
 HALO = 4
 
 
+#: whether this numba-cuda's ``cuda.jit`` takes ``forceinline`` (NVVM alwaysinline; not the
+#: simulator's)
+_FORCEINLINE = (not numba.config.ENABLE_CUDASIM
+                and "forceinline" in inspect.signature(cuda.jit).parameters)
+
+
 def frame_for(dtype: str):
     """The default frame (PX, PY) of a dtype (the simulator's small one under the simulator)."""
     return SIM_FRAME_3D if SIMULATOR else FRAME_3D[np.dtype(dtype).name]
@@ -92,7 +105,8 @@ def fused3d_kernel(bc: int, nc: bool, dtype: str, frame=None, ahead: int = 2, un
     ⌈(hi − lo)/L⌉)`` blocks. Arguments ``(src, out, n0, n1, n2, lo, hi, L, coef1, coef2, mh2,
     kh2, nd2, c0, c1, c2, c3, vphi, vmu)``: planes ``lo:hi`` written
     (:func:`.fused_launch.output_rows` on axis 0), L planes per block; ``src`` and ``out``
-    must be different buffers."""
+    must be different buffers. ``unroll``: steady planes per trip of the march loop (1, 2, 4
+    or 12; the same numbers)."""
     if frame is None:
         frame = frame_for(dtype)
     PX, PY = int(frame[0]), int(frame[1])
@@ -115,7 +129,7 @@ def fused3d_kernel(bc: int, nc: bool, dtype: str, frame=None, ahead: int = 2, un
         opts["max_registers"] = min(255, (65536 // (NP * per_sm)) // 8 * 8)
     # one plane's body is a device function called from the ramp and the steady loop: inlined
     # in NVVM (no call in the PTX)
-    inline = {} if numba.config.ENABLE_CUDASIM else {"forceinline": True}
+    inline = {"forceinline": True} if _FORCEINLINE else {}
 
     @cuda.jit(device=True)
     def plane(src, p, n0, P, off, xo, vphi, live, zero):
