@@ -196,7 +196,8 @@ def test_cuda_boundary_first_ranges_equal_the_whole_stage(precision):
     grid = Grid(shape, 1.0)
     bnd = Boundary("periodic")
     phi = np.random.default_rng(5).uniform(-0.5, 0.5, shape)
-    kw = dict(kernel="texture", precision=precision, integrator="rk2", dt=0.01)
+    kw = dict(kernel="texture", precision=precision, integrator="rk2", dt=0.01,
+              fused=False)  # the stages (auto: the fused 3-D form on a GPU)
     plain = make_solver(model, grid, bnd, backend="cuda", **kw)
     plain.use_graphs = False
     plain.load(phi)

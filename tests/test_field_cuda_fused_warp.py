@@ -190,4 +190,4 @@ def test_solver_picks_warp_above_the_cap(monkeypatch):
     case = plans.Case(ndim=2, shape3=(1, 1, 17), dtype=prec, boundary=0)
     assert plans.choose(case, None).form.name == "fused-warp"
     case3 = plans.Case(ndim=3, shape3=(1, 1, 17), dtype=prec, boundary=0)
-    assert plans.choose(case3, None).form is plans.STAGES
+    assert plans.choose(case3, None).form.name != "fused-warp"  # a 2-D form only

@@ -128,7 +128,7 @@ def test_smarch_is_the_3d_default():
         ck.StagePlan("texture", 3, s3, 0, np.float64, block=(2, 2), march=4, smarch=True)
     with pytest.raises(ValueError):
         ck.smarch_kernel(0, True, "float64", (8, 4), 0)
-    s = CudaFieldSolver(MODEL, Grid(s3), Boundary("periodic"), dt=DT,
+    s = CudaFieldSolver(MODEL, Grid(s3), Boundary("periodic"), dt=DT, fused=False,
                         block=(4, 4, 1) if SIM else None)
     assert s.plan.smarch and "shared-memory march" in s.name
 
@@ -145,7 +145,8 @@ def test_smarch_solver_and_slabs(bnd):
 
     def factory(slab=None, exchange=None):
         return CudaFieldSolver(MODEL, grid, boundary, kernel="texture", precision=np.float64,
-                               dt=DT, block=block, slab=slab, exchange=exchange)
+                               dt=DT, block=block, slab=slab, exchange=exchange,
+                               fused=False)  # the stages (auto: the fused 3-D form on a GPU)
 
     whole = factory()
     assert whole.plan.smarch
@@ -303,7 +304,8 @@ def test_smarch_options_solver(monkeypatch, rows, ring):
 
     def factory(slab=None, exchange=None):
         return CudaFieldSolver(MODEL, grid, boundary, kernel="texture", precision=np.float64,
-                               dt=DT, block=block, slab=slab, exchange=exchange)
+                               dt=DT, block=block, slab=slab, exchange=exchange,
+                               fused=False)  # the stages (auto: the fused 3-D form on a GPU)
 
     off = factory()
     assert off.plan.smarch and off.plan.rows == 1 and off.plan.same is None
