@@ -22,6 +22,8 @@ import math
 
 import numpy as np
 
+#: time.tolerance when not given (RMS of the error estimate per step, in units of φ)
+DEFAULT_TOLERANCE = 1e-3
 SAFETY = 0.9
 #: the largest growth of dt from one accepted step to the next (also keeps the ratio of
 #: consecutive SBDF2 steps within its zero-stability bound 1 + √2)

@@ -87,11 +87,13 @@ class SBDF2:
     # ------------------------------------------------------------------ state
     def load(self, phi) -> None:
         self.phi = self.xp.asarray(phi, dtype=self.dtype)
-        self.hat = self.tr.forward(self.phi - self.dtype.type(self.v))
         self.restart()
 
     def restart(self) -> None:
-        """Forget the previous level: the next step is a start step (one-step, second order)."""
+        """Forget the previous level: the next step is a start step (one-step, second order).
+        The spectrum is recomputed from φ, as after :meth:`load`: a run resumed from a
+        checkpoint (which stores φ) continues bit for bit as the uninterrupted run."""
+        self.hat = self.tr.forward(self.phi - self.dtype.type(self.v))
         self.prev = self.prev_hat = None
         self.dt_prev = None
         self._trial = None
