@@ -22,7 +22,8 @@ import math
 
 import numpy as np
 
-#: time.tolerance when not given (RMS of the error estimate per step, in units of φ)
+#: time.tolerance when not given: the RMS of the error estimate per step relative to the RMS
+#: fluctuation of φ about its mean
 DEFAULT_TOLERANCE = 1e-3
 SAFETY = 0.9
 #: the largest growth of dt from one accepted step to the next (also keeps the ratio of
@@ -149,8 +150,11 @@ class StepDoubling:
         self._set_dt(0.5 * dt)
         s.advance(2)
         half = s.state()
+        from .spectral.scheme import relative
+
         d = (half.astype(np.float64) - full)
-        err = math.sqrt(float(np.mean(d * d))) / (2 ** self.order - 1)
+        err = relative(float(np.mean(d * d)), float(np.var(half, dtype=np.float64))) \
+            / (2 ** self.order - 1)
         self._trial = half
         s.load(start)  # the trial is applied by accept()
         return err

@@ -59,4 +59,9 @@ class GpuKernels(Kernels):
         return self._comb(x, y, a, b)
 
     def rms_diff(self, x, y) -> float:
-        return float((self._sq(x, y) / x.size) ** 0.5)
+        from .scheme import relative
+
+        cp = self.cp
+        sums = cp.stack([self._sq(x, y) / x.size, cp.var(x, dtype=cp.float64)])  # one read back
+        d2, var = (float(v) for v in sums.get())
+        return relative(d2, var)
