@@ -86,11 +86,24 @@ class AdaptiveDriver:
     def load_state(self, text) -> None:
         self.ctrl.load_state(text)
 
+    def dt_at_decades(self) -> list:
+        """[(t, dt)]: the last accepted step before the first stop at or after each power of
+        ten (of this process's run)."""
+        out, k = [], None
+        for t, dt in self.history:
+            if t <= 0 or not dt:
+                continue
+            d = math.floor(math.log10(t) + 1e-9)
+            if k is None or d > k:
+                out.append((t, dt))
+                k = d
+        return out
+
     def summary(self) -> str:
         c = self.ctrl
-        dts = [d for _, d in self.history if d]
-        grew = f", dt {min(dts):.3g} … {max(dts):.3g}" if dts else ""
-        return f"{c.accepted} accepted steps, {c.rejected} rejected{grew}"
+        dec = ", ".join(f"{dt:.3g} at t = {t:g}" for t, dt in self.dt_at_decades())
+        return (f"{c.accepted} accepted steps, {c.rejected} rejected"
+                + (f"; dt {dec}" if dec else ""))
 
 
 def phi_range_of(phi) -> tuple:
