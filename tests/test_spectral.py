@@ -159,5 +159,7 @@ def test_rules_answer_for_the_plan():
     assert rules.describe(P()) == "spectral sbdf2 dct-ii symbol=fd adaptive"
     assert rules.memory_bytes(P()) > 256 * 256 * 8 * 10
     P.ranks = 2
+    assert rules.can_run(P()) == (True, "")  # MPI slabs on the CPU
+    P.backend = "cuda"
     ok, why = rules.can_run(P())
-    assert not ok and "one rank" in why and "\n" not in why
+    assert not ok and "CPU" in why and "\n" not in why

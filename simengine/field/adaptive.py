@@ -81,7 +81,7 @@ def advance_to(stepper, ctrl: Controller, t: float, t_stop: float, *, energy_tol
     ``on_step(t)``: called after each accepted step (progress; returning True stops early, at
     the time reached); ``allreduce(x, op)``: agree on the error and energy across ranks."""
     red = allreduce or (lambda x, op: x)
-    f_now = stepper.energy() if energy_tol else None
+    f_now = red(float(stepper.energy()), "max") if energy_tol else None
     while t < t_stop:
         remaining = t_stop - t
         planned = min(ctrl.dt, ctrl.cap)

@@ -6,7 +6,7 @@ multiple of dt), both kept: a stop is due where either is.
 
 Adaptive steps (``time: {end, dt, adaptive: true}``): the steps are not known in advance, so
 the controller counts *ticks*, the largest time unit that divides ``end`` and every ``*_dt``
-(exactly, in decimal), subdivided until the run has at least :data:`MIN_TICKS` of them (finer
+(exactly, in decimal), halved until the run has at least :data:`MIN_TICKS` of them (finer
 progress and interrupt points). Every stop is a whole number of ticks and the stepper lands
 exactly on it; the output's ``step`` columns count ticks and its ``dt`` attribute is the tick,
 so ``time = step·dt`` holds in the file as for fixed steps. The number of accepted steps is in
@@ -57,7 +57,9 @@ class Clock:
                 if v:
                     tick = _gcd(tick, decimal(v))
             n = decimal(t.end) / tick
-            k = max(1, math.ceil(MIN_TICKS / n))
+            k = 1
+            while n * k < MIN_TICKS:  # powers of two: a tick that is exact in binary stays so
+                k *= 2
             tick /= k
             self.total = int(decimal(t.end) / tick)
             if self.total > MAX_TICKS:

@@ -129,10 +129,10 @@ class FieldJob:
         #: the adaptive stepper (time.adaptive), else None
         self.adaptive = None
         if self.clock.adaptive:
-            if self.comm.size > 1:
-                raise UserError(f"{sc.path}: time.adaptive: adaptive steps run in one process "
-                                f"(not on {self.comm.size} MPI ranks yet); run with one rank "
-                                f"or fixed steps")
+            if self.comm.size > 1 and s.integrator != "spectral":
+                raise UserError(f"{sc.path}: time.adaptive: adaptive {s.integrator} steps run in "
+                                f"one process (on MPI ranks only the spectral integrator is "
+                                f"adaptive); run with one rank or fixed steps")
             from .timed import AdaptiveDriver
 
             self.adaptive = AdaptiveDriver(self)
@@ -184,16 +184,26 @@ class FieldJob:
         ok, why = rules.can_run(problem)
         if not ok:
             raise ValueError(why)
+        rows = None
+        if self.comm.size > 1:  # slabs of axis 0 without halos: the transforms transpose
+            from .distributed import rank_slabs
+
+            self.slabs = rank_slabs(self.comm, self.grid.shape[0], self.boundary.kind, 1)
+            rows = [(sl.start, sl.stop) for sl in self.slabs]
         solver = SpectralFieldSolver(self.model, self.grid, self.boundary,
                                      precision=s.precision, dt=self.spec.time.dt,
                                      symbol=s.symbol or "fd", backend=backend,
-                                     phi_range=self.phi_range)
-        return solver, whole_slab(self.grid.shape[0])
+                                     phi_range=self.phi_range, comm=self.comm, rows=rows)
+        slab = whole_slab(self.grid.shape[0]) if rows is None else self.slabs[self.comm.rank]
+        return solver, slab
 
     # ---- controller protocol
     def describe(self, output) -> str:
         ranks = ""
-        if self.comm.size > 1:
+        if self.comm.size > 1 and getattr(self.solver, "integrator", "") == "spectral":
+            sizes = [s.owned for s in self.slabs]
+            ranks = f", {self.comm.size} slabs of axis 0 ({min(sizes)}–{max(sizes)} rows each)"
+        elif self.comm.size > 1:
             sizes = [s.owned for s in self.slabs]
             how = getattr(self.solver.exchange, "describe", None)
             ranks = (f", {self.comm.size} slabs of axis 0 ({min(sizes)}–{max(sizes)} rows each,"

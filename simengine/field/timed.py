@@ -58,21 +58,30 @@ class AdaptiveDriver:
         last_look = [time.perf_counter()]
         interrupted = [False]
 
+        comm = self.job.comm
+        ranks = comm.size > 1
+        # on ranks every look is agreed (collective, at every step), so all stop together
+        agree = (lambda x, op: comm.allreduce(x, op)) if ranks else None  # noqa: E731
+
         def on_step(now):
-            if time.perf_counter() - last_look[0] < PIECE_SECONDS:
+            due = time.perf_counter() - last_look[0] >= PIECE_SECONDS
+            if ranks:
+                due = comm.allreduce(bool(due), "or")
+            if not due:
                 return False
             last_look[0] = time.perf_counter()
             progress(min(int(now / clock.unit_dt), stop - 1))
-            interrupted[0] = bool(stop_requested())
+            asked = bool(stop_requested())
+            interrupted[0] = comm.allreduce(asked, "or") if ranks else asked
             return interrupted[0]
 
         try:
             t = advance_to(self.stepper, self.ctrl, t, clock.time_of(stop),
-                           energy_tol=self.energy_tol, on_step=on_step)
+                           energy_tol=self.energy_tol, on_step=on_step, allreduce=agree)
             if interrupted[0] and t < clock.time_of(stop):
                 land = min(stop, math.floor(t / clock.unit_dt) + 1)
                 advance_to(self.stepper, self.ctrl, t, clock.time_of(land),
-                           energy_tol=self.energy_tol)
+                           energy_tol=self.energy_tol, allreduce=agree)
                 stop = land
         except StepUnderflow as exc:
             raise SimulationError(f"{exc} (the field may have blown up)") from None

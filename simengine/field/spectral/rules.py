@@ -31,9 +31,16 @@ def can_run(problem) -> tuple:
     symbol = _get(problem, "symbol", "fd") or "fd"
     if symbol not in SYMBOLS:
         return False, f"unknown solver.symbol {symbol!r}; choose one of {', '.join(SYMBOLS)}"
-    if _get(problem, "ranks", 1) > 1 or _get(problem, "devices", 1) > 1:
-        return False, ("integrator spectral runs in one process on one device (MPI slabs of "
-                       "the spectral solve are not built yet); run with one rank")
+    ranks = _get(problem, "ranks", 1) or 1
+    if ranks > 1 and _get(problem, "backend", "cpu") == "cuda":
+        return False, ("integrator spectral on MPI ranks runs on the CPU (backend: cpu); on "
+                       "GPUs it runs in one process on one GPU")
+    if ranks > 1 and _get(problem, "ndim", len(getattr(problem, "shape", (0, 0)))) < 2:
+        return False, "integrator spectral on MPI ranks needs a grid of 2 or 3 axes"
+    if ranks > 1 and int(problem.shape[0]) < ranks:
+        return False, f"integrator spectral on {ranks} ranks needs at least {ranks} rows"
+    if _get(problem, "devices", 1) > 1:
+        return False, "integrator spectral runs on one GPU"
     if _get(problem, "precision", "float64") not in ("float32", "float64"):
         return False, f"integrator spectral computes in float32 or float64"
     if _get(problem, "backend", "cpu") == "cuda":

@@ -51,7 +51,7 @@ class SpectralFieldSolver:
 
     def __init__(self, model, grid, boundary, *, precision="float64", dt, symbol="fd",
                  backend="cpu", device=None, stabilization=None, phi_range=None, workers=None,
-                 **_hints):
+                 comm=None, rows=None, **_hints):
         if boundary.kind not in BOUNDARY_KINDS:
             raise ValueError(f"unknown boundary {boundary.kind!r}")
         if symbol not in SYMBOLS:
@@ -65,9 +65,16 @@ class SpectralFieldSolver:
         self.symbol = symbol
         self.backend = backend
         self.cells = int(np.prod(grid.shape))
-        self.lo, self.hi = 0, int(grid.shape[0])
-        self.owned_shape = tuple(int(n) for n in grid.shape)
+        #: MPI: this rank's rows of axis 0 (``rows[comm.rank]``) and the communicator
+        self.comm = comm if comm is not None and comm.size > 1 else None
+        self.rows = rows
+        a, b = rows[comm.rank] if self.comm is not None else (0, int(grid.shape[0]))
+        self.lo, self.hi = 0, int(b - a)
+        self.owned_shape = (int(b - a),) + tuple(int(n) for n in grid.shape[1:])
         self.steps = 0
+        if self.comm is not None and backend != "cpu":
+            raise ValueError("integrator spectral on MPI ranks runs on the CPU (backend: cpu); "
+                             "its GPU form runs in one process")
         if backend == "cuda":
             cp = cupy_module()
             if device is not None:
@@ -83,8 +90,15 @@ class SpectralFieldSolver:
         else:
             raise ValueError(f"unknown backend {backend!r} for integrator spectral")
         self.xp = xp
-        self.transform = Transform(grid.shape, grid.spacing, boundary.kind, symbol, self.dtype,
-                                   xp, workers)
+        if self.comm is not None:
+            from .slabs import SlabKernels, SlabTransform
+
+            kernels = SlabKernels(self.dtype, self.comm)
+            self.transform = SlabTransform(grid.shape, grid.spacing, boundary.kind, symbol,
+                                           self.dtype, self.comm, rows, workers)
+        else:
+            self.transform = Transform(grid.shape, grid.spacing, boundary.kind, symbol,
+                                       self.dtype, xp, workers)
         self.S = (stabilization_for(model, boundary, phi_range) if stabilization is None
                   else float(stabilization))
         self.scheme = SBDF2(model, boundary, self.transform, kernels, self.S)
@@ -95,7 +109,9 @@ class SpectralFieldSolver:
                 f"{self.transform.name}, symbol {self.symbol}"
                 + (f", scipy.fft workers {self.transform.workers}"
                    if self.xp is np and self.transform.workers else "")
-                + (", cuFFT" if self.backend == "cuda" else ""))
+                + (", cuFFT" if self.backend == "cuda" else "")
+                + (f", {self.comm.size} slabs of axis 0, transposed through MPI alltoall"
+                   if self.comm is not None else ""))
 
     # ------------------------------------------------------------------ state
     def load(self, phi) -> None:
@@ -132,21 +148,39 @@ class SpectralFieldSolver:
         self.scheme.accept()
         self.steps += 1
 
+    def _energy_of(self, phi) -> float:
+        if self.comm is None:
+            return energy.free_energy(phi, self.model, self.grid, self.boundary, self.xp)
+        return self._merged(self._partials_of(phi))["free_energy"]
+
     def energy(self) -> float:
-        return energy.free_energy(self.scheme.phi, self.model, self.grid, self.boundary, self.xp)
+        return self._energy_of(self.scheme.phi)
 
     def trial_energy(self) -> float:
-        return energy.free_energy(self.scheme.trial_phi, self.model, self.grid, self.boundary,
-                                  self.xp)
+        return self._energy_of(self.scheme.trial_phi)
 
     # ------------------------------------------------------------------ observables
+    def _partials_of(self, phi):
+        if self.comm is None:
+            return energy.partials(phi, self.model, self.boundary, self.xp)
+        from .slabs import slab_partials
+
+        return slab_partials(phi, self.comm, self.rows, self.model, self.boundary)
+
+    def _merged(self, part) -> dict:
+        from ..observables import FieldPartials, merge_partials
+
+        parts = [part] if self.comm is None else \
+            [FieldPartials.from_array(p) for p in self.comm.allgather(part.to_array())]
+        return merge_partials(parts, self.model, self.grid)
+
     def partials(self):
-        return energy.partials(self.scheme.phi, self.model, self.boundary, self.xp)
+        """:class:`FieldPartials` of this rank's rows (collective on MPI ranks)."""
+        return self._partials_of(self.scheme.phi)
 
     def reductions(self) -> dict:
-        from ..observables import merge_partials
-
-        return merge_partials([self.partials()], self.model, self.grid)
+        """Of the whole field (collective on MPI ranks)."""
+        return self._merged(self.partials())
 
     def __repr__(self):
         return (f"SpectralFieldSolver({self.name}, shape={tuple(self.grid.shape)}, "
