@@ -9,7 +9,7 @@
 #    dt = 0.02, both on the GPU (F within 1 %, L within 2 %, wall ratio)
 mkdir -p "$OUT/i39"
 python3 -c "import cupy, cupyx.scipy.fft; print('cupy', cupy.__version__, cupy.cuda.runtime.getDeviceCount(), 'GPU(s)')"
-timeout 80 python3 tests/gpu/spectral_checks.py > "$OUT/i39/checks.txt" 2>&1; echo "checks rc=$?"
+timeout 70 python3 tests/gpu/spectral_checks.py > "$OUT/i39/checks.txt" 2>&1; echo "checks rc=$?"
 tail -n 45 "$OUT/i39/checks.txt"
 cat > /tmp/i39-big.yaml <<'YAML'
 kind: field
@@ -22,7 +22,7 @@ solver: {integrator: spectral, backend: cuda, precision: float64}
 output: {observables_dt: 1000, checkpoint_dt: 100000}
 YAML
 start=$(date +%s.%N)
-timeout 95 python3 -m simengine run /tmp/i39-big.yaml -o /tmp/i39-big.h5 --overwrite > "$OUT/i39/big.txt" 2>&1; rc=$?
+timeout 85 python3 -m simengine run /tmp/i39-big.yaml -o /tmp/i39-big.h5 --overwrite > "$OUT/i39/big.txt" 2>&1; rc=$?
 echo "4096² fp64 to t = 1e6: rc=$rc, wall $(python3 -c "print(round($(date +%s.%N) - $start, 1))") s"
 grep -v "^$" "$OUT/i39/big.txt" | tail -n 12
 python3 - <<'PY'
@@ -41,5 +41,5 @@ try:
 except Exception as exc:
     print("no file to read:", exc)
 PY
-timeout 75 python3 benchmarks/bench_spectral.py --gpu --skip-big > "$OUT/i39/bench_512.txt" 2>&1; echo "bench 512 rc=$?"
+timeout 65 python3 benchmarks/bench_spectral.py --gpu --skip-big > "$OUT/i39/bench_512.txt" 2>&1; echo "bench 512 rc=$?"
 cat "$OUT/i39/bench_512.txt"
