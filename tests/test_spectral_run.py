@@ -125,3 +125,16 @@ def test_startup_line_names_integrator_transform_symbol(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "integrator spectral" in r.stderr and "transform dst-i" in r.stderr
     assert "symbol exact" in r.stderr
+
+
+def test_adaptive_rk2_on_cuda_is_one_line(tmp_path):
+    """Step doubling resets the stencil solver's dt: the CPU solver only (the GPU forms record
+    their coefficients in launch plans and graphs)."""
+    p = tmp_path / "a.yaml"
+    p.write_text("kind: field\nname: a\ngrid: {shape: [8, 8]}\n"
+                 "time: {end: 1, dt: 0.01, adaptive: true}\nsolver: {backend: cuda}\n")
+    r = run_cli("run", p, "-o", tmp_path / "a.h5")
+    assert r.returncode == 2, r.stderr
+    assert "integrator: spectral" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "a.h5").exists()

@@ -133,6 +133,10 @@ class FieldJob:
                 raise UserError(f"{sc.path}: time.adaptive: adaptive {s.integrator} steps run in "
                                 f"one process (on MPI ranks only the spectral integrator is "
                                 f"adaptive); run with one rank or fixed steps")
+            if s.integrator != "spectral" and getattr(self.solver, "backend", "") == "cuda":
+                raise UserError(f"{sc.path}: time.adaptive: adaptive {s.integrator} steps run on "
+                                f"the CPU (solver.backend: cpu); on a GPU use integrator: "
+                                f"spectral or fixed steps")
             from .timed import AdaptiveDriver
 
             self.adaptive = AdaptiveDriver(self)
