@@ -26,6 +26,13 @@ from pathlib import Path
 
 import h5py
 
+def _env():
+    """This tree first on the path, the rest kept (the device machine's wheels, e.g. pydantic,
+    come from PYTHONPATH)."""
+    rest = os.environ.get("PYTHONPATH")
+    return {**os.environ, "PYTHONPATH": str(ROOT) + (os.pathsep + rest if rest else "")}
+
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -50,7 +57,7 @@ def run(scen, out):
     t = time.perf_counter()
     r = subprocess.run([sys.executable, "-m", "simengine", "run", str(scen), "-o", str(out),
                         "--overwrite", "--quiet"], capture_output=True, text=True,
-                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+                       env=_env())
     wall = time.perf_counter() - t
     if r.returncode != 0:
         raise SystemExit(f"{scen.name}: exit {r.returncode}: {r.stderr.strip()[-2000:]}")

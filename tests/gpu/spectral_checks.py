@@ -21,6 +21,13 @@ from pathlib import Path
 
 import numpy as np
 
+def _env():
+    """This tree first on the path, the rest kept (the device machine's wheels, e.g. pydantic,
+    come from PYTHONPATH)."""
+    rest = os.environ.get("PYTHONPATH")
+    return {**os.environ, "PYTHONPATH": str(ROOT) + (os.pathsep + rest if rest else "")}
+
+
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
@@ -134,7 +141,7 @@ def cli_gpu_equals_cpu():
             t0 = time.perf_counter()
             r = subprocess.run([sys.executable, "-m", "simengine", "run", str(p), "-o",
                                 str(Path(d) / f"{backend}.h5")], capture_output=True, text=True,
-                               env={**os.environ, "PYTHONPATH": str(ROOT)})
+                               env=_env())
             wall = time.perf_counter() - t0
             print("\n".join(ln for ln in r.stderr.splitlines() if not ln.startswith("tick")))
             if r.returncode != 0:

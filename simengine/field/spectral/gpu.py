@@ -32,7 +32,9 @@ class GpuKernels(Kernels):
         self._upd = cp.ElementwiseKernel(
             "C hat, C prev, C ghat, R mlam, R dop, R c1, R c2, R a, R dt", "C out", _UPDATE,
             "simengine_spectral_update")
-        self._comb = cp.ElementwiseKernel("T x, T y, S a, S b", "T z", "z = a * x + b * y",
+        # a and b are passed in the arrays' own type (a placeholder bound by scalars alone is
+        # undecidable for CuPy: KeyError on the first device run)
+        self._comb = cp.ElementwiseKernel("T x, T y, T a, T b", "T z", "z = a * x + b * y",
                                           "simengine_spectral_combine")
         self._sq = cp.ReductionKernel("T x, T y", "float64 s", "((double)x - (double)y) * "
                                       "((double)x - (double)y)", "a + b", "s = a", "0",
@@ -56,7 +58,8 @@ class GpuKernels(Kernels):
         return out
 
     def combine(self, x, y, a, b):
-        return self._comb(x, y, a, b)
+        t = x.dtype.type
+        return self._comb(x, y, t(a), t(b))
 
     def rms_diff(self, x, y) -> float:
         from .scheme import relative
