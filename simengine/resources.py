@@ -139,6 +139,13 @@ def _field_plan(spec, ranks: int) -> Plan:
     plan = Plan("field", backend, ranks=ranks)
     arrays = 3 * isz * cells
     what = f"3 field arrays of {cells:,} cells ({spec.solver.precision})"
+    if spec.solver.integrator == "spectral":  # the spectral integrator's row (field/spectral)
+        from types import SimpleNamespace
+
+        from .field.spectral import rules
+
+        arrays = rules.memory_bytes(SimpleNamespace(shape=shape, precision=spec.solver.precision))
+        what = f"the spectral solve's arrays of {cells:,} cells ({spec.solver.precision})"
     if backend == "cuda":
         plan.items.append(Item("grid.shape", what + " on the GPU", device=arrays + 40 * 1024))
     else:
@@ -149,8 +156,10 @@ def _field_plan(spec, ranks: int) -> Plan:
                            "observables: FFT length-scale temporaries (float64/complex128)",
                            host=(57 + 8 * d) * cells))
     every = int(spec.output.snapshot_every or 0)
-    steps = int(spec.time.steps)
-    snaps = (steps // every if every else 0) + 2   # and at step 0 and the last step
+    steps = int(spec.time.steps or 0)
+    snaps = (steps // every if every else 0) + 2
+    if spec.output.snapshot_dt and spec.time.end:
+        snaps += int(spec.time.end // spec.output.snapshot_dt)   # and at step 0 and the last step
     full = math.prod(shape) * isz
     plan.disk = snaps * full + 2 * full            # the snapshots, two checkpoints
     plan.disk_what = f"{snaps:,} snapshots and 2 checkpoints of {fmt_bytes(full)}"

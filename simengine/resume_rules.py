@@ -7,6 +7,8 @@ The rule (docs/output.md, "Resuming with other settings"):
   (field): never — the file's series would mix two cadences, or rows with and without S(k);
 * ``output.checkpoint_every``, ``output.compression``, solver hints, ``resources``: freely (they
   change how the file is written, not what it means; compression is per part);
+* ``output.snapshot_dt``, ``output.observables_dt`` (field; and ``output.checkpoint_dt`` of an
+  adaptive run, whose checkpoints are restart points on the run's time grid): never;
 * ``time.steps``: may grow, or shrink down to the checkpoint's step; not below it (those steps
   are done), and a complete run cannot be shortened. Extending a complete run keeps the snapshot
   and observables row its old last step wrote.
@@ -16,7 +18,8 @@ from __future__ import annotations
 from .errors import UserError
 
 #: field keys whose change would make the file's series mix meanings
-FIXED_CADENCE = ("snapshot_every", "observables_every", "structure_factor")
+FIXED_CADENCE = ("snapshot_every", "observables_every", "structure_factor", "snapshot_dt",
+                 "observables_dt")
 
 
 def check(stored: dict, current: dict, path, f) -> None:
@@ -24,13 +27,23 @@ def check(stored: dict, current: dict, path, f) -> None:
     if current.get("kind") != "field":
         return
     old, new = stored.get("output") or {}, current.get("output") or {}
-    for key in FIXED_CADENCE:
+    fixed = FIXED_CADENCE
+    if (current.get("time") or {}).get("adaptive"):
+        # an adaptive run's checkpoints are restart points on its time grid (field/clock.py)
+        fixed = fixed + ("checkpoint_dt",)
+    for key in fixed:
         a, b = old.get(key, 0) or 0, new.get(key, 0) or 0
         if a != b:
             raise UserError(f"{path}: cannot resume: output.{key} is {a!r} in the file but {b!r} "
                             f"in the scenario (one file holds one cadence; keep {a!r}, or run "
                             f"again with --overwrite)")
-    steps = int((current.get("time") or {}).get("steps", 0))
+    time_ = current.get("time") or {}
+    if time_.get("adaptive"):  # the file counts ticks (field/clock.py); time.end is fixed
+        return
+    steps = time_.get("steps")
+    if steps is None and time_.get("end") is not None and time_.get("dt"):
+        steps = round(float(time_["end"]) / float(time_["dt"]))
+    steps = int(steps or 0)
     ck = int(f["checkpoint/phi"].attrs["step"])
     total = int(f.attrs["steps_total"])
     if bool(f.attrs["complete"]) and steps < total:

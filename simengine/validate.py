@@ -27,15 +27,15 @@ def command(args) -> int:
     if sc.kind == "field":
         from .config.checks import field_problem, initial_range
         from .config.loader import Located
+        from .field.clock import integrator_words, time_words
         from .field.stability import max_stable_dt
 
         model, grid, boundary = field_problem(spec)
         lo, hi = initial_range(sc, Located(sc.data, {}, sc.path))
         dt_max = max_stable_dt(model, grid, boundary, phi_range=(lo, hi))
         lines.append(f"{name}: OK — field '{sc.name}', grid {list(grid.shape)}, "
-                     f"{spec.boundary.type} boundaries, {spec.time.steps} steps of dt = "
-                     f"{spec.time.dt:g} (stability limit {dt_max:.6g}), kernel "
-                     f"{spec.solver.kernel}, {spec.solver.precision}, backend "
+                     f"{spec.boundary.type} boundaries, {time_words(spec, dt_max)}, "
+                     f"{integrator_words(spec)}, {spec.solver.precision}, backend "
                      f"{spec.solver.backend}")
     else:
         from .config.checks import generated_vertices, parse_graph_file

@@ -159,13 +159,46 @@ class InitialSpec(Strict):
 
 
 class TimeSpec(Strict):
+    #: the step (fixed steps) or the first step (adaptive)
     dt: PosFloat
-    steps: NonNegInt
+    #: fixed steps: how many (or ``end``, a multiple of dt)
+    steps: Optional[NonNegInt] = None
+    #: the simulated time to reach
+    end: Optional[PosFloat] = None
+    #: adaptive steps (simengine/field/adaptive.py): needs ``end``
+    adaptive: Bool = False
+    #: adaptive: the error allowed per step (RMS of the estimate, in units of φ)
+    tolerance: Optional[PosFloat] = None
+    #: adaptive: the largest step
+    dt_max: Optional[PosFloat] = None
     allow_unstable: Bool = False
+
+    @model_validator(mode="after")
+    def _steps_or_end(self):
+        if self.adaptive:
+            if self.end is None or self.steps is not None:
+                raise ValueError("adaptive: true needs 'end' (the simulated time to reach) and no "
+                                 "'steps' (the steps are chosen as the run goes)")
+            return self
+        for key in ("tolerance", "dt_max"):
+            if getattr(self, key) is not None:
+                raise ValueError(f"'{key}' is only used with adaptive: true")
+        if (self.steps is None) == (self.end is None):
+            raise ValueError("give 'steps' (how many steps of dt) or 'end' (the simulated time "
+                             "to reach), exactly one")
+        if self.end is not None:
+            n = round(self.end / self.dt)
+            if n < 1 or abs(n * self.dt - self.end) > 1e-9 * self.end:
+                raise ValueError(f"end = {self.end:g} is not a whole number of steps of dt = "
+                                 f"{self.dt:g} (or set adaptive: true)")
+            self.steps = int(n)
+        return self
 
 
 class FieldSolverSpec(Strict):
-    integrator: Literal["rk2", "euler"] = "rk2"
+    integrator: Literal["rk2", "euler", "spectral"] = "rk2"
+    #: spectral: the Laplacian's symbol — fd (the stencil's own, default) or exact (−k²)
+    symbol: Optional[Literal["fd", "exact"]] = None
     kernel: Literal["global", "shared", "texture", "combined"] = "texture"
     backend: Literal["auto", "cpu", "cuda"] = "auto"
     precision: Literal["float32", "float64"] = "float64"
@@ -175,11 +208,22 @@ class FieldSolverSpec(Strict):
     #: CUDA: the fused RK2 step (both stages in one launch); auto = where it is faster
     fused: Union[Literal["auto"], Bool] = "auto"
 
+    @model_validator(mode="after")
+    def _symbol_for_spectral(self):
+        if self.symbol is not None and self.integrator != "spectral":
+            raise ValueError("'symbol' is only used with integrator: spectral")
+        return self
+
 
 class FieldOutputSpec(Strict):
     snapshot_every: NonNegInt = 0
     checkpoint_every: NonNegInt = 0
     observables_every: NonNegInt = 0
+    #: cadences in simulated time (beside the step cadences above; the only ones of an
+    #: adaptive run): the stepper lands exactly on their multiples
+    snapshot_dt: Optional[PosFloat] = None
+    checkpoint_dt: Optional[PosFloat] = None
+    observables_dt: Optional[PosFloat] = None
     compression: Optional[Literal["none", "gzip", "lzf"]] = "none"
     #: store the radial S(k) at every observation (observables/structure_factor)
     structure_factor: Bool = False
@@ -198,6 +242,21 @@ class FieldScenario(Strict):
     output: FieldOutputSpec = FieldOutputSpec()
     resources: ResourcesSpec = ResourcesSpec()
     sweep: Optional[dict] = None   # expanded and validated by simengine.sweep
+
+    @model_validator(mode="after")
+    def _cadences(self):
+        o, t = self.output, self.time
+        for name in ("snapshot", "checkpoint", "observables"):
+            every, dt = getattr(o, f"{name}_every"), getattr(o, f"{name}_dt")
+            if t.adaptive and every:
+                raise ValueError(f"output.{name}_every counts steps, which an adaptive run does "
+                                 f"not fix; use output.{name}_dt (simulated time)")
+            if dt is not None and not t.adaptive:
+                n = round(dt / t.dt)
+                if n < 1 or abs(n * t.dt - dt) > 1e-9 * dt:
+                    raise ValueError(f"output.{name}_dt = {dt:g} is not a whole number of "
+                                     f"steps of time.dt = {t.dt:g}")
+        return self
 
 
 # ----------------------------------------------------------------------------- network scenarios

@@ -42,6 +42,9 @@ def ensemble_key(sc):
 
     spec = sc.spec
     s = spec.solver
+    if s.integrator == "spectral" or spec.time.adaptive or any(
+            getattr(spec.output, f"{k}_dt") for k in ("snapshot", "checkpoint", "observables")):
+        return None  # the ensemble steps every member with one fixed-step stencil solver
     try:
         backend = resolve(s.backend)
     except ValueError:

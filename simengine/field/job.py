@@ -100,6 +100,15 @@ class FieldJob:
         self.spec = spec
         self.log = log or (lambda msg: None)
         self.model, self.grid, self.boundary = field_problem(spec)
+        from .clock import Clock
+
+        try:
+            self.clock = Clock(spec)
+        except ValueError as exc:
+            raise UserError(f"{sc.path}: time: {exc}") from None
+        init = spec.initial
+        self.phi_range = ((init.mean - init.amplitude, init.mean + init.amplitude)
+                          if init.type == "noise" else None)
         s = spec.solver
         kw = dict(kernel=s.kernel, precision=s.precision, integrator=s.integrator,
                   dt=spec.time.dt, tile=s.tile, block=s.block, layout=s.layout,
@@ -110,6 +119,8 @@ class FieldJob:
                 from .decomposition import whole_slab
 
                 self.solver, self.slab = solver, whole_slab(self.grid.shape[0])
+            elif s.integrator == "spectral":
+                self.solver, self.slab = self._spectral_solver(s)
             elif self.comm.size > 1:
                 from .distributed import make_rank_solver
 
@@ -139,11 +150,25 @@ class FieldJob:
         self._spectrum, self.spectrum_note = device_spectrum_for(
             self.solver, self.grid, self.boundary, self.comm.size, comm=self.comm,
             slabs=self.slabs, radial=self.radial)
-        self.total = int(spec.time.steps)
+        self.total = self.clock.total
         self.dtype = np.dtype(s.precision)
-        o = spec.output
-        self.cadence = {"obs": o.observables_every, "snap": o.snapshot_every,
-                        "ckpt": o.checkpoint_every}
+        #: the adaptive stepper (time.adaptive), else None
+        self.adaptive = None
+        if self.clock.adaptive:
+            if self.comm.size > 1 and s.integrator != "spectral":
+                raise UserError(f"{sc.path}: time.adaptive: adaptive {s.integrator} steps run in "
+                                f"one process (on MPI ranks only the spectral integrator is "
+                                f"adaptive); run with one rank or fixed steps")
+            if s.integrator != "spectral" and getattr(self.solver, "backend", "") == "cuda":
+                raise UserError(f"{sc.path}: time.adaptive: adaptive {s.integrator} steps run on "
+                                f"the CPU (solver.backend: cpu); on a GPU use integrator: "
+                                f"spectral or fixed steps")
+            from .timed import AdaptiveDriver
+
+            self.adaptive = AdaptiveDriver(self)
+            self.unit = "tick"
+        #: the file's dt: one step, or one tick of an adaptive run (time = step·dt)
+        self.file_dt = self.clock.unit_dt
         self.t0 = time.perf_counter()
         self.last_ckpt = 0
         self._chunk = 1
@@ -152,7 +177,8 @@ class FieldJob:
         # at once and the host part (S(k) and the length scale, ≈ 1–3 ms for 200²) runs after
         # the next steps have been launched, while the GPU computes them (finish_observation)
         self._pipeline = (solver is None and self.comm.size == 1
-                          and getattr(self.solver, "backend", None) == "cuda")
+                          and getattr(self.solver, "backend", None) == "cuda"
+                          and s.integrator != "spectral")
         self._pending = None
         # the observation of an observables-only stop, enqueued behind the steps that reach it
         # (solver.observe_async: reductions and the field's host copy run on the GPU right
@@ -170,17 +196,60 @@ class FieldJob:
         # running in a background thread while the next steps run
         self._writing = None
 
+    def _spectral_solver(self, s):
+        """The spectral solver (one process; one-line refusals otherwise)."""
+        from types import SimpleNamespace
+
+        from .backends import resolve
+        from .decomposition import whole_slab
+        from .spectral import rules
+        from .spectral.solver import SpectralFieldSolver
+
+        backend = resolve(s.backend)
+        problem = SimpleNamespace(ndim=self.grid.ndim, shape=self.grid.shape,
+                                  precision=s.precision, boundary=self.boundary.kind,
+                                  integrator="spectral", backend=backend, ranks=self.comm.size,
+                                  devices=1, symbol=s.symbol or "fd",
+                                  adaptive=bool(self.spec.time.adaptive))
+        ok, why = rules.can_run(problem)
+        if not ok:
+            raise ValueError(why)
+        rows = None
+        if self.comm.size > 1:  # slabs of axis 0 without halos: the transforms transpose
+            from .distributed import rank_slabs
+
+            self.slabs = rank_slabs(self.comm, self.grid.shape[0], self.boundary.kind, 1)
+            rows = [(sl.start, sl.stop) for sl in self.slabs]
+        solver = SpectralFieldSolver(self.model, self.grid, self.boundary,
+                                     precision=s.precision, dt=self.spec.time.dt,
+                                     symbol=s.symbol or "fd", backend=backend,
+                                     phi_range=self.phi_range, comm=self.comm, rows=rows)
+        slab = whole_slab(self.grid.shape[0]) if rows is None else self.slabs[self.comm.rank]
+        return solver, slab
+
     # ---- controller protocol
     def describe(self, output) -> str:
         ranks = ""
-        if self.comm.size > 1:
+        if self.comm.size > 1 and getattr(self.solver, "integrator", "") == "spectral":
+            sizes = [s.owned for s in self.slabs]
+            ranks = f", {self.comm.size} slabs of axis 0 ({min(sizes)}–{max(sizes)} rows each)"
+        elif self.comm.size > 1:
             sizes = [s.owned for s in self.slabs]
             how = getattr(self.solver.exchange, "describe", None)
             ranks = (f", {self.comm.size} slabs of axis 0 ({min(sizes)}–{max(sizes)} rows each,"
                      f" halo {self.slabs[0].depth}{' by ' + how() if how else ''})")
         summary = getattr(self.solver, "plan_summary", None)  # CUDA: field/plans.py
         plan = f" [plan {summary}]" if summary else ""
-        return (f"{self.sc.name}: {self.total} steps of {self.solver.name}{plan} on grid "
+        how = getattr(self.solver, "describe", None)  # the spectral solver's words
+        how = f" [{how()}]" if how else ""
+        if self.adaptive is not None:
+            c = self.adaptive.ctrl
+            steps = (f"adaptive steps to t = {self.clock.end:g} (tolerance {c.tol:g}, dt from "
+                     f"{c.dt:g}{f' up to {c.cap:g}' if c.cap != float('inf') else ''}; "
+                     f"{self.total} ticks of {self.clock.unit_dt:g})")
+        else:
+            steps = f"{self.total} steps"
+        return (f"{self.sc.name}: {steps} of {self.solver.name}{how}{plan} on grid "
                 f"{list(self.grid.shape)}{ranks}; {self.spectrum_note} -> {output}")
 
     def make_output(self, path, fresh, truncate_to):
@@ -196,7 +265,11 @@ class FieldJob:
         obs_step = f["observables/step"][()] if "observables/step" in f else []
         wall0 = float(obs_wall[np.searchsorted(obs_step, done, side="right") - 1]) \
             if len(obs_wall) else 0.0
-        return {"done": done, "elapsed": wall0, "path": str(f.filename)}
+        state = f.attrs.get("integrator_state")
+        if isinstance(state, bytes):
+            state = state.decode()
+        return {"done": done, "elapsed": wall0, "path": str(f.filename),
+                "integrator_state": state}
 
     def start(self, fresh, ck):
         """Initial state (fresh) or the checkpoint ``ck``; returns (done, elapsed). Each rank
@@ -217,6 +290,11 @@ class FieldJob:
         with profile.phase("start-up: checkpoint loaded into the solver", phi.nbytes):
             self.solver.load(phi)
         self.last_ckpt = ck["done"]
+        if self.adaptive is not None:
+            if not ck.get("integrator_state"):
+                raise UserError(f"{ck['path']}: the checkpoint has no integrator_state (the "
+                                f"adaptive controller's state); cannot resume")
+            self.adaptive.load_state(ck["integrator_state"])
         return ck["done"], ck["elapsed"]
 
     def checkpoint_rows(self, ck):
@@ -237,11 +315,7 @@ class FieldJob:
         return f"resuming from the checkpoint at step {done}"
 
     def next_stop(self, done):
-        nxt = self.total
-        for every in self.cadence.values():
-            if every:
-                nxt = min(nxt, (done // every + 1) * every)
-        return nxt
+        return self.clock.next_stop(done)
 
     def advance(self, done, stop, stop_requested, progress):
         """Step from ``done`` towards ``stop`` in pieces sized to ≈0.3 s (:func:`piece_size`);
@@ -249,6 +323,8 @@ class FieldJob:
         On ranks the piece size and the decision to stop are agreed (all-reduce), so every rank
         stops after the same step."""
         comm = self.comm
+        if self.adaptive is not None:
+            return self.adaptive.advance(done, stop, stop_requested, progress)
         if self._ahead:  # enqueued by _run_ahead: the GPU is on its way there already
             if self._ahead[0][0] != stop:
                 raise RuntimeError(f"run-ahead out of step: {self._ahead[0][0]} != {stop}")
@@ -327,6 +403,7 @@ class FieldJob:
             out.snaps.append((done, phi))  # the snapshot and the checkpoint share the array
         if "ckpt" in due:
             out.ckpt = (done, phi)
+            self._restart_point(out)
         if "snap" in due or "ckpt" in due:
             if self._pipeline and done != self.total:
                 self._wait_write(out)
@@ -420,8 +497,19 @@ class FieldJob:
             phi = self.solver.state()
         self.check_state(phi, done)
         out.ckpt = (done, phi)
+        self._restart_point(out)
         out.write()
         self.last_ckpt = done
+
+    def _restart_point(self, out):
+        """A checkpoint is a restart of the scheme (a multistep solver takes a start step next)
+        and carries the adaptive controller's state, so that a run resumed from it takes the
+        steps the uninterrupted run takes."""
+        restart = getattr(self.solver, "restart", None)
+        if restart is not None:
+            restart()
+        if self.adaptive is not None and getattr(out, "index", None) is not None:
+            out.index.attrs["integrator_state"] = self.adaptive.state()
 
     def failed(self, exc, output):
         try:  # a write-behind still running finishes first: the message names what is on disk
@@ -437,6 +525,9 @@ class FieldJob:
         n, sec = self._stepped.steps, self._stepped.seconds
         rate = (f" (stepping {1e3 * sec / n:.4g} ms/step over the {n} steps after the first "
                 f"stop)" if n else "")
+        if self.adaptive is not None:
+            return (f"done: t = {self.clock.end:g} in {elapsed:.1f} s "
+                    f"({self.adaptive.summary()}) -> {output}")
         return f"done: {self.total} steps in {elapsed:.1f} s{rate} -> {output}"
 
     # ---- state
@@ -494,13 +585,10 @@ class FieldJob:
 
     # ---- events
     def due(self, done):
-        kinds = {k for k, every in self.cadence.items() if every and done % every == 0}
-        if done == 0 or done == self.total:
-            kinds |= {"obs", "snap", "ckpt"}
-        return kinds
+        return self.clock.due(done)
 
     def time_of(self, step):
-        return step * float(self.spec.time.dt)
+        return self.clock.time_of(step)
 
     def finish_observation(self):
         """Complete the pending observation (its length scale from the host copy of the field

@@ -55,7 +55,7 @@ class FieldOutput:
         if self.comm.rank == 0:
             if fresh:
                 self.index = FieldIndex(self.path, grid.shape, grid.spacing,
-                                        float(sc.spec.time.dt), job.dtype,
+                                        float(getattr(job, "file_dt", sc.spec.time.dt)), job.dtype,
                                         root_attributes(sc, job.solver.name), job.total,
                                         structure_factor=bool(sc.spec.output.structure_factor))
                 self.index.hook = annotate_field

@@ -261,7 +261,10 @@ class FieldIndex(part_digests.DigestedIndex):
                 "snapshot_blocks": checksum.array_digest(flat),
                 "observables": {k: checksum.array_digest(self._column(obs, k)) for k in obs},
                 "run_id": self.run_id,
-                "parts": part_digests.record(self.digests if digests is None else digests)}
+                "parts": part_digests.record(self.digests if digests is None else digests),
+                # the adaptive controller's state at the checkpoint (field/timed.py), if any
+                **({"integrator_state": self.attrs["integrator_state"]}
+                   if "integrator_state" in self.attrs else {})}
 
     def _column(self, obs, k):
         if k == RADIAL:  # rows × shells

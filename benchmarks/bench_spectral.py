@@ -1,0 +1,172 @@
+"""The spectral integrator against explicit RK2, both through `simengine run` (issue 39).
+
+    python benchmarks/bench_spectral.py [--quick]            # CPU
+    python benchmarks/bench_spectral.py --gpu [--big-end T]  # one GPU (CuPy)
+
+CPU (default): 256² (``--quick``: 128² to t = 10³) to t = 10⁴, periodic, critical quench. Two runs
+in this call: the spectral integrator with adaptive steps (tolerance 10⁻³) and RK2 at dt = 0.02
+(0.8 of its stability limit 1/40); printed: the wall time of each (the whole CLI process), their
+ratio (target ≥ 10×), and the relative differences of F and L at the end (targets 1 % and 2 %).
+
+GPU (``--gpu``): 4096² fp64 spectral adaptive to t = ``--big-end`` (default 10⁶) with observables
+every Δt = 1000 (wall time of the CLI process and in-run time; target ≤ 6 min at t = 10⁶); and
+512² to t = 10⁴ spectral adaptive against RK2 at dt = 0.02, both on the GPU (F within 1 %, L
+within 2 %, wall ratio). With a smaller ``--big-end`` the in-run time is also projected to t =
+10⁶ from the steps' cost (said so in the output).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import h5py
+
+def _env():
+    """This tree first on the path, the rest kept (the device machine's wheels, e.g. pydantic,
+    come from PYTHONPATH)."""
+    rest = os.environ.get("PYTHONPATH")
+    return {**os.environ, "PYTHONPATH": str(ROOT) + (os.pathsep + rest if rest else "")}
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def scenario(path, name, n, end, integrator, backend, obs_dt, precision="float64", dt=None,
+             tolerance=1e-3):
+    if integrator == "spectral":
+        time_ = (f"{{end: {end:g}, dt: 0.01, adaptive: true, tolerance: {tolerance:g}}}")
+        out = f"{{observables_dt: {obs_dt:g}}}"
+    else:
+        steps = round(end / dt)
+        time_ = f"{{dt: {dt:g}, steps: {steps}}}"
+        out = f"{{observables_every: {max(1, round(obs_dt / dt))}}}"
+    path.write_text(
+        f"kind: field\nname: {name}\ngrid: {{shape: [{n}, {n}]}}\nboundary: {{type: periodic}}\n"
+        f"initial: {{type: noise, mean: 0.0, amplitude: 0.05, seed: 1}}\ntime: {time_}\n"
+        f"solver: {{integrator: {integrator}, backend: {backend}, precision: {precision}}}\n"
+        f"output: {out}\n")
+    return path
+
+
+def run(scen, out):
+    t = time.perf_counter()
+    r = subprocess.run([sys.executable, "-m", "simengine", "run", str(scen), "-o", str(out),
+                        "--overwrite", "--quiet"], capture_output=True, text=True,
+                       env=_env())
+    wall = time.perf_counter() - t
+    if r.returncode != 0:
+        raise SystemExit(f"{scen.name}: exit {r.returncode}: {r.stderr.strip()[-2000:]}")
+    with h5py.File(out, "r") as f:
+        o = f["observables"]
+        last = {k: float(o[k][-1]) for k in ("time", "free_energy", "length", "wall_time")}
+    done = [ln for ln in r.stderr.splitlines() if ln.startswith("done:")]
+    return wall, last, (done[-1] if done else "")
+
+
+def compare(label, n, end, backend, obs_dt, tmp, precision="float64"):
+    spec = scenario(tmp / f"s{n}.yaml", f"s{n}", n, end, "spectral", backend, obs_dt, precision)
+    rk2 = scenario(tmp / f"r{n}.yaml", f"r{n}", n, end, "rk2", backend, obs_dt, precision,
+                   dt=0.02)
+    ws, ls, done_s = run(spec, tmp / f"s{n}.h5")
+    wr, lr, _ = run(rk2, tmp / f"r{n}.h5")
+    dF = ls["free_energy"] / lr["free_energy"] - 1
+    dL = ls["length"] / lr["length"] - 1
+    print(f"{label}: {n}² {precision} to t = {end:g}, periodic, critical quench")
+    print(f"  spectral adaptive: {ws:.1f} s wall ({ls['wall_time']:.1f} s in the run) | "
+          f"{done_s}")
+    print(f"  rk2, dt = 0.02:    {wr:.1f} s wall ({lr['wall_time']:.1f} s in the run)")
+    print(f"  wall ratio rk2/spectral {wr / ws:.1f}x (in-run {lr['wall_time'] / ls['wall_time']:.1f}x)"
+          f"; F {ls['free_energy']:.6g} vs {lr['free_energy']:.6g} ({100 * dF:+.3f} %), "
+          f"L {ls['length']:.5g} vs {lr['length']:.5g} ({100 * dL:+.3f} %)")
+    ok = abs(dF) <= 0.01 and abs(dL) <= 0.02
+    print(f"  accuracy targets (F 1 %, L 2 %): {'met' if ok else 'MISSED'}")
+    return ok
+
+
+def big(end, tmp, precision="float64"):
+    n = 4096
+    scen = scenario(tmp / "big.yaml", "big", n, end, "spectral", "cuda", 1000 if end >= 1e4
+                    else end / 10, precision)
+    wall, last, done = run(scen, tmp / "big.h5")
+    print(f"GPU: {n}² {precision} spectral adaptive to t = {end:g}, observables every Δt = "
+          f"{1000 if end >= 1e4 else end / 10:g}: {wall:.1f} s wall ({last['wall_time']:.1f} s "
+          f"in the run), F {last['free_energy']:.6g}, L {last['length']:.5g} | {done}")
+    if end < 1e6:
+        with h5py.File(tmp / "big.h5", "r") as f:
+            t = f["observables/time"][()]
+            w = f["observables/wall_time"][()]
+        # steps per decade settle to a constant once dt grows with t: project the last
+        # decade's cost per decade over the decades still to go
+        half = t >= end / 10
+        per_decade = float(w[-1] - w[half][0]) if half.sum() > 1 else float(w[-1])
+        import math
+
+        rest = math.log10(1e6 / end)
+        print(f"  projected to t = 10⁶ (the last decade's {per_decade:.1f} s × {rest:.1f} more "
+              f"decades, an estimate, not a run): {last['wall_time'] + per_decade * rest:.0f} s")
+
+
+def profile(n=4096, precision="float64", steps=50):
+    """ms per fixed SBDF2 step, per adaptive trial (step + error estimate) and per free-energy
+    check of the GPU solver alone (the cost behind the CLI figures)."""
+    import numpy as np
+
+    from simengine.field.initial import noise
+    from simengine.field.model import Boundary, CahnHilliard, Grid
+    from simengine.field.spectral.solver import SpectralFieldSolver
+
+    g = Grid((n, n))
+    s = SpectralFieldSolver(CahnHilliard(), g, Boundary("periodic"), dt=0.5,
+                            precision=precision, backend="cuda")
+    s.load(noise(g.shape, 0.0, 0.05, 1, np.dtype(precision)))
+    s.advance(3)
+    s.synchronize()
+
+    def timed(fn, k):
+        t = time.perf_counter()
+        for _ in range(k):
+            fn()
+        s.synchronize()
+        return 1e3 * (time.perf_counter() - t) / k
+
+    step = timed(lambda: s.advance(1), steps)
+    trial = timed(lambda: (s.trial(0.5), s.accept()), steps)
+    energy = timed(s.energy, steps)
+    red = timed(s.reductions, steps)
+    print(f"GPU profile {n}² {precision}: fixed step {step:.2f} ms, adaptive trial+accept "
+          f"{trial:.2f} ms, free-energy check {energy:.2f} ms, reductions {red:.2f} ms")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="CPU: 128² to t = 10³")
+    ap.add_argument("--gpu", action="store_true")
+    ap.add_argument("--big-end", type=float, default=1e6)
+    ap.add_argument("--skip-big", action="store_true")
+    ap.add_argument("--skip-compare", action="store_true")
+    ap.add_argument("--profile", action="store_true", help="GPU: the solver's step costs only")
+    args = ap.parse_args(argv)
+    if args.profile:
+        sys.path.insert(0, str(ROOT))
+        profile()
+        return 0
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        if args.gpu:
+            if not args.skip_big:
+                big(args.big_end, tmp)
+            if not args.skip_compare:
+                compare("GPU", 512, 1e4, "cuda", 100, tmp)
+            return 0
+        n, end = (128, 1e3) if args.quick else (256, 1e4)
+        ok = compare("CPU", n, end, "cpu", end / 100, tmp)
+        return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,121 @@
+"""The spectral solve on slabs of axis 0, one per MPI rank (CPU).
+
+Each rank holds rows ``[start, stop)`` of the real field. A forward transform runs the boundary's
+1-D transforms along axes 1 … d−1 on the rank's rows, transposes (``comm.alltoall``, the layout
+of the distributed S(k): :func:`simengine.field.observables.transpose_slab` / ``split_cols``) so
+that the rank holds all of axis 0 for a range of columns of axis 1, and transforms axis 0; the
+inverse runs the same in reverse. The spectrum of a rank is thus the block
+``[:, c0:c1, …]`` of the one-process spectrum (``rfftn``'s half axis is the last one, so axis 1
+splits whole modes), the symbol is that block of the one-process symbol, and the pointwise work
+is local: the result equals the one-process run to rounding (the reductions add in another
+order). The error estimate and the free energy are reduced over the ranks, so every rank takes
+the same accept/reject decisions.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..observables import FieldPartials, field_partials, split_cols
+from .scheme import Kernels, relative
+from .transforms import TRANSFORM_NAMES, axis_symbol
+
+
+def _axis(f, kind, a, ax, forward, n=None, workers=None):
+    """One axis of the boundary's transform (``f``: scipy.fft); complex FFT on every axis but
+    the last of a periodic field (rfft there)."""
+    kw = {"workers": workers} if workers else {}
+    if kind == "mirror":
+        return (f.dct if forward else f.idct)(a, type=2, norm="ortho", axis=ax, **kw)
+    if kind == "fixed":
+        return (f.dst if forward else f.idst)(a, type=1, norm="ortho", axis=ax, **kw)
+    last = ax == a.ndim - 1
+    if forward:
+        return f.rfft(a, axis=ax, **kw) if last else f.fft(a, axis=ax, **kw)
+    return f.irfft(a, n=n, axis=ax, **kw) if last else f.ifft(a, axis=ax, **kw)
+
+
+class SlabTransform:
+    """:class:`.transforms.Transform`'s interface over one rank's slab (collective calls)."""
+
+    def __init__(self, shape, h, kind, symbol, dtype, comm, rows, workers=None):
+        import scipy.fft as sfft
+
+        if kind not in TRANSFORM_NAMES:
+            raise ValueError(f"unknown boundary {kind!r}")
+        if len(shape) < 2:
+            raise ValueError("integrator spectral on MPI ranks needs a grid of 2 or 3 axes")
+        self.shape = tuple(int(n) for n in shape)
+        self.kind, self.symbol, self.xp = kind, symbol, np
+        self.dtype = np.dtype(dtype)
+        self.name = TRANSFORM_NAMES[kind]
+        self.workers = workers
+        self.comm, self.rows = comm, [tuple(r) for r in rows]
+        self._f = sfft
+        nd = len(self.shape)
+        spec_shape = list(self.shape)
+        if kind == "periodic":
+            spec_shape[-1] = self.shape[-1] // 2 + 1
+        self.cols = split_cols(spec_shape[1], comm.size)
+        c0, c1 = self.cols[comm.rank]
+        lam = None
+        for ax, n in enumerate(self.shape):
+            s = axis_symbol(n, float(h), kind, symbol, half=(kind == "periodic" and ax == nd - 1))
+            if ax == 1:
+                s = s[c0:c1]
+            view = s.reshape([-1 if a == ax else 1 for a in range(nd)])
+            lam = view if lam is None else lam + view
+        self.lam = np.ascontiguousarray(lam.astype(self.dtype))
+        self.complex = kind == "periodic"
+        self.spectrum_shape = tuple(self.lam.shape)
+
+    def forward(self, a):
+        for ax in range(a.ndim - 1, 0, -1):  # the last axis first (rfft), then the others
+            a = _axis(self._f, self.kind, a, ax, True, workers=self.workers)
+        send = [np.ascontiguousarray(a[:, c0:c1]) for c0, c1 in self.cols]
+        a = np.concatenate(self.comm.alltoall(send), axis=0)
+        return _axis(self._f, self.kind, a, 0, True, workers=self.workers)
+
+    def inverse(self, s):
+        s = _axis(self._f, self.kind, s, 0, False, workers=self.workers)
+        send = [np.ascontiguousarray(s[r0:r1]) for r0, r1 in self.rows]
+        s = np.concatenate(self.comm.alltoall(send), axis=1)
+        for ax in range(1, s.ndim):
+            s = _axis(self._f, self.kind, s, ax, False, n=self.shape[ax], workers=self.workers)
+        return s.real if np.iscomplexobj(s) else s
+
+
+class SlabKernels(Kernels):
+    """The pointwise parts on one slab; the error norm reduced over the ranks."""
+
+    def __init__(self, dtype, comm):
+        super().__init__(np, dtype)
+        self.comm = comm
+
+    def rms_diff(self, x, y) -> float:
+        d = (x - y).astype(np.float64)
+        x64 = x.astype(np.float64)
+        local = np.array([np.sum(d * d), np.sum(x64), np.sum(x64 * x64), x.size],
+                         dtype=np.float64)
+        sd2, sx, sxx, n = self.comm.allreduce_array(local, "sum")
+        mean = sx / n
+        return relative(sd2 / n, sxx / n - mean * mean)
+
+
+def slab_partials(phi, comm, rows, model, boundary) -> FieldPartials:
+    """:class:`FieldPartials` of this rank's rows ``phi`` (collective: the first row of the next
+    rank — rank 0's for the last rank of a periodic grid — is exchanged for the forward
+    difference across the slab's top)."""
+    r, size = comm.rank, comm.size
+    first = np.ascontiguousarray(phi[:1])
+    firsts = comm.allgather(first)
+    top = r == size - 1
+    above = None
+    if not top:
+        above = firsts[r + 1]
+    elif boundary.kind == "periodic" and size > 1:
+        above = firsts[0]
+    parts = ([np.zeros_like(phi[:1])] if r > 0 else []) + [phi] + \
+        ([above] if above is not None else [])
+    local = np.concatenate(parts, axis=0)
+    lo = 1 if r > 0 else 0
+    return field_partials(local, lo, lo + phi.shape[0], model, boundary)

@@ -1,0 +1,187 @@
+"""The spectral field solver: the runner's solver interface over :class:`.scheme.SBDF2`.
+
+``SpectralFieldSolver(model, grid, boundary, *, precision, dt, symbol="fd", backend="cpu",
+device=None, stabilization=None)`` — the interface of :class:`simengine.field.solver.
+FieldSolver` that the field job uses (``load``, ``state``, ``advance(nsteps)`` at the fixed
+``dt``, ``partials``, ``reductions``, ``synchronize``, ``name``, ``lo``/``hi``, ``cells``) plus
+the trial-stepper protocol of :mod:`simengine.field.adaptive` (``trial``, ``accept``,
+``energy``, ``trial_energy``) and ``restart()`` (the next step is a start step: the job calls it
+at every checkpoint, so a resumed run takes the same steps as an uninterrupted one).
+
+CPU: NumPy arrays, ``scipy.fft`` with ``workers`` = numba's thread count. GPU (``backend:
+cuda``): CuPy arrays on the device, cuFFT through ``cupyx.scipy.fft``, the pointwise work in
+CuPy elementwise kernels (:mod:`.gpu`); per step only the error estimate (one float) comes back
+to the host. ``owned_device()`` gives the field to the device S(k)
+(:mod:`simengine.field.spectrum_cuda`).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..model import BOUNDARY_KINDS
+from ..params import precision_dtype
+from ..stability import fsecond_max, phi_bounds
+from . import energy
+from .scheme import SBDF2, Kernels
+from .transforms import SYMBOLS, Transform
+
+
+def stabilization_for(model, boundary, phi_range=None) -> float:
+    """S = max(0, max f''(φ)) over the φ range the run can visit (the initial range, the
+    equilibria ±sqrt(−a1/a3), a fixed wall value): the Lipschitz bound of f' there, which the
+    energy argument of docs/field.md asks for (S ≥ L/2 for the first-order step; S = L here)."""
+    lo, hi = phi_bounds(model, boundary, phi_range)
+    return max(0.0, fsecond_max(model, lo, hi))
+
+
+def cupy_module():
+    """CuPy, or a RuntimeError with the one-line reason it cannot be used."""
+    try:
+        import cupy as cp
+        import cupyx.scipy.fft  # noqa: F401
+    except Exception as exc:  # ImportError, or CUDA libraries missing
+        raise RuntimeError(f"integrator spectral on backend cuda needs CuPy (the 'cuda' extra, "
+                           f"cupy-cuda13x): {type(exc).__name__}: {exc}") from None
+    return cp
+
+
+class SpectralFieldSolver:
+    integrator = "spectral"
+    kernel = "spectral"
+
+    def __init__(self, model, grid, boundary, *, precision="float64", dt, symbol="fd",
+                 backend="cpu", device=None, stabilization=None, phi_range=None, workers=None,
+                 comm=None, rows=None, **_hints):
+        if boundary.kind not in BOUNDARY_KINDS:
+            raise ValueError(f"unknown boundary {boundary.kind!r}")
+        if symbol not in SYMBOLS:
+            raise ValueError(f"unknown solver.symbol {symbol!r}; choose one of "
+                             f"{', '.join(SYMBOLS)}")
+        if dt is None or not dt > 0:
+            raise ValueError(f"dt must be positive, got {dt!r}")
+        self.model, self.grid, self.boundary = model, grid, boundary
+        self.dtype = precision_dtype(precision)
+        self.dt = float(dt)
+        self.symbol = symbol
+        self.backend = backend
+        self.cells = int(np.prod(grid.shape))
+        #: MPI: this rank's rows of axis 0 (``rows[comm.rank]``) and the communicator
+        self.comm = comm if comm is not None and comm.size > 1 else None
+        self.rows = rows
+        a, b = rows[comm.rank] if self.comm is not None else (0, int(grid.shape[0]))
+        self.lo, self.hi = 0, int(b - a)
+        self.owned_shape = (int(b - a),) + tuple(int(n) for n in grid.shape[1:])
+        self.steps = 0
+        if self.comm is not None and backend != "cpu":
+            raise ValueError("integrator spectral on MPI ranks runs on the CPU (backend: cpu); "
+                             "its GPU form runs in one process")
+        if backend == "cuda":
+            cp = cupy_module()
+            if device is not None:
+                cp.cuda.Device(int(device)).use()
+            from .gpu import GpuKernels
+
+            xp, kernels = cp, GpuKernels(cp, self.dtype)
+        elif backend == "cpu":
+            import numba
+
+            xp, kernels = np, Kernels(np, self.dtype)
+            workers = workers or numba.get_num_threads()
+        else:
+            raise ValueError(f"unknown backend {backend!r} for integrator spectral")
+        self.xp = xp
+        if self.comm is not None:
+            from .slabs import SlabKernels, SlabTransform
+
+            kernels = SlabKernels(self.dtype, self.comm)
+            self.transform = SlabTransform(grid.shape, grid.spacing, boundary.kind, symbol,
+                                           self.dtype, self.comm, rows, workers)
+        else:
+            self.transform = Transform(grid.shape, grid.spacing, boundary.kind, symbol,
+                                       self.dtype, xp, workers)
+        self.S = (stabilization_for(model, boundary, phi_range) if stabilization is None
+                  else float(stabilization))
+        self.scheme = SBDF2(model, boundary, self.transform, kernels, self.S)
+        self.name = f"{backend}/spectral/{self.dtype.name}"
+
+    def describe(self) -> str:
+        return (f"integrator spectral (stabilised SBDF2, S = {self.S:g}), transform "
+                f"{self.transform.name}, symbol {self.symbol}"
+                + (f", scipy.fft workers {self.transform.workers}"
+                   if self.xp is np and self.transform.workers else "")
+                + (", cuFFT" if self.backend == "cuda" else "")
+                + (f", {self.comm.size} slabs of axis 0, transposed through MPI alltoall"
+                   if self.comm is not None else ""))
+
+    # ------------------------------------------------------------------ state
+    def load(self, phi) -> None:
+        phi = np.asarray(phi)
+        if phi.shape != self.owned_shape:
+            raise ValueError(f"field shape {phi.shape} does not match the grid "
+                             f"{self.owned_shape}")
+        self.scheme.load(np.ascontiguousarray(phi, dtype=self.dtype))
+
+    def state(self) -> np.ndarray:
+        phi = self.scheme.phi
+        return phi.get() if hasattr(phi, "get") else np.array(phi)
+
+    def owned_device(self):
+        return self.scheme.phi
+
+    def restart(self) -> None:
+        self.scheme.restart()
+
+    def synchronize(self) -> None:
+        if self.backend == "cuda":
+            self.xp.cuda.get_current_stream().synchronize()
+
+    # ------------------------------------------------------------------ fixed steps
+    def advance(self, nsteps: int = 1) -> None:
+        self.scheme.step(self.dt, int(nsteps))
+        self.steps += int(nsteps)
+
+    # ------------------------------------------------------------------ trial-stepper protocol
+    def trial(self, dt) -> float:
+        return self.scheme.trial(dt)
+
+    def accept(self) -> None:
+        self.scheme.accept()
+        self.steps += 1
+
+    def _energy_of(self, phi) -> float:
+        if self.comm is None:
+            return energy.free_energy(phi, self.model, self.grid, self.boundary, self.xp)
+        return self._merged(self._partials_of(phi))["free_energy"]
+
+    def energy(self) -> float:
+        return self._energy_of(self.scheme.phi)
+
+    def trial_energy(self) -> float:
+        return self._energy_of(self.scheme.trial_phi)
+
+    # ------------------------------------------------------------------ observables
+    def _partials_of(self, phi):
+        if self.comm is None:
+            return energy.partials(phi, self.model, self.boundary, self.xp)
+        from .slabs import slab_partials
+
+        return slab_partials(phi, self.comm, self.rows, self.model, self.boundary)
+
+    def _merged(self, part) -> dict:
+        from ..observables import FieldPartials, merge_partials
+
+        parts = [part] if self.comm is None else \
+            [FieldPartials.from_array(p) for p in self.comm.allgather(part.to_array())]
+        return merge_partials(parts, self.model, self.grid)
+
+    def partials(self):
+        """:class:`FieldPartials` of this rank's rows (collective on MPI ranks)."""
+        return self._partials_of(self.scheme.phi)
+
+    def reductions(self) -> dict:
+        """Of the whole field (collective on MPI ranks)."""
+        return self._merged(self.partials())
+
+    def __repr__(self):
+        return (f"SpectralFieldSolver({self.name}, shape={tuple(self.grid.shape)}, "
+                f"boundary={self.boundary.kind}, symbol={self.symbol})")
