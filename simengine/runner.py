@@ -91,14 +91,15 @@ def resume_changes(stored: dict, current: dict) -> list:
     return out
 
 
-def make_job(sc: Scenario, log=None, comm=None):
+def make_job(sc: Scenario, log=None, comm=None, plan=None):
     """The job for a scenario's kind (builds its engine: validation happens here, before any
-    output exists). Errors here are the same on every rank (same input)."""
+    output exists). Errors here are the same on every rank (same input). ``plan``: the run's
+    plan from the resource check (a network job plans again from the built graph's shape)."""
     try:
         if sc.kind == "field":
             from .field.job import FieldJob
 
-            return FieldJob(sc, log, comm)
+            return FieldJob(sc, log, comm, plan=plan)
         from .network.job import NetworkJob
 
         return NetworkJob(sc, log, comm)
@@ -194,8 +195,9 @@ class Runner:
         comm = self.comm
         device = bind_gpu(comm) if self.sc.spec.solver.backend in ("auto", "cuda") else None
         # memory estimates against the machine, before any large allocation or output file
-        on_root(comm, check, self.sc, comm.size, self.force, self.output)
-        job = make_job(self.sc, self.log, comm)
+        plan = on_root(comm, check, self.sc, comm.size, self.force, self.output)
+        job = make_job(self.sc, self.log, comm, plan)
+        self.log(job.run_plan.line)       # rank 0; the same line as simengine validate
         fresh, ck = on_root(comm, self._open, job)
         done, elapsed0 = job.start(fresh, ck)
         if not fresh:

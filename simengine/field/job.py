@@ -65,9 +65,10 @@ class FieldJob:
     kind = "field"
     unit = "step"
 
-    def __init__(self, sc, log=None, comm=None, solver=None):
+    def __init__(self, sc, log=None, comm=None, solver=None, plan=None):
         """``solver``: a prebuilt whole-grid solver to use instead of building one (a member of
-        an ensemble, :class:`simengine.field.ensemble.MemberSolver`); one process only."""
+        an ensemble, :class:`simengine.field.ensemble.MemberSolver`); one process only.
+        ``plan``: the run's plan (:mod:`simengine.plan`; default: computed here)."""
         from ..config.checks import field_problem
         from .backends import make_solver
 
@@ -79,6 +80,11 @@ class FieldJob:
         self.spec = spec
         self.log = log or (lambda msg: None)
         self.model, self.grid, self.boundary = field_problem(spec)
+        if plan is None:      # the run's plan: what runs, decided once (refusals: one line)
+            from ..plan import for_scenario
+
+            plan = for_scenario(sc, self.comm.size)
+        self.run_plan = plan
         s = spec.solver
         kw = dict(kernel=s.kernel, precision=s.precision, integrator=s.integrator,
                   dt=spec.time.dt, tile=s.tile, block=s.block, layout=s.layout,
@@ -102,6 +108,8 @@ class FieldJob:
                 self.slab = whole_slab(self.grid.shape[0])
         except (ValueError, RuntimeError) as exc:
             raise UserError(f"{sc.path}: solver: {exc}") from None
+        if solver is None:
+            self._check_plan(s)
         from .spectrum_cuda import device_spectrum_for
 
         # where S(k) is computed (the GPU with cuFFT for large one-process CUDA fields)
@@ -143,6 +151,18 @@ class FieldJob:
         # write-behind (the same processes): (output, checkpoint step or None) of a write
         # running in a background thread while the next steps run
         self._writing = None
+
+    def _check_plan(self, s):
+        """The solver runs what the plan says (the same form table; a difference is a bug)."""
+        want = self.run_plan.decision("form")
+        choice = getattr(self.solver, "plan_choice", None)
+        if want is None or choice is None or isinstance(s.block, str):
+            return           # no GPU form, or ``block: auto`` (tuned when the solver is built)
+        from .plans import stage_kernel
+
+        got = choice.form.name + ("" if choice.fused else "/" + stage_kernel(self.solver.plan))
+        if got != want.chosen:
+            raise RuntimeError(f"the plan says {want.chosen}, the solver built {got}")
 
     # ---- controller protocol
     def describe(self, output) -> str:

@@ -23,7 +23,6 @@ class NetworkJob:
     unit = "source"
 
     def __init__(self, sc, log=None, comm=None):
-        from .backends import plan
         from .sources import choose_sources
         from .statistics import PathStatistics
 
@@ -59,22 +58,19 @@ class NetworkJob:
                 self.log(sample_note(m.sources, self.graph.n))
         try:
             sources, self.sampled = choose_sources(self.graph.n, src_spec)
-            self.sources = np.asarray(sources, dtype=np.int64)
-            # backend and algorithm resolved once for the whole run (every rank gets the same plan)
-            self.plan = plan(self.graph, m.algorithm, spec.solver.backend,
-                             num_sources=len(self.sources))
-        except UserError as exc:
-            raise UserError(f"{sc.path}: {exc}") from None
         except ValueError as exc:
             raise UserError(f"{sc.path}: metrics: {exc}") from None
-        self.store_predecessors = bool(m.store_predecessors)
-        if self.store_predecessors:   # Floyd-Warshall records none: a per-source algorithm
-            from .predecessors import route_plan
+        self.sources = np.asarray(sources, dtype=np.int64)
+        # the run's plan, decided once from the built graph (every rank gets the same plan):
+        # backend, algorithm, the predecessors and betweenness rows, the batch
+        from ..plan import for_scenario
 
-            self.plan = route_plan(self.plan, self.graph)
-        self.backend, self.algorithm = self.plan.backend, self.plan.algorithm
-        if self.plan.substituted:
-            self.log(f"metrics.algorithm: {self.plan.note}")
+        self.run_plan = for_scenario(sc, self.comm.size, graph=self.graph)
+        choice = self.run_plan.choice
+        self.store_predecessors = bool(m.store_predecessors)
+        if choice.substituted:
+            self.log(f"metrics.algorithm: {choice.note}")
+        self.backend, self.algorithm = self.run_plan.backend, self.run_plan.runs
         self.total = len(self.sources)
         self.bin_width = float(m.histogram_bin_width or 1.0)
         from .betweenness import mode as betweenness_mode
@@ -84,14 +80,10 @@ class NetworkJob:
             planned_sources=self.total,
             betweenness=betweenness_mode("betweenness" in m.statistics, m.betweenness_normalized))
         if self.stats.betweenness:     # Brandes' engine runs, and gives the path statistics too
-            from .backends import betweenness_plan
-
-            where, note = betweenness_plan(self.graph, self.backend)
-            self.log(f"metrics.statistics: {note} (not {self.algorithm} on {self.backend})")
-            self.algorithm, self.backend = "brandes", where
+            self.log(f"metrics.statistics: {choice.engine_note} (not {choice.algorithm} on "
+                     f"{choice.backend})")
         self.every = int(spec.output.checkpoint_every)
-        self.batch = int(spec.solver.batch or (8192 if self.backend == "cuda" else 2048))
-        self.batch = max(1, min(self.batch, self.every))
+        self.batch = self.run_plan.batch
         self.store_dtype = self._store_dtype() if m.store_distances else None
         from .spans import Spans
 

@@ -30,7 +30,7 @@ last is 0, L is the deepest level and the forward sweep ends there):
 
 Graphs of many levels (more than ``DEEP_LEVELS`` from the vertex of largest degree: rings,
 lattices) run a thread block per source instead (:mod:`.brandes_deep`), since every level here
-reads the whole (B·n) block. Weighted graphs run the CPU engine (``backends.betweenness_plan``
+reads the whole (B·n) block. Weighted graphs run the CPU engine (``backends.brandes_backend``
 says so in the log).
 """
 from __future__ import annotations

@@ -38,6 +38,11 @@ FW_MIN_DENSITY = 0.02
 FW_MAX_BYTES = 16 << 30
 
 
+def without_fw(graph) -> str:
+    """What runs where ``fw`` may not (predecessors of real weights): the frontier SSSP."""
+    return "frontier"
+
+
 def auto_algorithm(graph, num_sources: int | None = None) -> tuple[str, str]:
     """What ``auto`` runs on ``graph`` on the GPU, and why.
 
