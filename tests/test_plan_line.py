@@ -164,3 +164,30 @@ def test_plan_is_frozen_and_built_once_from_a_shape():
                              store_distances=True, store_predecessors=True,
                              checkpoint_every=100))
     assert q.runs == "dijkstra" and ("fw", q.choice.rejected[0][1]) in q.choice.rejected
+
+
+@pytest.mark.parametrize("name", ["field-2d-cpu", "net-cpu-weighted"])
+def test_mpi_rank0_logs_the_validated_plan(tmp_path, capsys, name):
+    """``mpiexec -n 2 simengine run``: rank 0 logs the plan line validate prints, once."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    mpiexec = shutil.which("mpiexec") or str(Path(sys.executable).with_name("mpiexec"))
+    scen = tmp_path / f"{name}.yaml"
+    scen.write_text(SCENARIOS[name])
+    rc, text = _cli(capsys, "validate", scen)
+    assert rc == 0, text
+    (validated,) = _plan_lines(text)
+    env = dict(os.environ, NUMBA_NUM_THREADS="1", OMP_NUM_THREADS="1",
+               MPIR_CVAR_CH4_PROGRESS_THROTTLE="true", HYDRA_LAUNCHER="fork")
+    out = tmp_path / "o.h5"
+    r2 = subprocess.run([mpiexec, "-n", "2", sys.executable, "-m", "simengine", "run", str(scen),
+                         "--output", str(out)], capture_output=True, text=True,
+                        timeout=600, env=env)
+    assert r2.returncode == 0, r2.stderr
+    assert _plan_lines(r2.stderr) == [validated]
+    with h5py.File(out, "r") as f:
+        assert f.attrs["plan"] == validated and f["plan"].attrs["ranks"] == 2
