@@ -166,7 +166,7 @@ def per_source_rows(n, k, seed):
     import scipy.sparse.csgraph as csg
 
     from simengine.network import generators as gen
-    from simengine.network.backends import plan
+    from simengine.network.backends import choose
     from simengine.network.graph import CSRGraph
 
     t = time.perf_counter()
@@ -198,7 +198,7 @@ def per_source_rows(n, k, seed):
             if not graph.weighted:
                 D[D == np.iinfo(store_dtype_of(graph)).max] = np.inf
             rows.append({"family": "per_source", "n": n, "arcs": graph.num_arcs, "weights": label,
-                         "path": alg, "auto": plan(graph, "auto", "cuda", num_sources=k).algorithm,
+                         "path": alg, "auto": choose(graph, "auto", "cuda", num_sources=k).algorithm,
                          "sources": k, "seconds": secs, "ms_per_source": 1e3 * secs / k,
                          "distances_match_scipy": bool(np.array_equal(D, ref)),
                          "matches_batch": "(batch path)"})

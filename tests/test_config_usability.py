@@ -72,10 +72,10 @@ def test_oversampling_is_said_and_estimates_use_the_parsed_graph(tmp_path, capsy
     lines = out.splitlines()
     assert ": OK — network" in lines[-1] and any("estimates" in ln for ln in lines)
     assert any("graph CSR (n = 30, 58 arcs" in ln and "the parsed file" in ln for ln in lines)
-    from simengine.network.backends import plan
+    from simengine.network.backends import choose
     from simengine.network.readers import read_graph
 
-    alg = plan(read_graph(tmp_path / "g.txt"), "auto", "cpu", num_sources=30).algorithm
+    alg = choose(read_graph(tmp_path / "g.txt"), "auto", "cpu", num_sources=30).algorithm
     assert any(f"with {alg} on cpu" in ln for ln in lines), out
 
 

@@ -6,7 +6,7 @@ import scipy.sparse.csgraph as csg
 
 from simengine.network import generators as gen
 from simengine.network.apsp import run_sources
-from simengine.network.backends import plan
+from simengine.network.backends import choose
 from simengine.network.cpu.dobfs import DOBFS, dobfs
 from simengine.network.graph import CSRGraph
 from simengine.network.per_source import CPU_MAX_SOURCES, GPU_MAX_SOURCES, choose_per_source
@@ -43,7 +43,7 @@ def test_dobfs_cpu_equals_scipy_both_directions(name):
 
 
 def resolve_algorithm(g, alg, num_sources, backend="cpu"):
-    return plan(g, alg, backend, num_sources=num_sources).algorithm
+    return choose(g, alg, backend, num_sources=num_sources).algorithm
 
 
 def _stats(g, sources, alg, backend="cpu", store=None):

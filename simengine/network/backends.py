@@ -168,11 +168,6 @@ class Backend:
             c.update(engine="brandes", engine_backend=where, engine_note=note)
         return Choice(self.name, requested=a, rejected=tuple(rejected), **c)
 
-    def plan(self, graph, algorithm: str = "auto", num_sources: int | None = None) -> Choice:
-        """:meth:`choose` without the predecessors and betweenness rows (kept for callers of
-        the former name)."""
-        return self.choose(graph, algorithm, num_sources)
-
     def iter_partials(self, graph, sources, algorithm: str, *, store=None, batch=None,
                       bin_width: float = 1.0, device: int | None = None, **options):
         """Generator of ChunkPartials for ``sources`` (in order) by the concrete ``algorithm``."""
@@ -259,12 +254,6 @@ def choose(graph, algorithm: str = "auto", backend: str = "auto",
                                        betweenness=betweenness)
 
 
-def plan(graph, algorithm: str = "auto", backend: str = "auto",
-         num_sources: int | None = None) -> Choice:
-    """:func:`choose` without the predecessors and betweenness rows (the former name)."""
-    return choose(graph, algorithm, backend, num_sources)
-
-
 def fw_refusal(graph) -> str | None:
     """Why Floyd–Warshall's rows cannot give predecessors on ``graph`` (None when they can: no
     weights or integer weights, where every sum is an exact path sum)."""
@@ -313,5 +302,5 @@ def report_substitution(p: Choice, log=None) -> None:
 
 
 __all__ = ["ALGORITHMS", "AlgorithmSubstitution", "Backend", "Choice", "brandes_backend", "can_run",
-           "choose", "fw_refusal", "get_backend", "plan", "report_substitution",
+           "choose", "fw_refusal", "get_backend", "report_substitution",
            "resolve_backend"]
