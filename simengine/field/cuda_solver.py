@@ -105,10 +105,6 @@ class CudaFieldSolver(FieldSolver):
         return self._make_plan(self._block_hint, lo, hi, **extra)
 
     @property
-    def _buf(self):
-        return self.buffers
-
-    @property
     def plan_summary(self) -> str:
         """Which form of the plan registry runs and why, e.g. ``stages/smarch: auto: unfused
         for texture 3-D`` (the field job logs it at start-up)."""

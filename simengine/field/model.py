@@ -39,9 +39,6 @@ class CahnHilliard:
         a0, a1, a2, a3 = self.coefficients
         return phi * (a0 + phi * (a1 / 2.0 + phi * (a2 / 3.0 + phi * a3 / 4.0)))
 
-    def params_array(self, dtype=np.float64):
-        """[M, κ, a0, a1, a2, a3] as the kernels take them."""
-        return np.array([self.mobility, self.kappa, *self.coefficients], dtype=dtype)
 
 
 @dataclass(frozen=True)
