@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 from pathlib import Path
 
 from ..errors import UserError
