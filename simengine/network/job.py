@@ -13,8 +13,8 @@ from ..errors import UserError
 
 
 #: GPU msbfs on ranks: the last claims of a round shrink to 1/TAIL_FRACTION of the full sweep
-#: width (1024 sources → 256): a full-width batch of a 10⁶-vertex graph takes ≈ 68 ms on an
-#: H100, and without narrower tail claims one rank could finish that much after the other
+#: width (1024 sources → 256): without narrower tail claims one rank could finish a whole
+#: full-width batch after the other (its time: docs/measurements/code-comments-2026-11-28.md)
 TAIL_FRACTION = 4
 
 

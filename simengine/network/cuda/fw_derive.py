@@ -34,9 +34,9 @@ from . import device_graph, simulator
 #: a GPU: it builds for sm_90 (docs/measurements/compile-check-2026-11-26.md) and passes the
 #: simulator with the GPU's shapes, but neither its results on a device nor its time are
 #: measured, so the measured mode 5 stays the default and ``predecessors="derive"`` asks for it.
-#: The estimate to check (docs/network-gpu.md): up to 1/32 — at n = 8192 and that density the
-#: gather kernel reads n·m·4 B = 69 GB through L2 (≈ 15 ms) against the 61–71 ms that mode 5
-#: adds (measured, 2026-11-26); at degree 6 a few ms.
+#: The estimate to check (docs/network-gpu.md, docs/measurements/code-comments-2026-11-28.md):
+#: up to 1/32 arcs per n², where the gather kernel's reads through L2 still cost less than what
+#: mode 5 adds.
 MAX_DENSITY = 0.0
 #: above this many arcs per n² the tiled kernel runs (else the gather kernel)
 TILED_MIN_DENSITY = 1 / 32
