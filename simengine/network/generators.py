@@ -344,7 +344,7 @@ def rmat(scale: int, edge_factor: int = 16, a: float = 0.57, b: float = 0.19, c:
     edges are generated in parallel (independent of the thread count) into an int32 edge list,
     then counting-sorted into rows, which are sorted and de-duplicated in place.  The stream key
     and the relabelling constants come from ``numpy.random.default_rng(seed)``."""
-    from .csr_kernels import rmat_csr
+    from .rmat_kernels import rmat_csr
 
     if scale < 1 or scale > 30 or min(a, b, c) < 0 or a + b + c > 1:
         raise ValueError("rmat needs 1 <= scale <= 30 and a, b, c >= 0 with a+b+c <= 1")
