@@ -6,7 +6,7 @@ import numba
 import numpy as np
 import pytest
 
-from simengine.network import csr_kernels, rmat_kernels  # noqa: F401
+from simengine.network import rmat_kernels
 from simengine.network import generators as gen
 from simengine.network.graph import CSRGraph
 

@@ -27,6 +27,18 @@ def _seed32(rng):
 
 
 # ---------------------------------------------------------------------------- Watts α-model
+@njit(cache=True, inline="always")
+def _add_edge(adj, deg, src, dst, ne, i, j):
+    """Edge i–j into the adjacency table and edge list ``ne``; returns ne + 1."""
+    adj[i, deg[i]] = j
+    deg[i] += 1
+    adj[j, deg[j]] = i
+    deg[j] += 1
+    src[ne] = i
+    dst[ne] = j
+    return ne + 1
+
+
 @njit(cache=True)
 def _alpha_model(n, k, alpha, p, ring, seed):
     np.random.seed(seed)
@@ -39,14 +51,7 @@ def _alpha_model(n, k, alpha, p, ring, seed):
     ne = 0
     if ring and n >= 3:
         for i in range(n):
-            j = (i + 1) % n
-            adj[i, deg[i]] = j
-            deg[i] += 1
-            adj[j, deg[j]] = i
-            deg[j] += 1
-            src[ne] = i
-            dst[ne] = j
-            ne += 1
+            ne = _add_edge(adj, deg, src, dst, ne, i, (i + 1) % n)
     nbmark = np.full(n, -1, np.int64)
     cmark = np.full(n, -1, np.int64)
     cnt = np.zeros(n, np.int64)
@@ -115,13 +120,7 @@ def _alpha_model(n, k, alpha, p, ring, seed):
                     adj2[v, a] = adj[v, a]
             adj = adj2
             cap = cap2
-        adj[i, deg[i]] = j
-        deg[i] += 1
-        adj[j, deg[j]] = i
-        deg[j] += 1
-        src[ne] = i
-        dst[ne] = j
-        ne += 1
+        ne = _add_edge(adj, deg, src, dst, ne, i, j)
         stall = 0
     return src[:ne], dst[:ne]
 
