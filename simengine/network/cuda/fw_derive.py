@@ -1,6 +1,6 @@
 """Predecessors of a closed float32 Floyd–Warshall matrix, derived in one pass afterwards.
 
-With real weights the min-plus kernels keep predecessors at a high price (mode 5 of
+With real weights the min-plus kernels keep predecessors at a high price (mode `chunk-search` of
 :mod:`.minplus_nvrtc`: 2.4× the time without at n = 8192).  On graphs with few arcs it is cheaper
 to close the matrix without them and then, for every pair, pick the last arc of a shortest path:
 
@@ -30,13 +30,13 @@ from numba import cuda, float32
 from . import device_graph, simulator
 
 #: ``predecessors=True`` derives them (instead of keeping them in the float32 product kernels,
-#: mode 5) when the graph has at most this many arcs per n².  0 until the derived path has run on
+#: mode `chunk-search`) when the graph has at most this many arcs per n².  0 until the derived path has run on
 #: a GPU: it builds for sm_90 (docs/measurements/compile-check-2026-11-26.md) and passes the
 #: simulator with the GPU's shapes, but neither its results on a device nor its time are
-#: measured, so the measured mode 5 stays the default and ``predecessors="derive"`` asks for it.
+#: measured, so the measured `chunk-search` mode stays the default and ``predecessors="derive"`` asks for it.
 #: The estimate to check (docs/network-gpu.md, docs/measurements/code-comments-2026-11-28.md):
 #: up to 1/32 arcs per n², where the gather kernel's reads through L2 still cost less than what
-#: mode 5 adds.
+#: `chunk-search` adds.
 MAX_DENSITY = 0.0
 #: above this many arcs per n² the tiled kernel runs (else the gather kernel)
 TILED_MIN_DENSITY = 1 / 32
