@@ -203,6 +203,9 @@ def main(argv=None):
                       flush=True)
                 for line in profile_lines(r["profile"]):
                     print(line, flush=True)
+                plan = re.search(r"plan: .*", r["log"])      # what ran: the run's plan line
+                if plan and n == ranks[0]:
+                    print(f"#   {plan.group(0)}", flush=True)
                 split = re.search(r"sources split over .*", r["log"])
                 if split and a.profile:
                     print(f"#   {split.group(0)}", flush=True)
