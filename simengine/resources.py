@@ -47,6 +47,7 @@ UNREPRESENTABLE = 1 << 63
 #: how every memory refusal says it can be overridden
 OVERRIDE_HINT = "reduce it, or pass --force (or set resources.check: false) to run anyway"
 
+
 # ----------------------------------------------------------------------------- limits
 def real_gpu() -> bool:
     """True with a real CUDA device (not numba's simulator): the field backend registry's check."""
