@@ -157,11 +157,13 @@ def build_field(problem) -> Plan:
     if not ok:
         raise UserError(why)
     other = "cpu" if b == "cuda" else "cuda"
-    decisions.append(Decision("backend", b, "auto: a real GPU is usable" if (
-        problem.requested_backend == "auto" and b == "cuda") else "auto: no real GPU here" if
-        problem.requested_backend == "auto" else "as requested",
-        ((other, "not requested" if problem.requested_backend != "auto" else
-          "auto takes CUDA only on a real GPU"),)))
+    if problem.requested_backend != "auto":
+        why, why_not = "as requested", "not requested"
+    elif b == "cuda":
+        why, why_not = "auto: a real GPU is usable", "auto takes a real GPU where there is one"
+    else:
+        why, why_not = "auto: no real GPU here", "auto takes CUDA only on a real GPU"
+    decisions.append(Decision("backend", b, why, ((other, why_not),)))
     row = INTEGRATORS.get(problem.integrator)
     if row is None:
         raise UserError(f"unknown integrator {problem.integrator!r}; choose one of "
