@@ -103,6 +103,9 @@ def stage_kernel(problem) -> str:
     nd, dt = problem.ndim, problem.precision
     block = problem.block if isinstance(problem.block, (list, tuple)) else None
     if nd == 3:
+        if DEFAULT_SMARCH.get((dt, 3), 0) and problem.block == "auto":
+            return "tuned"      # block: auto tunes the block when the solver is built, and
+            #                     with it the 3-D form (smarch where the block fits it)
         if DEFAULT_SMARCH.get((dt, 3), 0):
             from ..field.cuda.smarch import smarch_fits
 
