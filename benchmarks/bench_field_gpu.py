@@ -63,7 +63,7 @@ def copy_bandwidth():
 SMALL_FUSED_VARIANTS = [(16, 16), (20, 16), (24, 16), (24, 24), (12, 16)]
 #: the CLI as it ran before observation pipelining (for the ratio): the length scale computed
 #: at every stop before the next steps are launched
-_CLI_PREVIOUS = ("import sys; import simengine.field.job as j; i = j.FieldJob.__init__\n"
+_CLI_PREVIOUS = ("import sys; import simengine.control.field_job as j; i = j.FieldJob.__init__\n"
                  "def init(self, *a, **k):\n    i(self, *a, **k); self._pipeline = False\n"
                  "j.FieldJob.__init__ = init\n"
                  "from simengine.cli import main; sys.exit(main(sys.argv[1:]))")

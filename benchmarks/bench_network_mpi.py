@@ -124,7 +124,7 @@ def engine_alone(key, backend, workdir):
     """The same case in this process: the job's start-up, then its work over all sources
     (``NetworkJob.work``, the accumulator read once) — no output, no controller."""
     from simengine.config import load_scenario
-    from simengine.network.job import NetworkJob
+    from simengine.control.network_job import NetworkJob
 
     _, scen = scenario(key, backend, workdir)
     job = NetworkJob(load_scenario(str(scen)))

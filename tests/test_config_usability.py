@@ -100,7 +100,7 @@ def test_run_logs_oversampling(tmp_path):
 def test_number_formatting_of_sizes_and_diameters():
     import numpy as np
 
-    from simengine.network.job import _short
+    from simengine.control.network_job import _short
     from simengine.resources import fmt_bytes
 
     assert [fmt_bytes(b) for b in (1000, 1024, 28.2 * 1024, 999.4 * 1024, 1041008, 1 << 20,

@@ -323,8 +323,8 @@ def test_scenario_output_and_resume_mid_run(tmp_path, monkeypatch):
 
     import simengine
     from simengine.network import generators
-    from simengine.network.job import NetworkJob
-    from simengine.runner import Interrupted
+    from simengine.control.network_job import NetworkJob
+    from simengine.control.runner import Interrupted
 
     lines = []
     ref = simengine.run(SCENARIO, tmp_path / "ref.h5", log=lines.append)

@@ -1,6 +1,6 @@
 """The network job: a shortest-path scenario as units of work (sources) for the controller.
 
-Implements the controller protocol of :mod:`simengine.runner` (``describe``, ``make_output``,
+Implements the controller protocol of :mod:`simengine.control.runner` (``describe``, ``make_output``,
 ``start``, ``next_stop``, ``advance``, ``at_stop``, ``checkpoint``, ``finished``). Done work is the
 set of sources whose partial statistics are in ``self.stats`` (``PathStatistics.done``), so a run
 can be resumed whatever order or split processed them.
@@ -23,8 +23,8 @@ class NetworkJob:
     unit = "source"
 
     def __init__(self, sc, log=None, comm=None):
-        from .sources import choose_sources
-        from .statistics import PathStatistics
+        from ..network.sources import choose_sources
+        from ..network.statistics import PathStatistics
 
         from ..parallel import SerialComm
 
@@ -45,14 +45,14 @@ class NetworkJob:
                                 f"the same on every node?)")
         m = spec.metrics
         if isinstance(m.sources, list):
-            from .sources import listed_source_indices
+            from ..network.sources import listed_source_indices
 
             src_spec = listed_source_indices(self.graph, m.sources, f"{sc.path}: metrics.sources")
         elif m.sources == "all":
             src_spec = "all"
         else:
             src_spec = {"sample": m.sources.sample, "seed": m.sources.seed}
-            from .sources import sample_note
+            from ..network.sources import sample_note
 
             if sample_note(m.sources, self.graph.n):
                 self.log(sample_note(m.sources, self.graph.n))
@@ -73,7 +73,7 @@ class NetworkJob:
         self.backend, self.algorithm = self.run_plan.backend, self.run_plan.runs
         self.total = len(self.sources)
         self.bin_width = float(m.histogram_bin_width or 1.0)
-        from .betweenness import mode as betweenness_mode
+        from ..network.betweenness import mode as betweenness_mode
 
         self.stats = PathStatistics.for_graph(
             self.graph, bin_width=self.bin_width, sampled=self.sampled,
@@ -85,7 +85,7 @@ class NetworkJob:
         self.every = int(spec.output.checkpoint_every)
         self.batch = self.run_plan.batch
         self.store_dtype = self._store_dtype() if m.store_distances else None
-        from .spans import Spans
+        from ..network.spans import Spans
 
         self.spans = Spans()       # where this rank's time goes (SIMENGINE_PROFILE)
         self.spans.add("start-up: graph", self.graph_seconds)
@@ -104,7 +104,7 @@ class NetworkJob:
 
     # ---- graph
     def _build_graph(self):
-        from . import generators, readers, weights_setting
+        from ..network import generators, readers, weights_setting
 
         g = self.spec.graph
         sc = self.sc
@@ -135,9 +135,9 @@ class NetworkJob:
         (and the ranks' load balance) does not count compilation. Returns the seconds spent."""
         import time
 
-        from .apsp import run_sources
-        from .graph import CSRGraph
-        from .statistics import PathStatistics
+        from ..network.apsp import run_sources
+        from ..network.graph import CSRGraph
+        from ..network.statistics import PathStatistics
 
         t = time.perf_counter()
         w = np.ones(2) if self.graph.weighted else None
@@ -146,7 +146,7 @@ class NetworkJob:
         # on ranks, msbfs's last claims run narrower sweeps (_claim_tail): compile those too
         widths = [None]
         if self.algorithm == "msbfs" and self.comm.size > 1:
-            from .cuda.msbfs import DEFAULT_WORDS
+            from ..network.cuda.msbfs import DEFAULT_WORDS
 
             widths += [32 * DEFAULT_WORDS // f for f in (2, TAIL_FRACTION) if f > 1]
         try:
@@ -162,7 +162,7 @@ class NetworkJob:
         # the graph's upload and the engine's buffers are start-up too (reported apart)
         t = time.perf_counter()
         if self.algorithm != "brandes":
-            from .cuda.engine import prepare
+            from ..network.cuda.engine import prepare
 
             words = [w // 32 for w in widths[1:]]      # msbfs's narrower tail sweeps
             try:
@@ -174,7 +174,7 @@ class NetworkJob:
         return compiled
 
     def _store_dtype(self):
-        from .apsp import store_dtype
+        from ..network.apsp import store_dtype
 
         return store_dtype(self.graph)
 
@@ -187,11 +187,11 @@ class NetworkJob:
                 + f"host kernels ready in {self.host_seconds:.1f} s")
         alg = self.algorithm
         if alg == "fw" and self.backend == "cuda":
-            from .cuda.floyd_warshall import kernel_note
+            from ..network.cuda.floyd_warshall import kernel_note
 
             alg = f"fw [{kernel_note(g)}]"
         elif alg == "brandes" and self.backend == "cuda":
-            from .cuda.brandes import engine_note
+            from ..network.cuda.brandes import engine_note
 
             alg = f"brandes [{engine_note(g)}]"
         return (f"{self.sc.name}: {self.total} sources, {alg} on {self.backend}, "
@@ -205,14 +205,14 @@ class NetworkJob:
         if self.algorithm != "msbfs":
             return 1
         if self.backend == "cuda":
-            from .cuda.msbfs import DEFAULT_WORDS
+            from ..network.cuda.msbfs import DEFAULT_WORDS
 
             return 32 * DEFAULT_WORDS
         # one full-width batch (DEFAULT_WORDS words of 64 sources) per thread: narrower pieces
         # sweep the graph as often for fewer sources
         import numba
 
-        from .cpu.msbfs import DEFAULT_WORDS
+        from ..network.cpu.msbfs import DEFAULT_WORDS
 
         return 64 * DEFAULT_WORDS * numba.get_num_threads()
 
@@ -247,7 +247,7 @@ class NetworkJob:
 
     def start(self, fresh, ck):
         """Fresh start, or restore checkpoint ``ck``; returns (done, elapsed)."""
-        from .statistics import PathStatistics
+        from ..network.statistics import PathStatistics
 
         if fresh:
             return 0, 0.0
@@ -288,7 +288,7 @@ class NetworkJob:
         """All ranks together: the sources up to ``stop``, claimed dynamically
         (:func:`simengine.network.distributed.run_sources_ranks`). With stored distances the round
         is finished even after a stop request, so rows stay in the order of ``/sources``."""
-        from .distributed import run_sources_ranks
+        from ..network.distributed import run_sources_ranks
 
         todo = self.remaining()[:stop - done]
         share = static_share(self.backend)
@@ -317,7 +317,7 @@ class NetworkJob:
         return done
 
     def work(self, sources):
-        from .apsp import run_sources
+        from ..network.apsp import run_sources
 
         store = pred = None
         if self.store_dtype is not None:
@@ -356,7 +356,7 @@ class NetworkJob:
     def _profile(self):
         """With SIMENGINE_PROFILE set (on every rank): one line per rank of where the time went
         (collective)."""
-        from .spans import report, requested
+        from ..network.spans import report, requested
 
         if requested():
             report(self.comm.allgather(self.spans.as_dict()), self.log)
@@ -387,7 +387,7 @@ def _warm_host() -> float:
     import time
 
     from ..io.h5image import fletcher32
-    from .accumulate import add_compensated, add_counts, parallel_copy
+    from ..network.accumulate import add_compensated, add_counts, parallel_copy
 
     t = time.perf_counter()
     x = np.zeros(2)
@@ -418,7 +418,7 @@ def static_share(backend: str) -> float:
     ``SIMENGINE_STATIC_SHARE`` (0–1) overrides both."""
     import os
 
-    from .distributed import STATIC_SHARE_GPU
+    from ..network.distributed import STATIC_SHARE_GPU
 
     v = os.environ.get("SIMENGINE_STATIC_SHARE", "").strip()
     if v:

@@ -1,6 +1,6 @@
 """Controller: one loop for both kinds — scenario -> job; cadence, signals, resume, progress.
 
-A job (:class:`simengine.field.job.FieldJob`, :class:`simengine.network.job.NetworkJob`) owns its
+A job (:class:`simengine.control.field_job.FieldJob`, :class:`simengine.control.network_job.NetworkJob`) owns its
 engine and knows its unit of work (time steps or sources). The controller only speaks the job
 protocol:
 
@@ -31,14 +31,14 @@ from pathlib import Path
 
 import yaml
 
-from . import resume_rules
-from .config import Scenario
-from .errors import SimulationError, UserError
-from .io import output_files
-from .io.integrity import DAMAGE, reason
-from .io.reader import open_output
-from .progress import Progress
-from .signals import checkpointable
+from .. import resume_rules
+from ..config import Scenario
+from ..errors import SimulationError, UserError
+from ..io import output_files
+from ..io.integrity import DAMAGE, reason
+from ..io.reader import open_output
+from ..progress import Progress
+from ..signals import checkpointable
 
 #: keys that may differ between the stored scenario and the one used with --resume
 RESUME_FREE_KEYS = {("output",), ("description",), ("time", "steps"), ("solver", "backend"),
@@ -97,10 +97,10 @@ def make_job(sc: Scenario, log=None, comm=None, plan=None):
     plan from the resource check (a network job plans again from the built graph's shape)."""
     try:
         if sc.kind == "field":
-            from .field.job import FieldJob
+            from .field_job import FieldJob
 
             return FieldJob(sc, log, comm, plan=plan)
-        from .network.job import NetworkJob
+        from .network_job import NetworkJob
 
         return NetworkJob(sc, log, comm)
     except UserError as exc:
@@ -114,7 +114,7 @@ class Runner:
 
     def __init__(self, sc: Scenario, output=None, resume=False, overwrite=False, progress=True,
                  log=None, comm=None, force=False):
-        from .parallel import world
+        from ..parallel import world
 
         self.sc = sc
         self.force = force
@@ -188,9 +188,9 @@ class Runner:
                 self._lock = None
 
     def _run(self) -> int:
-        from .parallel import bind_gpu, on_root
+        from ..parallel import bind_gpu, on_root
 
-        from .resources import check
+        from ..resources import check
 
         comm = self.comm
         device = bind_gpu(comm) if self.sc.spec.solver.backend in ("auto", "cuda") else None
@@ -212,7 +212,7 @@ class Runner:
                 f", one GPU each (GPUs of ranks 0..{comm.size - 1}: "
                 f"{', '.join('none' if g is None else str(g) for g in gpus)})"
                 if any(g is not None for g in gpus) else ""))
-        from .parallel.threads import decided
+        from ..parallel.threads import decided
 
         if decided():                      # simengine run: numba threads, --device
             self.log(decided())

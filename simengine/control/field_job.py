@@ -1,6 +1,6 @@
 """The field job: a Cahn–Hilliard scenario as units of work (time steps) for the controller.
 
-The controller (:mod:`simengine.runner`) calls the job protocol: ``describe``, ``make_output``,
+The controller (:mod:`simengine.control.runner`) calls the job protocol: ``describe``, ``make_output``,
 ``start``, ``next_stop``, ``advance``, ``at_stop``, ``checkpoint``, ``finished``. The job owns the
 solver and decides which output events are due at a step; the writer (``FieldOutput``) owns the
 file.
@@ -70,7 +70,7 @@ class FieldJob:
         an ensemble, :class:`simengine.field.ensemble.MemberSolver`); one process only.
         ``plan``: the run's plan (:mod:`simengine.plan`; default: computed here)."""
         from ..config.checks import field_problem
-        from .backends import make_solver
+        from ..field.backends import make_solver
 
         from ..parallel import SerialComm
 
@@ -92,16 +92,16 @@ class FieldJob:
         self.slabs = None
         try:
             if solver is not None:
-                from .decomposition import whole_slab
+                from ..field.decomposition import whole_slab
 
                 self.solver, self.slab = solver, whole_slab(self.grid.shape[0])
             elif self.comm.size > 1:
-                from .distributed import make_rank_solver
+                from ..field.distributed import make_rank_solver
 
                 self.solver, self.slab, self.slabs = make_rank_solver(
                     self.comm, self.model, self.grid, self.boundary, backend=s.backend, **kw)
             else:
-                from .decomposition import whole_slab
+                from ..field.decomposition import whole_slab
 
                 self.solver = make_solver(self.model, self.grid, self.boundary,
                                           backend=s.backend, **kw)
@@ -110,7 +110,7 @@ class FieldJob:
             raise UserError(f"{sc.path}: solver: {exc}") from None
         if solver is None:
             self._check_plan(s)
-        from .spectrum_cuda import device_spectrum_for
+        from ..field.spectrum_cuda import device_spectrum_for
 
         # where S(k) is computed (the GPU with cuFFT for large one-process CUDA fields)
         #: the radial S(k) at every observation (output.structure_factor): row
@@ -158,7 +158,7 @@ class FieldJob:
         choice = getattr(self.solver, "plan_choice", None)
         if want is None or choice is None or isinstance(s.block, str):
             return           # no GPU form, or ``block: auto`` (tuned when the solver is built)
-        from .plans import stage_kernel
+        from ..field.plans import stage_kernel
 
         got = choice.form.name + ("" if choice.fused else "/" + stage_kernel(self.solver.plan))
         if got != want.chosen:
@@ -393,7 +393,7 @@ class FieldJob:
     def initial_field(self):
         """This rank's rows of the initial field (the whole field in one process): seeded noise
         drawn for these rows only, or these rows read from the initial-condition file."""
-        from .initial import noise_rows
+        from ..field.initial import noise_rows
 
         init = self.spec.initial
         a, b = self.slab.start, self.slab.stop
@@ -438,7 +438,7 @@ class FieldJob:
         enqueued, self._enqueued = self._enqueued, None
         sk = None  # (length, radial) from the GPU
         if self.comm.size > 1:
-            from .distributed import rank_observables
+            from ..field.distributed import rank_observables
 
             red = rank_observables(self.comm, self.solver, self.slabs, self.model, self.grid,
                                    spectrum=self._spectrum, radial=self.radial)
@@ -481,7 +481,7 @@ class FieldJob:
     def _host_spectrum(self, row, phi):
         """The length scale (and with ``output.structure_factor`` the radial S(k)) of a host
         field into ``row``, from one transform."""
-        from .observables import length_and_radial
+        from ..field.observables import length_and_radial
 
         length, radial = length_and_radial(phi, self.grid.spacing, self.boundary.kind,
                                            radial=self.radial)
