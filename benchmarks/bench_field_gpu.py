@@ -63,7 +63,7 @@ def copy_bandwidth():
 SMALL_FUSED_VARIANTS = [(16, 16), (20, 16), (24, 16), (24, 24), (12, 16)]
 #: the CLI as it ran before observation pipelining (for the ratio): the length scale computed
 #: at every stop before the next steps are launched
-_CLI_PREVIOUS = ("import sys; import simengine.field.job as j; i = j.FieldJob.__init__\n"
+_CLI_PREVIOUS = ("import sys; import simengine.control.field_job as j; i = j.FieldJob.__init__\n"
                  "def init(self, *a, **k):\n    i(self, *a, **k); self._pipeline = False\n"
                  "j.FieldJob.__init__ = init\n"
                  "from simengine.cli import main; sys.exit(main(sys.argv[1:]))")
@@ -361,7 +361,7 @@ def rk2_check(plan, ref_out, s3, dtype, scal, steps=3, seed=11):
     cells = int(np.prod(s3))
     host = np.random.default_rng(seed).uniform(-1, 1, cells).astype(dtype)
     if plan is None:
-        plan = ck.StagePlan("texture", 3, s3, 0, dtype, cpt=1, march=0, vec=0)
+        plan = ck.StageLaunch("texture", 3, s3, 0, dtype, cpt=1, march=0, vec=0)
     u = [cuda.to_device(host), cuda.device_array(cells, dtype), cuda.device_array(cells, dtype)]
     for _ in range(steps):
         plan(u[0], u[0], u[1], 0.5 * DT, scal)
@@ -391,7 +391,7 @@ def fused_row(kern, nd, shape, s3, bnd, grid, dtype, bufs, scal, rows_per_thread
         plan = FramePlan(kern, nd, s3, bnd.code, dtype, tile=(block[1] - 8, block[0] - 8))
         t = _time_fused(plan, bufs, scal, steps)
         # correctness against the unfused stages
-        unf = ck.StagePlan("texture", nd, s3, bnd.code, dtype, cpt=1, march=0, vec=0)
+        unf = ck.StageLaunch("texture", nd, s3, bnd.code, dtype, cpt=1, march=0, vec=0)
         host = np.random.default_rng(7).uniform(-1, 1, cells).astype(dtype)
         f = [cuda.to_device(host), cuda.device_array(cells, dtype)]
         u = [cuda.to_device(host), cuda.device_array(cells, dtype),
@@ -505,7 +505,7 @@ def warp_configs(sweep="short"):
 
 def warp_rows(shape, dtype, bw, steps, sweep="short"):
     """The warp-marching fused step (cuda/fused_warp.py): columns per lane × rows per chunk ×
-    warps per block × loads, against the unfused default (the StagePlan defaults, two stages
+    warps per block × loads, against the unfused default (the StageLaunch defaults, two stages
     per step) measured here; |warp − unfused| / max after 20 steps at dt from a random field;
     then the solver as a user runs it (CUDA Graphs) with fused auto and fused off."""
     from simengine.field.cuda.fused_frame import FramePlan
@@ -518,7 +518,7 @@ def warp_rows(shape, dtype, bw, steps, sweep="short"):
     w = dtype.itemsize
     host = np.random.default_rng(0).uniform(-1, 1, cells).astype(dtype)
     bufs = [cuda.to_device(host) for _ in range(3)]
-    unf = ck.StagePlan("texture", 2, s3, bnd.code, dtype)
+    unf = ck.StageLaunch("texture", 2, s3, bnd.code, dtype)
     t_unf = time_plan(unf, bufs, scal, steps=steps, reps=5)
     # the 20-step reference of the unfused default
     h7 = np.random.default_rng(7).uniform(-1, 1, cells).astype(dtype)
@@ -753,7 +753,7 @@ def main(argv=None):
                     if tag == ("default",):
                         plan = cli_inrun.default_plan(shape, prec)
                     else:
-                        plan = ck.StagePlan(kern, nd, s3, bnd.code, dtype, layout=lay,
+                        plan = ck.StageLaunch(kern, nd, s3, bnd.code, dtype, layout=lay,
                                             block=block, cpt=cpt, march=march, unroll=unroll,
                                             vec=vec, **extra)
                     t = time_plan(plan, bufs, scal, steps=args.steps, reps=5)

@@ -174,7 +174,7 @@ def per_source_rows(n, k, seed):
     import scipy.sparse.csgraph as csg
 
     from simengine.network import generators as gen
-    from simengine.network.backends import plan
+    from simengine.network.backends import choose
     from simengine.network.graph import CSRGraph
 
     t = time.perf_counter()
@@ -206,7 +206,7 @@ def per_source_rows(n, k, seed):
             if not graph.weighted:
                 D[D == np.iinfo(store_dtype_of(graph)).max] = np.inf
             rows.append({"family": "per_source", "n": n, "arcs": graph.num_arcs, "weights": label,
-                         "path": alg, "auto": plan(graph, "auto", "cuda", num_sources=k).algorithm,
+                         "path": alg, "auto": choose(graph, "auto", "cuda", num_sources=k).algorithm,
                          "sources": k, "seconds": secs, "ms_per_source": 1e3 * secs / k,
                          "distances_match_scipy": bool(np.array_equal(D, ref)),
                          "matches_batch": "(batch path)"})
@@ -307,8 +307,8 @@ def main(argv=None):
             for alg, kw in runs:
                 base = alg.split("(")[0]
                 if base == "auto":         # the row names what auto ran
-                    from simengine.network.backends import plan
-                    alg = f"auto ({plan(g, 'auto', 'cuda', num_sources=n).algorithm})"
+                    from simengine.network.backends import choose
+                    alg = f"auto ({choose(g, 'auto', 'cuda', num_sources=n).algorithm})"
                 src = allsrc if base in ("msbfs", "auto", "bfs_blocks") else \
                     sample(n, a.bfs_sources, a.seed)
                 st, t_gpu = run_gpu(g, src, base, **kw)

@@ -124,7 +124,7 @@ def engine_alone(key, backend, workdir):
     """The same case in this process: the job's start-up, then its work over all sources
     (``NetworkJob.work``, the accumulator read once) — no output, no controller."""
     from simengine.config import load_scenario
-    from simengine.network.job import NetworkJob
+    from simengine.control.network_job import NetworkJob
 
     _, scen = scenario(key, backend, workdir)
     job = NetworkJob(load_scenario(str(scen)))
@@ -203,6 +203,9 @@ def main(argv=None):
                       flush=True)
                 for line in profile_lines(r["profile"]):
                     print(line, flush=True)
+                plan = re.search(r"plan: .*", r["log"])      # what ran: the run's plan line
+                if plan and n == ranks[0]:
+                    print(f"#   {plan.group(0)}", flush=True)
                 split = re.search(r"sources split over .*", r["log"])
                 if split and a.profile:
                     print(f"#   {split.group(0)}", flush=True)

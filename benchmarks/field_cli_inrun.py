@@ -113,13 +113,13 @@ def cli_inrun(shape, precision, steps, every, launcher=None, ranks=1, env=None,
 
 
 def default_plan(shape, precision):
-    """The stage plan of the 'default' row: ``StagePlan`` with no hints (what ``simengine run``
+    """The stage plan of the 'default' row: ``StageLaunch`` with no hints (what ``simengine run``
     runs with the default settings, tests/test_field_cli_plan.py)."""
     import numpy as np
 
     from simengine.field import cuda as ck
 
-    return ck.StagePlan("texture", len(shape), ck.view3(shape), 0, np.dtype(precision))
+    return ck.StageLaunch("texture", len(shape), ck.view3(shape), 0, np.dtype(precision))
 
 
 def cli_row(shape, prec, rows, bw, solver_ms):

@@ -191,20 +191,20 @@ def phases(n):
     for dt, mode in (("int32", 1), ("float32", 0), ("int32", 3), ("float32", 5)):
         g = _graph(n)
         t = time.perf_counter()
-        D, P, _ = floyd_warshall_device(g, dtype=dt, kernel="cxx", predecessors=mode >= 3)
+        D, P, _ = floyd_warshall_device(g, dtype=dt, kernel="cxx", predecessors=mn.keeps_predecessors(mode))
         cp.cuda.Device().synchronize()
         t1 = time.perf_counter() - t
         t = time.perf_counter()
-        D, P, _ = floyd_warshall_device(g, dtype=dt, kernel="cxx", predecessors=mode >= 3)
+        D, P, _ = floyd_warshall_device(g, dtype=dt, kernel="cxx", predecessors=mn.keeps_predecessors(mode))
         cp.cuda.Device().synchronize()
         t2 = time.perf_counter() - t
         nt = D.shape[0] // mn.R
         Dc = cp.asarray(D)
         Pc = cp.asarray(P) if P is not None else cp.zeros(D.shape, cp.int32)
         args = (Dc, Pc, np.int32(D.shape[0]), np.int32((nt // 2) * mn.R))
-        k1 = mn.diag_kernel(np.dtype(dt), mode >= 3)
-        k2, s2 = mn.panels_kernel(np.dtype(dt), 4 if mode == 5 else mode)
-        rest = mn.REST[mode]
+        k1 = mn.diag_kernel(np.dtype(dt), mn.keeps_predecessors(mode))
+        k2, s2 = mn.panels_kernel(np.dtype(dt), "select" if mn.mode_name(mode) == "chunk-search" else mode)
+        rest = mn.REST[mn.mode_name(mode)]
         k3, s3 = mn.product_kernel(np.dtype(dt), mode, 3, rest)
         g3 = (D.shape[0] // rest.BN, D.shape[0] // rest.BM)
         t_d = _events_ms(lambda: k1((1,), (32, 32), args), 7)
@@ -212,14 +212,14 @@ def phases(n):
         t_r = _events_ms(lambda: k3(g3, (rest.threads,), args, shared_mem=s3), 7)
         t_all = _events_ms(lambda: mn.run_rounds(D, P, nt, mode, lookahead=False), 3)
         t_la = _events_ms(lambda: mn.run_rounds(D, P, nt, mode, lookahead=True), 3)
-        print(f"| {n} | {dt} mode {mode} | diag {1e3 * t_d:.0f} us | panels {1e3 * t_p:.0f} us | "
+        print(f"| {n} | {dt} mode {mn.mode_name(mode)} | diag {1e3 * t_d:.0f} us | panels {1e3 * t_p:.0f} us | "
               f"rest {t_r:.3f} ms ({(nt - 1) ** 2 * mn.R ** 3 / t_r / 1e9:.2f}e12/s) | "
               f"rounds {t_all:.2f} ms, look-ahead {t_la:.2f} ms | first call {1e3 * t1:.1f} ms, repeat {1e3 * t2:.1f} ms |",
               flush=True)
         del D, P, Dc, Pc
     g = _graph(n, "real")
     for cfg in (mn.ProductConfig(TM=8, TN=4, MINB=1), mn.ProductConfig(TM=8, TN=8, MINB=1)):
-        old, mn.REST[5] = mn.REST[5], cfg
+        old, mn.REST["chunk-search"] = mn.REST["chunk-search"], cfg
         ts = []
         for _ in range(3):
             cp.cuda.Device().synchronize()
@@ -227,8 +227,8 @@ def phases(n):
             floyd_warshall_device(g, dtype="float32", kernel="cxx", predecessors=True)
             cp.cuda.Device().synchronize()
             ts.append(time.perf_counter() - t)
-        mn.REST[5] = old
-        print(f"| {n} | float32 real + pred, mode 5 | {cfg.text()} | {1e3 * min(ts[1:]):.1f} ms |",
+        mn.REST["chunk-search"] = old
+        print(f"| {n} | float32 real + pred, mode chunk-search | {cfg.text()} | {1e3 * min(ts[1:]):.1f} ms |",
               flush=True)
 
 
@@ -292,7 +292,7 @@ def main():
     cfgs = [(0, P()), (0, P(VA=4)), (0, P(STAGES=2)), (0, P(STAGES=4)),
             (0, P(MINB=1)), (0, P(BM=64, BN=128, TM=4, TN=8)),
             (1, P()), (1, P(MINB=1)), (1, P(VA=4, MINB=1)), (2, P()),
-            (2, P(MINB=1)), (3, P()), (3, P(MINB=1)), (4, mn.REST[4]), (0, P(VA=4, STAGES=2)), (0, P(VA=4, STAGES=4))]
+            (2, P(MINB=1)), (3, P()), (3, P(MINB=1)), (4, mn.REST["select"]), (0, P(VA=4, STAGES=2)), (0, P(VA=4, STAGES=4))]
     if a.micro:
         micro()
     if a.sass:

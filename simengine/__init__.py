@@ -22,8 +22,8 @@ def open(path):  # noqa: A001 - deliberate: simengine.open(path) for analysis sc
 
 def shortest_path(result_or_file, source, target):
     """The vertex ids of one shortest path from ``source`` to ``target`` in an output that stores
-    ``/predecessors`` (see :func:`simengine.paths.shortest_path`)."""
-    from .paths import shortest_path as path
+    ``/predecessors`` (see :func:`simengine.shortest_paths.shortest_path`)."""
+    from .shortest_paths import shortest_path as path
 
     return path(result_or_file, source, target)
 

@@ -45,9 +45,9 @@ def run(scenario, output=None, *, overrides=None, resume=False, overwrite=False,
     flags; ``progress=True`` shows the progress bar or log lines; ``log`` receives the run's
     messages (default: none). Raises :class:`~simengine.errors.UserError` for bad input,
     :class:`~simengine.errors.SimulationError` when the field blows up, and
-    ``simengine.runner.Interrupted`` after Ctrl-C (a checkpoint was written).
+    ``simengine.control.runner.Interrupted`` after Ctrl-C (a checkpoint was written).
     """
-    from .runner import Runner
+    from .control.runner import Runner
 
     sc = load(scenario, overrides)
     runner = Runner(sc, output, resume=resume, overwrite=overwrite, progress=progress,
@@ -65,12 +65,12 @@ def run_ensemble(scenarios, outputs, *, overrides=None, progress=False, log=None
     path per scenario. Complete outputs are skipped, interrupted ones resumed. After every member
     has run, the first failure is raised: :class:`~simengine.errors.UserError` (bad input, or
     scenarios that cannot share an ensemble), :class:`~simengine.errors.SimulationError` (a
-    member blew up; the others finished), ``simengine.runner.Interrupted`` (Ctrl-C: checkpoints
+    member blew up; the others finished), ``simengine.control.runner.Interrupted`` (Ctrl-C: checkpoints
     were written).
     """
     from .errors import SimulationError
-    from .field.ensemble_run import run_ensemble as _run
-    from .runner import Interrupted
+    from .control.ensemble_run import run_ensemble as _run
+    from .control.runner import Interrupted
 
     scs = [load(s, overrides) for s in scenarios]
     outputs = [Path(p) for p in outputs]

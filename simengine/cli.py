@@ -81,7 +81,7 @@ def build_parser():
 def _cmd_run(args):
     from .config import load_scenario
     from .parallel.threads import apply_devices, apply_threads
-    from .runner import Interrupted, run_scenario
+    from .control.runner import Interrupted, run_scenario
 
     if args.output is not None and not args.output.strip():
         raise UserError(f"--output: {args.output!r} is an empty path; give a file name such as "

@@ -1,4 +1,4 @@
-"""What ``--resume`` may change, beyond the keys :data:`simengine.runner.RESUME_FREE_KEYS` frees.
+"""What ``--resume`` may change, beyond the keys :data:`simengine.control.runner.RESUME_FREE_KEYS` frees.
 
 The rule (docs/output.md, "Resuming with other settings"):
 

@@ -1,5 +1,5 @@
 """``simengine sweep --ensemble`` / ``sweep: {ensemble: true}``: sweep tasks that differ only in
-their initial field run together as ensembles (:mod:`simengine.field.ensemble_run`).
+their initial field run together as ensembles (:mod:`simengine.control.ensemble_run`).
 
 :func:`plan_groups` splits the tasks to run into groups (same :func:`ensemble_key`, at most
 ``cap`` members and what fits in memory) and single tasks (no partner, or no ensemble form); the
@@ -32,7 +32,7 @@ def parse_setting(value, where) -> int | None:
 def _memory_cap(sc) -> int:
     """Members that fit in ``MEMORY_SHARE`` of the free host (and GPU) memory; 0 = unknown."""
     from .field.backends import resolve
-    from .field.ensemble_run import member_bytes
+    from .control.ensemble_run import member_bytes
     from .resources import gpu_available, host_available
 
     host_b, dev_b = member_bytes(sc)
@@ -54,7 +54,7 @@ def plan_groups(sweep, tasks, cap: int):
     members each when ``cap`` > 0, and what fits in memory), ``singles`` the other tasks, both in
     task order."""
     from .config import load_scenario
-    from .field.ensemble_run import ensemble_key
+    from .control.ensemble_run import ensemble_key
     from .sweep_status import body_of
 
     by_key, order, singles, scs = {}, [], [], {}
@@ -95,7 +95,7 @@ def run_groups(sweep, groups, scs, out_dir, quiet=False, log=None) -> dict:
     interrupted group (exit code 130 for it and every later group's tasks)."""
     import time
 
-    from .field.ensemble_run import run_ensemble
+    from .control.ensemble_run import run_ensemble
     from .sweep_status import failed_marker, mark_failed, output_path, task_label
 
     out_dir = Path(out_dir)

@@ -1,6 +1,8 @@
 """``simengine validate``: every check ``simengine run`` makes before its first step, then the
 estimates — after the errors are ruled out, from the real sizes of a graph file (parsed as the
-run parses it) and the algorithm ``auto`` will pick for it."""
+run parses it) and the algorithm ``auto`` will pick for it. It prints the run's plan line
+(``plan: ...``, :mod:`simengine.plan`), the one ``simengine run`` logs at start-up, and refuses
+what the plan refuses with the run's line."""
 from __future__ import annotations
 
 import sys
@@ -55,7 +57,8 @@ def command(args) -> int:
             f"sample of {s.sample} (seed {s.seed})"
         lines.append(f"{name}: OK — network '{sc.name}', graph from {src}, sources {shown}, "
                      f"algorithm {spec.metrics.algorithm}, backend {spec.solver.backend}")
-    plan = check(sc, force=args.force, graph=graph)     # the memory refusal is an error too
-    print("\n".join(lines[:-1] + [f"{name}: estimates (simengine.resources)", *describe(plan),
-                                  lines[-1]]))          # the OK line last
+    # the run's plan (the line simengine run logs) and its refusals; the memory refusal too
+    plan = check(sc, force=args.force, graph=graph)
+    print("\n".join(lines[:-1] + [plan.line, f"{name}: estimates (simengine.resources)",
+                                  *describe(plan), lines[-1]]))          # the OK line last
     return 0

@@ -29,7 +29,7 @@ def scenario(tmp, kind, text=None):
 
 
 def run(sc, out, **kw):
-    from simengine.runner import run_scenario
+    from simengine.control.runner import run_scenario
 
     return run_scenario(sc, out, progress=False, log=lambda m: None, **kw)
 

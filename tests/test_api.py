@@ -10,7 +10,7 @@ from scipy.sparse.csgraph import shortest_path
 import simengine
 from simengine.errors import UserError
 from simengine.progress import Progress
-from simengine.runner import Runner
+from simengine.control.runner import Runner
 
 
 def random_digraph(n=30, p=0.12, seed=4):

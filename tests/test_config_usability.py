@@ -72,10 +72,10 @@ def test_oversampling_is_said_and_estimates_use_the_parsed_graph(tmp_path, capsy
     lines = out.splitlines()
     assert ": OK — network" in lines[-1] and any("estimates" in ln for ln in lines)
     assert any("graph CSR (n = 30, 58 arcs" in ln and "the parsed file" in ln for ln in lines)
-    from simengine.network.backends import plan
+    from simengine.network.backends import choose
     from simengine.network.readers import read_graph
 
-    alg = plan(read_graph(tmp_path / "g.txt"), "auto", "cpu", num_sources=30).algorithm
+    alg = choose(read_graph(tmp_path / "g.txt"), "auto", "cpu", num_sources=30).algorithm
     assert any(f"with {alg} on cpu" in ln for ln in lines), out
 
 
@@ -100,7 +100,7 @@ def test_run_logs_oversampling(tmp_path):
 def test_number_formatting_of_sizes_and_diameters():
     import numpy as np
 
-    from simengine.network.job import _short
+    from simengine.control.network_job import _short
     from simengine.resources import fmt_bytes
 
     assert [fmt_bytes(b) for b in (1000, 1024, 28.2 * 1024, 999.4 * 1024, 1041008, 1 << 20,

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from simengine import api
-from simengine.field import job as fjob
+from simengine.control import field_job as fjob
 from simengine.field.cuda import plan as stage_plan
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -319,7 +319,7 @@ def test_march_matches_reference(shape, bnd, march, unroll, block):
         s = CudaFieldSolver(MODEL, grid, boundary, kernel=kernel, precision=dtype, dt=DT,
                             block=block, march=march)
         if unroll != s.plan.unroll:
-            s.plan = ck.StagePlan(kernel, len(shape), s.shape3, boundary.code, np.dtype(dtype),
+            s.plan = ck.StageLaunch(kernel, len(shape), s.shape3, boundary.code, np.dtype(dtype),
                                   block=block, march=march, unroll=unroll)
         assert s.plan.march == march and "march" in s.name
         s.load(phi)
@@ -339,15 +339,15 @@ def test_march_slice_and_defaults():
         d_phi = cuda.to_device(phi.reshape(-1))
         d_out = cuda.to_device(np.full(phi.size, 7.0))
         block = ((8, 2) if nd == 2 else (4, 2, 1)) if SIM else None
-        plan = ck.StagePlan("texture", nd, ck.view3(shape), bnd.code, np.float64, block=block,
+        plan = ck.StageLaunch("texture", nd, ck.view3(shape), bnd.code, np.float64, block=block,
                             lo=lo, hi=hi, march=3)
         plan(d_phi, d_phi, d_out, 0.01, ck.stage_scalars(MODEL, grid, bnd, np.float64))
         got = d_out.copy_to_host().reshape(shape)
         expect = ref.stage(phi, phi, 0.01, MODEL, grid, bnd)
         np.testing.assert_allclose(got[lo:hi], expect[lo:hi], rtol=0, atol=1e-12)
         assert np.all(got[:lo] == 7.0) and np.all(got[hi:] == 7.0)
-        assert ck.StagePlan("texture", nd, ck.view3(shape), 0, np.float64, cpt=2).march == 0
-        default = ck.StagePlan("texture", nd, ck.view3(shape), 0, np.float64)
+        assert ck.StageLaunch("texture", nd, ck.view3(shape), 0, np.float64, cpt=2).march == 0
+        default = ck.StageLaunch("texture", nd, ck.view3(shape), 0, np.float64)
         want = ck.DEFAULT_SMARCH.get(("float64", nd)) or ck.DEFAULT_MARCH[nd]
         if nd == 3 and not SIM:  # on a GPU: the planes that fill its waves best
             from simengine.field.cuda.plan import _sm_count
@@ -355,7 +355,7 @@ def test_march_slice_and_defaults():
 
             want = smarch_planes(ck.view3(shape)[::-1], (32, 8), "float64", 1, _sm_count())
         assert default.march == want
-    assert ck.StagePlan("shared", 3, (4, 4, 4), 0, np.float64, march=8).march == 0
+    assert ck.StageLaunch("shared", 3, (4, 4, 4), 0, np.float64, march=8).march == 0
     with pytest.raises(ValueError):
         ck.march_kernel(1, 0, True)
 
@@ -400,7 +400,7 @@ def test_vec_slice_misaligned_and_defaults():
     n = phi.size
     lo, hi = 3, shape[0] - 2
     scal = ck.stage_scalars(MODEL, grid, bnd, np.float64)
-    plan = ck.StagePlan("texture", 2, ck.view3(shape), bnd.code, np.float64,
+    plan = ck.StageLaunch("texture", 2, ck.view3(shape), bnd.code, np.float64,
                         block=(2, 2) if SIM else None, lo=lo, hi=hi, cpt=2, vec=2)
     assert plan.vec == 2 and plan.cpt == 2
     expect = ref.stage(phi, phi, 0.01, MODEL, grid, bnd)
@@ -421,16 +421,16 @@ def test_vec_slice_misaligned_and_defaults():
         assert plan._alt is not None and plan._alt.vec == 0
     # defaults: per dtype unless cells_per_thread / march is given; never in 1-D/3-D or tiled
     for dt in ("float32", "float64"):
-        p = ck.StagePlan("texture", 2, (1, 64, 64), 0, np.dtype(dt))
+        p = ck.StageLaunch("texture", 2, (1, 64, 64), 0, np.dtype(dt))
         assert p.vec == ck.DEFAULT_VEC[dt]
         if p.vec:
             assert p.cpt == ck.DEFAULT_VEC_ROWS and p.block == ck.DEFAULT_VEC_BLOCK
-    assert ck.StagePlan("texture", 2, (1, 64, 64), 0, np.float32, cpt=4).vec == 0
-    assert ck.StagePlan("texture", 2, (1, 64, 64), 0, np.float32, march=4).vec == 0
-    assert ck.StagePlan("shared", 2, (1, 64, 64), 0, np.float32, vec=2).vec == 0
-    assert ck.StagePlan("texture", 3, (8, 8, 8), 0, np.float32, vec=2).vec == 0
-    assert ck.StagePlan("texture", 2, (1, 64, 63), 0, np.float32, vec=2, cpt=8).cpt == 4
+    assert ck.StageLaunch("texture", 2, (1, 64, 64), 0, np.float32, cpt=4).vec == 0
+    assert ck.StageLaunch("texture", 2, (1, 64, 64), 0, np.float32, march=4).vec == 0
+    assert ck.StageLaunch("shared", 2, (1, 64, 64), 0, np.float32, vec=2).vec == 0
+    assert ck.StageLaunch("texture", 3, (8, 8, 8), 0, np.float32, vec=2).vec == 0
+    assert ck.StageLaunch("texture", 2, (1, 64, 63), 0, np.float32, vec=2, cpt=8).cpt == 4
     with pytest.raises(ValueError):
-        ck.StagePlan("texture", 2, (1, 64, 64), 0, np.float32, vec=3)
+        ck.StageLaunch("texture", 2, (1, 64, 64), 0, np.float32, vec=3)
     with pytest.raises(ValueError):
         ck.vec_kernel(0, True, "float32", 3)

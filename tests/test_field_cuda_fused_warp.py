@@ -50,7 +50,7 @@ def _warp_steps(plan, host, scal, steps):
 
 
 def _unfused_steps(shape, boundary, dtype, host, scal, steps, kernel="texture"):
-    unf = ck.StagePlan(kernel, 2, ck.view3(shape), boundary.code, dtype, cpt=1, march=0, vec=0,
+    unf = ck.StageLaunch(kernel, 2, ck.view3(shape), boundary.code, dtype, cpt=1, march=0, vec=0,
                        block=(8, 8) if SIM else None)
     u = [cuda.to_device(host), cuda.device_array(host.size, dtype),
          cuda.device_array(host.size, dtype)]

@@ -61,10 +61,10 @@ def test_smarch_equals_direct_and_reference(shape, bnd, dtype, kernel, block, pl
     scal = ck.stage_scalars(MODEL, grid, boundary, dt_)
     # planes of loads in flight: 1 (mirror), 3 (fixed), the default (periodic)
     ahead = {"mirror": 1, "fixed": 3}.get(bnd)
-    sm = ck.StagePlan(kernel, 3, s3, boundary.code, dt_, block=block, lo=lo, hi=hi,
+    sm = ck.StageLaunch(kernel, 3, s3, boundary.code, dt_, block=block, lo=lo, hi=hi,
                       march=planes, smarch=True, unroll=ahead)
     assert sm.smarch and sm.march == planes and sm.unroll == (ahead or ck.DEFAULT_SMARCH_AHEAD)
-    direct = ck.StagePlan(kernel, 3, s3, boundary.code, dt_, lo=lo, hi=hi, cpt=1, march=0)
+    direct = ck.StageLaunch(kernel, 3, s3, boundary.code, dt_, lo=lo, hi=hi, cpt=1, march=0)
     assert not direct.smarch and not direct.march
     coef = dt_.type(0.37)
     got = _stage(sm, phi, base, coef, scal)
@@ -90,42 +90,42 @@ def test_smarch_is_the_3d_default():
     a block of the register form (z > 1) keeps the register form; fp32 runs it with 2 rows per
     thread."""
     s3 = (9, 8, 7)
-    d = ck.StagePlan("texture", 3, s3, 0, np.float64)
+    d = ck.StageLaunch("texture", 3, s3, 0, np.float64)
     assert d.smarch and d.march == ck.DEFAULT_SMARCH[("float64", 3)]
     assert d.block == ck.DEFAULT_SMARCH_BLOCK and d.griddim == (1, 1, 1)
     assert d.unroll == ck.DEFAULT_SMARCH_AHEAD
-    assert ck.StagePlan("global", 3, s3, 0, np.float64).smarch
+    assert ck.StageLaunch("global", 3, s3, 0, np.float64).smarch
     # fp32: the shared-memory march too, 2 rows per thread at every size (measured faster)
-    g = ck.StagePlan("global", 3, s3, 0, np.float32)
+    g = ck.StageLaunch("global", 3, s3, 0, np.float32)
     assert g.smarch and g.march == ck.DEFAULT_SMARCH[("float32", 3)] and g.rows == 2
-    assert not ck.StagePlan("global", 3, s3, 0, np.float32, march=16).smarch
-    r = ck.StagePlan("texture", 3, s3, 0, np.float64, march=16)
+    assert not ck.StageLaunch("global", 3, s3, 0, np.float32, march=16).smarch
+    r = ck.StageLaunch("texture", 3, s3, 0, np.float64, march=16)
     assert r.march == 16 and not r.smarch and r.block == ck.DEFAULT_MARCH_BLOCK[3]
-    e = ck.StagePlan("texture", 3, s3, 0, np.float64, march=16, smarch=True, block=(8, 4))
+    e = ck.StageLaunch("texture", 3, s3, 0, np.float64, march=16, smarch=True, block=(8, 4))
     assert e.smarch and e.block == (8, 4, 1) and e.griddim == (1, 2, 1)
-    c = ck.StagePlan("texture", 3, s3, 0, np.float64, cpt=1)
+    c = ck.StageLaunch("texture", 3, s3, 0, np.float64, cpt=1)
     assert not c.smarch and not c.march
-    z = ck.StagePlan("texture", 3, s3, 0, np.float64, block=(4, 4, 2))
+    z = ck.StageLaunch("texture", 3, s3, 0, np.float64, block=(4, 4, 2))
     assert not z.smarch and z.march == ck.DEFAULT_MARCH[3]
-    assert not ck.StagePlan("texture", 2, (1, 9, 8), 0, np.float64, march=4, smarch=True).smarch
-    assert not ck.StagePlan("shared", 3, s3, 0, np.float64).smarch
+    assert not ck.StageLaunch("texture", 2, (1, 9, 8), 0, np.float64, march=4, smarch=True).smarch
+    assert not ck.StageLaunch("shared", 3, s3, 0, np.float64).smarch
     # 2 rows per thread from SMARCH_ROWS2_MIN_CELLS (2^24: 256³) cells up, unless a block or
     # the rows are given; a slab counts its own planes
     assert ck.SMARCH_ROWS2_MIN_CELLS["float64"] == 1 << 24
     big = (256, 256, 256)
-    assert ck.StagePlan("texture", 3, big, 0, np.float64).rows == 2
-    assert ck.StagePlan("texture", 3, (255, 256, 256), 0, np.float64).rows == 1
-    assert ck.StagePlan("texture", 3, big, 0, np.float64, lo=0, hi=128).rows == 1
-    assert ck.StagePlan("texture", 3, big, 0, np.float64, block=(32, 8)).rows == 1
-    assert ck.StagePlan("texture", 3, big, 0, np.float64, smarch_rows=1).rows == 1
-    assert ck.StagePlan("texture", 3, (512,) * 3, 0, np.float64).griddim == (16, 32, 8)
+    assert ck.StageLaunch("texture", 3, big, 0, np.float64).rows == 2
+    assert ck.StageLaunch("texture", 3, (255, 256, 256), 0, np.float64).rows == 1
+    assert ck.StageLaunch("texture", 3, big, 0, np.float64, lo=0, hi=128).rows == 1
+    assert ck.StageLaunch("texture", 3, big, 0, np.float64, block=(32, 8)).rows == 1
+    assert ck.StageLaunch("texture", 3, big, 0, np.float64, smarch_rows=1).rows == 1
+    assert ck.StageLaunch("texture", 3, (512,) * 3, 0, np.float64).griddim == (16, 32, 8)
     assert d.rows == 1
     # block checks
     assert smarch_fits((32, 8)) and smarch_fits((4, 4, 1)) and not smarch_fits((2, 2))
     assert not smarch_fits((4, 4, 2))
     assert smarch_counts((32, 8)) == (2, 2, 3 * (36 * 12 + 34 * 10))
     with pytest.raises(ValueError):
-        ck.StagePlan("texture", 3, s3, 0, np.float64, block=(2, 2), march=4, smarch=True)
+        ck.StageLaunch("texture", 3, s3, 0, np.float64, block=(2, 2), march=4, smarch=True)
     with pytest.raises(ValueError):
         ck.smarch_kernel(0, True, "float64", (8, 4), 0)
     s = CudaFieldSolver(MODEL, Grid(s3), Boundary("periodic"), dt=DT, fused=False,
@@ -192,7 +192,7 @@ def test_smarch_rows_and_ring_base_equal_direct(shape, bnd, dtype, kernel, block
     hi_ = shape[0] if hi is None else hi
     phi, base = _field(shape, 4, dtype), _field(shape, 5, dtype)
     scal = ck.stage_scalars(MODEL, grid, boundary, dt_)
-    sm = ck.StagePlan(kernel, 3, s3, boundary.code, dt_, block=block, lo=lo, hi=hi,
+    sm = ck.StageLaunch(kernel, 3, s3, boundary.code, dt_, block=block, lo=lo, hi=hi,
                       march=planes, smarch=True, unroll=ahead, smarch_rows=rows,
                       smarch_ring_base=ring)
     assert sm.smarch and sm.rows == rows and sm.ring_base == ring and sm.unroll == ahead
@@ -203,7 +203,7 @@ def test_smarch_rows_and_ring_base_equal_direct(shape, bnd, dtype, kernel, block
     if ring:
         assert sm.same.src_is_base and sm.same.rows == rows and sm.same.griddim == sm.griddim
         assert sm.same.fn is not sm.fn
-    direct = ck.StagePlan(kernel, 3, s3, boundary.code, dt_, lo=lo, hi=hi, cpt=1, march=0)
+    direct = ck.StageLaunch(kernel, 3, s3, boundary.code, dt_, lo=lo, hi=hi, cpt=1, march=0)
     coef = dt_.type(0.37)
     n = phi.size
     for b in (phi, base):  # stage 1 (base is src), stage 2
@@ -229,32 +229,32 @@ def test_smarch_options_plan():
     rows and the ring base are validated; the ring-base plan refuses a base other than src;
     fits/counts with rows."""
     s3 = (9, 8, 7)
-    d = ck.StagePlan("texture", 3, s3, 0, np.float64)
+    d = ck.StageLaunch("texture", 3, s3, 0, np.float64)
     assert d.smarch and d.rows == ck.DEFAULT_SMARCH_ROWS and d.ring_base == \
         ck.DEFAULT_SMARCH_RING_BASE
-    r2 = ck.StagePlan("texture", 3, (9, 40, 70), 0, np.float64, smarch_rows=2)
+    r2 = ck.StageLaunch("texture", 3, (9, 40, 70), 0, np.float64, smarch_rows=2)
     assert r2.smarch and r2.rows == 2 and r2.block == (32, 8, 1) and r2.griddim == (3, 3, 1)
     # the register form and the other kernels ignore the options
-    g = ck.StagePlan("global", 3, s3, 0, np.float32, march=16, smarch_rows=2,
+    g = ck.StageLaunch("global", 3, s3, 0, np.float32, march=16, smarch_rows=2,
                      smarch_ring_base=True)
     assert not g.smarch and g.rows == 1 and not g.ring_base and g.same is None
-    t = ck.StagePlan("shared", 3, s3, 0, np.float64, smarch_rows=2, smarch_ring_base=True)
+    t = ck.StageLaunch("shared", 3, s3, 0, np.float64, smarch_rows=2, smarch_ring_base=True)
     assert not t.smarch and t.rows == 1 and not t.ring_base and t.same is None
     with pytest.raises(ValueError):
-        ck.StagePlan("texture", 3, s3, 0, np.float64, smarch_rows=3)
+        ck.StageLaunch("texture", 3, s3, 0, np.float64, smarch_rows=3)
     with pytest.raises(ValueError):  # 4x4 threads with 2 rows: 6 loads per thread
-        ck.StagePlan("texture", 3, s3, 0, np.float64, block=(4, 4), march=4, smarch=True,
+        ck.StageLaunch("texture", 3, s3, 0, np.float64, block=(4, 4), march=4, smarch=True,
                      smarch_rows=2)
     # a block that does not fit with 2 rows keeps the register form when smarch is not forced
-    assert not ck.StagePlan("texture", 3, s3, 0, np.float64, block=(4, 4, 1),
+    assert not ck.StageLaunch("texture", 3, s3, 0, np.float64, block=(4, 4, 1),
                             smarch_rows=2).smarch
-    assert ck.StagePlan("texture", 3, s3, 0, np.float64, block=(8, 8, 1), smarch_rows=2).smarch
+    assert ck.StageLaunch("texture", 3, s3, 0, np.float64, block=(8, 8, 1), smarch_rows=2).smarch
     assert smarch_fits((32, 8), 2) and smarch_fits((8, 8), 2) and not smarch_fits((8, 4), 2)
     assert smarch_counts((32, 8), 2) == (3, 3, 3 * (36 * 20 + 34 * 18))
     assert smarch_counts((32, 8), 1) == smarch_counts((32, 8))
     with pytest.raises(ValueError):
         ck.smarch_kernel(0, True, "float64", (8, 8), 4, None, 2, 3)
-    rb = ck.StagePlan("texture", 3, s3, 0, np.float64, block=(4, 4), march=4, smarch=True,
+    rb = ck.StageLaunch("texture", 3, s3, 0, np.float64, block=(4, 4), march=4, smarch=True,
                       smarch_ring_base=True)
     a, b, o = (cuda.to_device(np.zeros(9 * 8 * 7)) for _ in range(3))
     scal = ck.stage_scalars(MODEL, Grid(s3), Boundary("periodic"), np.dtype(np.float64))
@@ -263,16 +263,16 @@ def test_smarch_options_plan():
 
 
 def test_smarch_ring_base_record_picks_the_kernel(monkeypatch):
-    """Graph recording (cuda_solver/graph.py record the stages through ``StagePlan.record``):
+    """Graph recording (cuda_solver/graph.py record the stages through ``StageLaunch.record``):
     base is src records the ring-base kernel once it has been launched (compiled), else the
     ordinary kernel (right for any base); base another array always the ordinary kernel."""
     from simengine.field.cuda import plan as plan_mod
 
     s3 = (9, 8, 7)
-    p = ck.StagePlan("texture", 3, s3, 0, np.float64, block=(4, 4), march=4, smarch=True,
+    p = ck.StageLaunch("texture", 3, s3, 0, np.float64, block=(4, 4), march=4, smarch=True,
                      smarch_ring_base=True)
     rec = []
-    monkeypatch.setattr(plan_mod.StagePlan, "_prepare",
+    monkeypatch.setattr(plan_mod.StageLaunch, "_prepare",
                         lambda self, args: (None, None, self.fn, args))
     monkeypatch.setattr(plan_mod._launch_api, "record",
                         lambda target, config, kernel, kargs: rec.append(kernel))
@@ -368,14 +368,14 @@ def test_bench_smarch_options():
     dt_ = np.dtype(np.float64)
     scal = ck.stage_scalars(bench.MODEL, Grid(s3), Boundary("periodic"), dt_)
     ref_out = bench.rk2_check(None, None, s3, dt_, scal, steps=1)
-    p = ck.StagePlan("texture", 3, s3, 0, dt_, block=(8, 8), march=4, smarch=True, unroll=1,
+    p = ck.StageLaunch("texture", 3, s3, 0, dt_, block=(8, 8), march=4, smarch=True, unroll=1,
                      smarch_rows=2, smarch_ring_base=True)
     assert bench.smarch_name(p) == "-rows2-ringbase"
     diff = bench.rk2_check(p, ref_out, s3, dt_, scal, steps=1)
     assert diff == 0.0 if SIM else diff <= 1e-12
     assert bench.rk2_check(p, ref_out * 1.001, s3, dt_, scal, steps=1) > 1e-4
     # numba's indexing of the shared rings (the benchmark's comparison form): the same field
-    p = ck.StagePlan("texture", 3, s3, 0, dt_, block=(8, 8), march=4, smarch=True, unroll=2,
+    p = ck.StageLaunch("texture", 3, s3, 0, dt_, block=(8, 8), march=4, smarch=True, unroll=2,
                      smarch_flat=False)
     assert p.flat is False and bench.smarch_name(p) == "-numbaidx"
     diff = bench.rk2_check(p, ref_out, s3, dt_, scal, steps=1)

@@ -1,4 +1,4 @@
-"""Ensembles (simengine.field.ensemble, simengine.field.cuda.ensemble, simengine.field.ensemble_run,
+"""Ensembles (simengine.field.ensemble, simengine.field.cuda.ensemble, simengine.control.ensemble_run,
 simengine.sweep_ensemble): every member bit for bit equal to its one-member run of the same kernel
 (CPU, and CUDA under the simulator or on a GPU), members independent, per-member reductions equal
 to the single solver's, and `simengine sweep --ensemble` writing the same output files as single

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from simengine import api
-from simengine.field import job as fjob
+from simengine.control import field_job as fjob
 from simengine.field import observables as obs
 
 

@@ -1,7 +1,7 @@
 """The plan registry (simengine/field/plans.py) picks what the code picked before it existed.
 
 ``tests/data/plan_picks_70f9f13.json`` holds the forms and launch geometry chosen at 70f9f13
-(``fused_plan_for`` + ``StagePlan`` on an H100: 132 multiprocessors, not the simulator) for the
+(``fused_plan_for`` + ``StageLaunch`` on an H100: 132 multiprocessors, not the simulator) for the
 benchmarks' grids (200², 4096², 16384², 256³, 512³) × fp32/fp64 × the four strategies × RK2/Euler
 × fused auto/true/false × whole grid/slab, every boundary giving the same pick. Deliberate
 changes, all for ``fused: true`` (``auto`` picks exactly as before): on a slab it ran the unfused
@@ -48,7 +48,7 @@ def _describe(plan) -> str:
 
 @pytest.fixture
 def on_gpu(monkeypatch):
-    """StagePlan's defaults as on an H100 (the smarch march length depends on the SM count)."""
+    """StageLaunch's defaults as on an H100 (the smarch march length depends on the SM count)."""
     monkeypatch.setattr(stage_plan, "SIMULATOR", False)
     monkeypatch.setattr(fused_3d, "SIMULATOR", False)  # the GPU's frame
     monkeypatch.setattr(stage_plan, "_sm_count", lambda: SMS)
@@ -89,7 +89,7 @@ def test_the_registry_picks_what_70f9f13_picked(sname, on_gpu):
             if choice.fused:
                 got = _describe(choice.build(case))
             else:
-                got = _describe(stage_plan.StagePlan(kernel, nd, s3, bc, dtype,
+                got = _describe(stage_plan.StageLaunch(kernel, nd, s3, bc, dtype,
                                                      layout=LAYOUT.get(nd, "modern"),
                                                      lo=0, hi=shape[0]))
             assert got == want, (key, bc, choice.reason)

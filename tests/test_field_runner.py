@@ -10,7 +10,7 @@ from simengine.cli import main
 from simengine.config import load_scenario
 from simengine.field import reference
 from simengine.field.initial import noise
-from simengine.runner import run_scenario
+from simengine.control.runner import run_scenario
 
 BASE = {
     "kind": "field", "name": "small",

@@ -6,7 +6,7 @@ import numba
 import numpy as np
 import pytest
 
-from simengine.network import csr_kernels
+from simengine.network import rmat_kernels
 from simengine.network import generators as gen
 from simengine.network.graph import CSRGraph
 
@@ -82,7 +82,7 @@ def reference_rmat_edges(scale, ef=16, a=.57, b=.19, c=.19, seed=None):
     key = np.uint64(int(rng.integers(0, 2**63 - 1)))
     mul = [int(x) | 1 for x in rng.integers(0, 2**62, size=4)]
     mul[1] -= 1
-    thr, alias = csr_kernels.rmat_alias_table(6, a, b, c)
+    thr, alias = rmat_kernels.rmat_alias_table(6, a, b, c)
     words = -(-scale // 12)
     G = np.uint64(0x9E3779B97F4A7C15)
     s = np.zeros(m, np.int64)
@@ -116,7 +116,7 @@ def test_rmat_alias_table_gives_the_quadrant_products():
     probabilities (a, b, c, d for bits (0,0), (0,1), (1,0), (1,1)) up to its 2^-F rounding."""
     for levels, (a, b, c) in [(1, (.57, .19, .19)), (2, (.25, .25, .25)), (6, (.57, .19, .19)),
                               (6, (.45, .15, .15)), (3, (1.0, 0.0, 0.0)), (6, (.6, .4, 0.0))]:
-        thr, alias = csr_kernels.rmat_alias_table(levels, a, b, c)
+        thr, alias = rmat_kernels.rmat_alias_table(levels, a, b, c)
         N, F = 4 ** levels, 32 - 2 * levels
         assert len(thr) == N and thr.max() <= 2 ** F and alias.max() < N
         mass = np.zeros(N)
@@ -186,8 +186,8 @@ def test_rmat_hub_rows_and_unscrambled_labels_equal_reference():
 def test_rmat_independent_of_thread_split_and_counts():
     mul = [12345, 678, 91011, 1213]
     for directed in (False, True):
-        a = csr_kernels.rmat_csr(10, 16, .57, .19, .19, 12345, mul, directed, chunks=1)
-        b = csr_kernels.rmat_csr(10, 16, .57, .19, .19, 12345, mul, directed, chunks=7)
+        a = rmat_kernels.rmat_csr(10, 16, .57, .19, .19, 12345, mul, directed, chunks=1)
+        b = rmat_kernels.rmat_csr(10, 16, .57, .19, .19, 12345, mul, directed, chunks=7)
         assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
     g = gen.rmat(12, seed=2)
     assert g.n == 4096 and 0.5 * 16 * 4096 < g.num_edges <= 16 * 4096

@@ -1,4 +1,6 @@
-"""The ``simengine`` package has no import cycles and no module over 800 lines.
+"""The ``simengine`` package has no import cycles — between modules, and between packages (the
+first level below ``simengine``: ``field``, ``network``, ``io``, ``run``, ... and each top-level
+module) — and no module over 600 lines.
 
 The graph is built from the source with ``ast`` (module-level and function-level imports, so a
 cycle hidden in a function body counts too); an edge ``a → b`` means ``a`` imports ``b`` or a
@@ -10,7 +12,13 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent / "simengine"
-MAX_LINES = 800
+MAX_LINES = 600
+#: modules over MAX_LINES that their owners are splitting now (name them; remove when split)
+BEING_SPLIT = {
+    "simengine.sweep": "i37 edits sweep.py (limits); split after that lands",
+    "simengine.control.field_job": "field/job.py was 671 lines on main before i36 moved it "
+                                   "(i39's clock, adaptive driver, spectral solver); split next",
+}
 
 #: import edges left out of the graph (importer, imported) that would close a cycle: none are
 #: allowed; an entry here needs a reason beside it.
@@ -99,13 +107,39 @@ def test_no_import_cycles():
 
 def test_the_graph_sees_function_level_imports_and_cycles():
     graph = import_graph()
-    assert "simengine.field.backends" in graph["simengine.field.job"] or any(
-        t.startswith("simengine.field") for t in graph["simengine.field.job"])
+    assert "simengine.field.backends" in graph["simengine.control.field_job"] or any(
+        t.startswith("simengine.field") for t in graph["simengine.control.field_job"])
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [{"a", "b", "c"}]
     assert cycles({"a": {"b"}, "b": set()}) == []
 
 
-def test_no_module_over_800_lines():
+def package_graph(graph: dict) -> dict:
+    """The import graph with every module replaced by its package: ``simengine.X`` for a module
+    of the subpackage X or the top-level module X (edges inside one package dropped)."""
+    def pkg(m):
+        return ".".join(m.split(".")[:2])
+
+    out = {}
+    for a, targets in graph.items():
+        out.setdefault(pkg(a), set())
+        for b in targets:
+            if pkg(a) != pkg(b):
+                out[pkg(a)].add(pkg(b))
+                out.setdefault(pkg(b), set())
+    return out
+
+
+def test_no_package_import_loops():
+    """No package imports another that imports it back, function-level imports counted (the
+    optional dependencies — CuPy, mpi4py, matplotlib — are outside ``simengine``)."""
+    graph = package_graph(import_graph())
+    found = [sorted(c) for c in cycles(graph)]
+    assert not found, f"package import loops: {found}"
+
+
+def test_no_module_over_600_lines():
     long = {m: n for m, p in _modules().items()
-            if (n := len(p.read_text().splitlines())) > MAX_LINES}
+            if (n := len(p.read_text().splitlines())) > MAX_LINES and m not in BEING_SPLIT}
     assert not long, f"modules over {MAX_LINES} lines: {long}"
+    for m in BEING_SPLIT:   # an entry goes once its module is split
+        assert len(_modules()[m].read_text().splitlines()) > MAX_LINES, f"{m} is split now"

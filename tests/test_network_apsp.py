@@ -9,7 +9,7 @@ from scipy.sparse.csgraph import shortest_path
 from simengine.errors import UserError
 from simengine.network import generators as gen
 from simengine.network.apsp import apsp_statistics, run_sources, store_dtype
-from simengine.network.backends import plan
+from simengine.network.backends import choose
 from simengine.network.cpu.bfs import bfs
 from simengine.network.cpu.msbfs import msbfs_partials
 from simengine.network.cpu.sssp import dijkstra
@@ -179,7 +179,7 @@ def test_torus_closed_form(L):
 
 
 def resolve_algorithm(g, algorithm="auto"):
-    return plan(g, algorithm, "cpu").algorithm
+    return choose(g, algorithm, "cpu").algorithm
 
 
 def test_weighted_auto_and_negative_weights():

@@ -13,7 +13,7 @@ from simengine.errors import UserError
 from simengine.network import algorithms, backends
 from simengine.network import generators as gen
 from simengine.network.apsp import run_sources
-from simengine.network.backends import AlgorithmSubstitution, can_run, get_backend, plan
+from simengine.network.backends import AlgorithmSubstitution, can_run, choose, get_backend
 from simengine.network.graph import CSRGraph
 from simengine.network.statistics import PathStatistics
 
@@ -40,27 +40,27 @@ def test_one_vocabulary():
 
 def test_plan_auto_and_reasons():
     g = gen.ring_lattice(30, 4)
-    p = plan(g, "auto", "cpu")
+    p = choose(g, "auto", "cpu")
     assert (p.backend, p.algorithm, p.requested, p.substituted) == ("cpu", "msbfs", "auto", False)
     assert "auto -> msbfs" in p.note and "unweighted" in p.note
-    assert plan(g, "floyd_warshall", "cpu").algorithm == "fw"
+    assert choose(g, "floyd_warshall", "cpu").algorithm == "fw"
     w = _weighted()
-    assert plan(w, "auto", "cpu").algorithm == "fw"            # small and dense enough
-    assert plan(gen.random_weighted(3000, 4, seed=1), "auto", "cpu").algorithm == "dial"
+    assert choose(w, "auto", "cpu").algorithm == "fw"            # small and dense enough
+    assert choose(gen.random_weighted(3000, 4, seed=1), "auto", "cpu").algorithm == "dial"
     with pytest.raises(UserError, match="ignores weights"):
-        plan(w, "msbfs", "cpu")
+        choose(w, "msbfs", "cpu")
     with pytest.raises(UserError, match="unknown backend"):
-        plan(g, "auto", "gpu")
+        choose(g, "auto", "gpu")
 
 
 def test_cpu_substitutes_gpu_only_algorithms_and_says_so():
     w = _weighted()
     for name in ("frontier", "frontier_sssp", "nearfar", "near_far"):
-        p = plan(w, name, "cpu")
+        p = choose(w, name, "cpu")
         assert p.substituted and p.algorithm == "dial" and p.requested in ("frontier", "nearfar")
         assert "instead of" in p.note and "same distances" in p.note
     frac = CSRGraph(w.n, w.indptr, w.indices, w.weights + 0.25, False)
-    assert plan(frac, "nearfar", "cpu").algorithm == "dijkstra"
+    assert choose(frac, "nearfar", "cpu").algorithm == "dijkstra"
     # the substituted run gives the distances of the one it stands for
     a, b = PathStatistics.for_graph(w), PathStatistics.for_graph(w)
     said = []
@@ -143,7 +143,7 @@ def test_cuda_device_argument_progress_and_per_device_cache():
 @pytest.mark.skipif(not HAS_CUDA, reason="numba.cuda is not available")
 def test_cuda_substitutes_dijkstra_and_says_so():
     w = _weighted(20)
-    p = plan(w, "dijkstra", "cuda")
+    p = choose(w, "dijkstra", "cuda")
     assert p.substituted and p.algorithm == "frontier" and "same distances" in p.reason
     said = []
     a = PathStatistics.for_graph(w)

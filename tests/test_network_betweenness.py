@@ -410,7 +410,7 @@ def test_cuda_weighted_real_matches_networkx(directed):
 
 
 def test_cuda_weighted_other_weights_run_the_cpu_engine_and_say_so():
-    from simengine.network.backends import betweenness_plan
+    from simengine.network.backends import brandes_backend
 
     G = _nx_graph(20, 0.15, False, True, seed=2)
     g = _csr(G, True)
@@ -422,7 +422,7 @@ def test_cuda_weighted_other_weights_run_the_cpu_engine_and_say_so():
     assert len(lines) == 1 and "weights > 0" in lines[0] and "CPU engine" in lines[0]
     g.weights[:] = 1.5
     g.weights[1] = 1e-4                       # real weights spanning 1.5e4: too many buckets
-    where, note = betweenness_plan(g, "cuda")
+    where, note = brandes_backend(g, "cuda")
     assert where == "cpu" and "within a factor" in note
 
 
@@ -451,8 +451,8 @@ def test_scenario_output_and_resume_mid_run(tmp_path, monkeypatch):
 
     import simengine
     from simengine.network import generators
-    from simengine.network.job import NetworkJob
-    from simengine.runner import Interrupted
+    from simengine.control.network_job import NetworkJob
+    from simengine.control.runner import Interrupted
 
     lines = []
     ref = simengine.run(SCENARIO, tmp_path / "ref.h5", log=lines.append)

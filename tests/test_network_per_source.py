@@ -6,7 +6,7 @@ import scipy.sparse.csgraph as csg
 
 from simengine.network import generators as gen
 from simengine.network.apsp import run_sources
-from simengine.network.backends import plan
+from simengine.network.backends import choose
 from simengine.network.cpu.dobfs import DOBFS, dobfs
 from simengine.network.graph import CSRGraph
 from simengine.network.per_source import CPU_MAX_SOURCES, GPU_MAX_SOURCES, choose_per_source
@@ -43,7 +43,7 @@ def test_dobfs_cpu_equals_scipy_both_directions(name):
 
 
 def resolve_algorithm(g, alg, num_sources, backend="cpu"):
-    return plan(g, alg, backend, num_sources=num_sources).algorithm
+    return choose(g, alg, backend, num_sources=num_sources).algorithm
 
 
 def _stats(g, sources, alg, backend="cpu", store=None):
@@ -343,13 +343,13 @@ def test_gpu_auto_runs_bfs_blocks_on_graphs_of_many_levels(directed):
     u = list(range(L - 1)) + [L, L + 1, L + 2]
     v = list(range(1, L)) + [L + 1, L + 2, L]
     g = CSRGraph.from_edges(L + 3, u, v, directed=directed)
-    p = plan(g, "auto", "cuda", num_sources=g.n)
+    p = choose(g, "auto", "cuda", num_sources=g.n)
     assert p.algorithm == "bfs_blocks" and "levels" in p.reason
     assert should_run(g, g.n, "cuda")[0] == "bfs_blocks"
     assert should_run(g, g.n, "cpu") is None
-    assert plan(g, "bfs_blocks", "cpu").algorithm == "msbfs"          # GPU only: substituted
+    assert choose(g, "bfs_blocks", "cpu").algorithm == "msbfs"          # GPU only: substituted
     star = CSRGraph.from_edges(20, [0] * 19, list(range(1, 20)), directed=directed)
-    assert plan(star, "auto", "cuda", num_sources=20).algorithm == "msbfs"
+    assert choose(star, "auto", "cuda", num_sources=20).algorithm == "msbfs"
     src = np.arange(g.n)[::-1].copy()
     store = np.empty((g.n, g.n), store_dtype(g))
     st = PathStatistics.for_graph(g, planned_sources=g.n)

@@ -135,7 +135,7 @@ def test_run_checkpoint_resume_and_shortest_path(tmp_path, monkeypatch):
     import h5py
     import simengine
     from simengine.errors import UserError
-    from simengine.network.job import NetworkJob
+    from simengine.control.network_job import NetworkJob
 
     scen = _scenario(tmp_path / "g.txt")
     ref = simengine.run(scen, tmp_path / "ref.h5")

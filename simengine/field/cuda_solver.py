@@ -91,7 +91,7 @@ class CudaFieldSolver(FieldSolver):
         self._graph_error = None
 
     def _make_plan(self, block, lo, hi, **extra):
-        return ck.StagePlan(self.kernel, self.grid.ndim, self.shape3, self.boundary.code,
+        return ck.StageLaunch(self.kernel, self.grid.ndim, self.shape3, self.boundary.code,
                             self.dtype, layout=self.layout, block=block, lo=lo, hi=hi,
                             **self._hints, **extra)
 
@@ -103,10 +103,6 @@ class CudaFieldSolver(FieldSolver):
         if getattr(self.plan, "smarch", False):
             extra = dict(smarch=True, smarch_rows=self.plan.rows)
         return self._make_plan(self._block_hint, lo, hi, **extra)
-
-    @property
-    def _buf(self):
-        return self.buffers
 
     @property
     def plan_summary(self) -> str:

@@ -117,7 +117,7 @@ def time_plan(plan, bufs, scal, steps=10, reps=3) -> float:
 
 
 def _march(kernel, nd, cpt, march):
-    """The march length a direct-kernel plan resolves to (see ``StagePlan``)."""
+    """The march length a direct-kernel plan resolves to (see ``StageLaunch``)."""
     if kernel in ("shared", "combined") or nd == 1:
         return 0
     if march is None:
@@ -148,7 +148,7 @@ def autotune_block(kernel, layout, shape, dtype, model, grid, boundary, *, candi
     results = {}
     for blk in cands:
         try:
-            plan = ck.StagePlan(kernel, nd, s3, boundary.code, dtype, layout=layout, block=blk,
+            plan = ck.StageLaunch(kernel, nd, s3, boundary.code, dtype, layout=layout, block=blk,
                                 cpt=cpt, march=m, vec=vec)
             results[blk] = time_plan(plan, bufs, scal, steps=steps)
         except Exception as exc:  # a shape the device rejects (too many threads, smem)

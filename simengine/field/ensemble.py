@@ -27,7 +27,6 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
-import numba
 import numpy as np
 
 from . import integrator as integ
@@ -35,7 +34,7 @@ from . import observables
 from .backends import resolve
 from .model import Boundary, CahnHilliard, Grid
 from .params import pack, precision_dtype
-from .solver import check_problem
+from .solver import check_problem, serial_threads
 
 
 class EnsembleSolver:
@@ -239,15 +238,8 @@ class _CpuMembers:
         for m in range(self.ens.members):
             self._stage(src[m], base[m], out[m], c, params, bcode, bvalue, lo, hi, self.tile)
 
-    @contextmanager
     def threads(self):
-        nthreads = numba.get_num_threads()
-        if self._serial:
-            numba.set_num_threads(1)
-        try:
-            yield
-        finally:
-            numba.set_num_threads(nthreads)
+        return serial_threads(self._serial)
 
     def synchronize(self):
         pass

@@ -10,6 +10,14 @@ from dataclasses import dataclass
 import numpy as np
 
 BOUNDARY_KINDS = ("periodic", "mirror", "fixed")
+
+
+def fprime_poly(c, a0, a1, a2, a3):
+    """f'(c) = a0 + a1 c + a2 c² + a3 c³ in Horner form: the one definition (NumPy here and in
+    field/reference.py, compiled by numba for the CPU kernels in field/cpu/common.py)."""
+    return a0 + c * (a1 + c * (a2 + c * a3))
+
+
 #: integer codes the kernels use for the boundary kind
 BOUNDARY_CODE = {"periodic": 0, "mirror": 1, "fixed": 2}
 
@@ -27,8 +35,7 @@ class CahnHilliard:
         return cls(float(mobility), float(kappa), (0.0, -float(b), 0.0, float(u)))
 
     def fprime(self, phi):
-        a0, a1, a2, a3 = self.coefficients
-        return a0 + phi * (a1 + phi * (a2 + phi * a3))
+        return fprime_poly(phi, *self.coefficients)
 
     def fsecond(self, phi):
         _, a1, a2, a3 = self.coefficients
@@ -39,9 +46,6 @@ class CahnHilliard:
         a0, a1, a2, a3 = self.coefficients
         return phi * (a0 + phi * (a1 / 2.0 + phi * (a2 / 3.0 + phi * a3 / 4.0)))
 
-    def params_array(self, dtype=np.float64):
-        """[M, κ, a0, a1, a2, a3] as the kernels take them."""
-        return np.array([self.mobility, self.kappa, *self.coefficients], dtype=dtype)
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,8 @@
   S(k) = |FFT(φ − mean φ)|² (angular wavenumbers, k = 2π·fftfreq(N, h) per axis). A flat field
   (spread max − min within rounding of its magnitude, :func:`is_flat`) has no structure: the
   length is ``inf``. Computed from the half spectrum of the real FFT (S(−k) =
-  S(k); the columns that stand for two are weighted 2): on the H100 host 0.91 ms for 200²
-  where the full FFT alone took 1.58 ms; equal to the full form within rounding (≤ 1e-14).
+  S(k); the columns that stand for two are weighted 2): faster than the full FFT and equal to
+  the full form within rounding (docs/measurements/code-comments-2026-11-28.md).
 """
 from __future__ import annotations
 

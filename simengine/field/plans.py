@@ -15,12 +15,12 @@ form              ndim   slab      auto picks it
 ``fused-3d``      3      halo 4    3-D grids, the precisions of :data:`MARCH3D_AUTO`
                                    (:mod:`.cuda.fused_3d`: a frame of threads marches planes)
 ``stages``        1–3    halo 2    everything else: two launches of the unfused stage kernels
-                                   (:class:`.cuda.plan.StagePlan`)
+                                   (:class:`.cuda.plan.StageLaunch`)
 ================  =====  ========  ==============================================================
 
 The stage kernel of ``stages`` (:data:`STAGE_KERNELS`: ``smarch``, ``march``, ``vec``,
 ``direct``, ``tiled``) follows the per-(dimension, precision) defaults of ``cuda/config.py``,
-applied by :class:`~.cuda.plan.StagePlan`; :func:`stage_kernel` names the one a plan runs.
+applied by :class:`~.cuda.plan.StageLaunch`; :func:`stage_kernel` names the one a plan runs.
 
 A slab of a decomposed grid (MPI ranks, ``SlabGroup``) is built with the halo depth of the form
 its grid runs (:func:`slab_depth`: the whole grid's choice, so the same grid runs the same form
@@ -122,7 +122,7 @@ class Form:
     wins: Callable = field(repr=False)
     #: ``fused: true``: whether this form takes the request (launch hints it honours)
     takes: Callable = field(repr=False)
-    #: the plan object for a case (fused forms; ``stages`` is the solver's own StagePlan)
+    #: the plan object for a case (fused forms; ``stages`` is the solver's own StageLaunch)
     build: Optional[Callable] = field(default=None, repr=False)
     kernels: tuple = KERNELS
     precisions: tuple = PRECISIONS
@@ -259,7 +259,7 @@ BY_NAME = {f.name: f for f in FORMS}
 STAGES = BY_NAME["stages"]
 
 
-#: the stage kernels of the ``stages`` form: (what they run, when StagePlan picks them)
+#: the stage kernels of the ``stages`` form: (what they run, when StageLaunch picks them)
 STAGE_KERNELS = {
     "smarch": ("3-D, global/texture", "3-D default: planes march through a shared-memory "
                "ring (config.DEFAULT_SMARCH; 2 rows per thread from 2^24 cells)"),
@@ -272,7 +272,7 @@ STAGE_KERNELS = {
 
 
 def stage_kernel(plan) -> str:
-    """The :data:`STAGE_KERNELS` entry a :class:`~.cuda.plan.StagePlan` runs."""
+    """The :data:`STAGE_KERNELS` entry a :class:`~.cuda.plan.StageLaunch` runs."""
     if plan.layout != "direct":
         return "tiled"
     if plan.march:

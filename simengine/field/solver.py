@@ -27,6 +27,19 @@ from .decomposition import Slab, whole_slab
 from .model import BOUNDARY_KINDS, Boundary, CahnHilliard, Grid
 from .params import PRECISIONS, pack, precision_dtype  # noqa: F401  (PRECISIONS re-exported)
 
+
+@contextmanager
+def serial_threads(serial: bool):
+    """numba's threads set to one while ``serial`` (small grids: a parallel launch costs more
+    than the work there), restored afterwards."""
+    nthreads = numba.get_num_threads()
+    if serial:
+        numba.set_num_threads(1)
+    try:
+        yield
+    finally:
+        numba.set_num_threads(nthreads)
+
 INTEGRATORS = integ.INTEGRATORS
 KERNELS = ("global", "shared", "texture", "combined")
 
@@ -170,16 +183,9 @@ class CpuFieldSolver(FieldSolver):
         self._stage(src, base, out, self.dtype.type(coef), params, bcode, bvalue, lo, hi,
                     self.tile)
 
-    @contextmanager
     def _threads(self):
         """One thread for small grids (a parallel launch costs more than the work there)."""
-        nthreads = numba.get_num_threads()
-        if self._serial:
-            numba.set_num_threads(1)
-        try:
-            yield
-        finally:
-            numba.set_num_threads(nthreads)
+        return serial_threads(self._serial)
 
     def advance(self, nsteps: int = 1) -> None:
         with self._threads():

@@ -18,7 +18,7 @@ from ..version import __version__
 from ..errors import OutputError
 from .durable import ignore_file_size_signal, remove
 from .field_store import FieldIndex, FieldParts, clean_parts
-from .metadata import annotate_field
+from .metadata import annotate_field, plan_attributes
 
 
 def root_attributes(sc, solver_name) -> dict:
@@ -56,7 +56,8 @@ class FieldOutput:
             if fresh:
                 self.index = FieldIndex(self.path, grid.shape, grid.spacing,
                                         float(getattr(job, "file_dt", sc.spec.time.dt)), job.dtype,
-                                        root_attributes(sc, job.solver.name), job.total,
+                                        {**root_attributes(sc, job.solver.name),
+                                         **plan_attributes(job.run_plan)}, job.total,
                                         structure_factor=bool(sc.spec.output.structure_factor))
                 self.index.hook = annotate_field
             else:

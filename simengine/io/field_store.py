@@ -456,11 +456,6 @@ class FieldIndex(part_digests.DigestedIndex):
         return np.concatenate(pieces) if pieces else np.empty((0, *self.grid_shape[1:]),
                                                               self.dtype)
 
-    def wall_time_at(self, step):
-        steps = np.asarray(self.obs["step"], dtype=np.int64)
-        i = int(np.searchsorted(steps, step, side="right")) - 1
-        return float(self.obs["wall_time"][i]) if i >= 0 else 0.0
-
 
 def load_checkpoint(output, lo=0, hi=None):
     """``(step, rows lo:hi of the checkpoint)`` of a committed field output (any block split)."""

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import bisect
 import os
-from contextlib import contextmanager
 
 import h5py
 import numpy as np
@@ -277,16 +276,6 @@ def file_sha256(fd_or_path) -> str:
     finally:
         if own:
             os.close(fd)
-
-
-@contextmanager
-def read_only(path):
-    """Open an HDF5 file for reading (no HDF5 file locking: the writer never holds files open)."""
-    f = h5py.File(path, "r", locking=False)
-    try:
-        yield f
-    finally:
-        f.close()
 
 
 def filters(compression) -> dict:

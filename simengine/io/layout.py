@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 from pathlib import Path
 
 from ..errors import UserError
@@ -52,15 +51,6 @@ def block_name(kind, step, lo, hi) -> str:
     return f"{kind}/s{int(step):012d}.r{int(lo)}-{int(hi)}.h5"
 
 
-BLOCK_RE = re.compile(r"^(phi|checkpoint)/s(\d{12})\.r(\d+)-(\d+)\.h5$")
-
-
-def parse_block_name(name):
-    """(kind, step, lo, hi) of a block part name, or None."""
-    m = BLOCK_RE.match(name)
-    return None if m is None else (m.group(1), int(m.group(2)), int(m.group(3)), int(m.group(4)))
-
-
 def rows_name(first, end) -> str:
     return f"distances/r{int(first):012d}-{int(end):012d}.h5"
 
@@ -70,12 +60,6 @@ def network_checkpoint_name(done) -> str:
 
 
 SOURCES_NAME = "sources.h5"
-
-
-def relative_parts(output, refs):
-    """Part names (relative to the parts directory) of virtual-dataset file names ``refs``."""
-    prefix = parts_ref(output) + "/"
-    return {r[len(prefix):] for r in refs if r.startswith(prefix)}
 
 
 def foreign_parts(output, file) -> str:
@@ -97,13 +81,6 @@ def list_parts(output):
         for name in files:
             out.add(str(Path(dirpath, name).relative_to(root)))
     return out
-
-
-def remove_unreferenced(output, keep):
-    """Delete parts (and leftover temporary files) not named in ``keep``."""
-    root = parts_dir(output)
-    for name in list_parts(output) - set(keep):
-        remove(root / name)
 
 
 def remove_output(output):

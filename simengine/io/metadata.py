@@ -205,6 +205,29 @@ def describe(path: str, kind: str, weighted: bool = False):
     return entry[0].replace(D, dist), entry[1].replace(D, dist)
 
 
+def plan_attributes(plan) -> dict:
+    """The root attributes naming the run's plan (:mod:`simengine.plan`): ``plan`` (its line)
+    and ``plan_record`` (its attributes as JSON, written out as the ``/plan`` group by
+    :func:`annotate`)."""
+    import json
+
+    return {"plan": plan.line, "plan_record": json.dumps(plan.attributes())}
+
+
+def _plan_group(f: h5py.File) -> None:
+    """``/plan``: an attribute group naming the plan the run ran (from ``plan_record``)."""
+    import json
+
+    rec = f.attrs.get("plan_record")
+    if rec is None:
+        return
+    g = f.require_group("plan")
+    for k, v in json.loads(_str(rec)).items():
+        if g.attrs.get(k) is None or (_str(g.attrs[k]) if isinstance(v, str) else
+                                      g.attrs[k]) != v:
+            g.attrs[k] = v
+
+
 def annotate(f: h5py.File, kind: str | None = None) -> None:
     """Add units, descriptions and dimension scales to the open, writable output ``f``.
 
@@ -213,6 +236,7 @@ def annotate(f: h5py.File, kind: str | None = None) -> None:
     """
     kind = kind or _str(f.attrs.get("kind", ""))
     weighted = bool(f.attrs.get("graph_weighted", False))
+    _plan_group(f)
     if kind == "field":
         _field_coordinates(f)
         _field_dimensions(f)

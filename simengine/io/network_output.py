@@ -14,7 +14,7 @@ from ..version import __version__
 from ..errors import OutputError
 from .durable import remove
 from .network_store import NetworkIndex, NetworkParts, clean_parts
-from .metadata import annotate_network
+from .metadata import annotate_network, plan_attributes
 
 
 def _attributes(job, sc):
@@ -25,7 +25,8 @@ def _attributes(job, sc):
             "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "algorithm": job.algorithm,
             "backend": job.backend, "graph_n": g.n, "graph_arcs": g.num_arcs,
             "graph_directed": bool(g.directed), "graph_weighted": bool(g.weighted),
-            "graph_hash": g.content_hash(), **startup_seconds(job)}
+            "graph_hash": g.content_hash(), **startup_seconds(job),
+            **plan_attributes(job.run_plan)}
 
 
 class NetworkOutput:

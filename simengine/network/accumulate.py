@@ -2,9 +2,9 @@
 and fresh host copies of staged device results.
 
 The numpy form of the compensated column update (``two_sum`` on whole arrays) makes about ten
-n-long temporaries per call; at n = 10⁷ each is a fresh 80 MB allocation whose pages fault in on
-first write, one thread at a time, and that cost 0.45 s per batch on the H100 machine's host —
-more than the traversal of the batch on the GPU.  These kernels do the same arithmetic element by
+n-long temporaries per call; at n = 10⁷ each is a fresh allocation whose pages fault in on first
+write, one thread at a time — more than the traversal of the batch on the GPU (the figures:
+docs/measurements/code-comments-2026-11-28.md).  These kernels do the same arithmetic element by
 element (Knuth's TwoSum, the same operations in the same order, so the results are bit-identical
 to the array form), in place, with the vertices split over threads (first-touch page faults of a
 fresh accumulator then happen in parallel too).  A compensation term is written only where it
@@ -54,7 +54,7 @@ def add_counts(acc, x):
 @njit(cache=True, parallel=True)
 def parallel_copy(src):
     """A fresh copy of the 1-D array ``src`` written by all threads (its pages fault in in
-    parallel; a single-threaded copy into fresh memory ran at ~3 GB/s on the H100 host)."""
+    parallel; a single-threaded copy into fresh memory is slow: docs/measurements/)."""
     out = np.empty_like(src)
     for i in prange(src.shape[0]):
         out[i] = src[i]

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .backends import betweenness_plan, get_backend, report_substitution
-from .predecessors import check_predecessors, predecessor_rows, route_plan
+from .algorithms import check_applicable
+from .backends import brandes_backend, get_backend, report_substitution
+from .predecessors import check_predecessors, predecessor_rows
 from .sources import check_sources, choose_sources
 from .weights import check_weights
 from .statistics import PathStatistics, unreachable_sentinel
@@ -52,9 +53,10 @@ def run_sources(graph, sources, stats: PathStatistics, algorithm: str = "auto",
         them may be in ``stats`` already).
     stats : PathStatistics for this graph (its ``bin_width`` bins weighted distances).
     algorithm : any name of :mod:`simengine.network.algorithms` (``auto`` included).  A run split
-        into many calls should resolve ``auto`` once with
-        :func:`simengine.network.backends.plan` (``num_sources`` = the whole run) and pass
-        ``plan.algorithm`` here.
+        into many calls chooses once (the run's plan, :mod:`simengine.plan`, or
+        :func:`simengine.network.backends.choose` with ``num_sources`` = the whole run) and
+        passes the concrete algorithm here: a concrete algorithm the backend runs is run as it
+        is, nothing is chosen again.
     backend : ``cpu`` | ``cuda`` | ``auto``.
     store : optional preallocated (len(sources), n) array receiving the distances; dtype from
         :func:`store_dtype` (unreachable = :func:`unreachable_sentinel`).
@@ -66,15 +68,16 @@ def run_sources(graph, sources, stats: PathStatistics, algorithm: str = "auto",
     log : optional callable(str) told when the backend substitutes the algorithm (without it,
         an :class:`~simengine.network.backends.AlgorithmSubstitution` warning).
     predecessors : optional (len(sources), n) int32 array (needs ``store``) receiving the
-        shortest-path predecessors (:mod:`simengine.network.predecessors`; −1 = none); a
-        Floyd–Warshall plan is then routed to a per-source algorithm (logged as a substitution).
+        shortest-path predecessors (:mod:`simengine.network.predecessors`; −1 = none); where
+        Floyd–Warshall's rows are not exact path sums another algorithm runs (logged as a
+        substitution).
     options : engine options (cpu: ``threads``; cuda: ``columns`` (default: the accumulator's
         running sums on the GPU, :mod:`.cuda.columns`; None: each batch's columns to the host),
         ``sort_by_degree``, ``delta``,
         ``persistent``).
 
     With ``stats.betweenness`` on, Brandes' engine runs instead of ``algorithm`` (the path
-    statistics come from its traversals; :func:`~simengine.network.backends.betweenness_plan`
+    statistics come from its traversals; :func:`~simengine.network.backends.brandes_backend`
     says where it runs; ``algorithm`` is then not used).  Returns the concrete algorithm name used (``brandes`` then).
     """
     if stats.n != graph.n:
@@ -89,16 +92,19 @@ def run_sources(graph, sources, stats: PathStatistics, algorithm: str = "auto",
                                   options)
         algorithm = "brandes"
     else:
-        p = b.plan(graph, algorithm, len(sources))
-        if predecessors is not None:
-            p = route_plan(p, graph)
-        report_substitution(p, log)
+        fw_ok = predecessors is None or algorithm != "fw"
+        if not (algorithm in b.runs and fw_ok):     # auto, or another backend's name: choose
+            p = b.choose(graph, algorithm, len(sources), predecessors=predecessors is not None)
+            report_substitution(p, log)
+            algorithm = p.algorithm
+        else:
+            check_applicable(graph, algorithm)
+            check_weights(graph)
         check_predecessors(graph, store, predecessors, len(sources))
         if b.name == "cuda":    # column sums stay on the GPU until the accumulator is read
             options.setdefault("columns", _device_columns(stats, device))
-        parts = b.iter_partials(graph, sources, p.algorithm, store=store, batch=batch,
+        parts = b.iter_partials(graph, sources, algorithm, store=store, batch=batch,
                                 bin_width=stats.bin_width, device=device, **options)
-        algorithm = p.algorithm
     done = 0
     for part in parts:
         stats.add(part)
@@ -119,10 +125,10 @@ def _device_columns(stats, device):
 
 
 def _brandes_partials(graph, sources, backend, store, batch, stats, device, options):
-    """The Brandes engine's partials where :func:`betweenness_plan` puts it. The GPU engines
+    """The Brandes engine's partials where :func:`brandes_backend` puts it. The GPU engines
     compute only what ``stats`` keeps: Σ δ² for sampled runs (their standard error), the path
     statistics unless the run wants betweenness alone (``stats.paths``)."""
-    where, _ = betweenness_plan(graph, backend)
+    where, _ = brandes_backend(graph, backend)
     if where == "cuda":
         from .cuda.brandes import brandes_partials as cuda_brandes
 

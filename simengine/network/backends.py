@@ -2,16 +2,22 @@
 device.
 
 * :func:`resolve_backend` turns ``auto`` into ``cpu`` or ``cuda`` (once per run).
-* :func:`plan` turns a requested algorithm (any name of :mod:`simengine.network.algorithms`,
-  ``auto`` included) into the concrete algorithm a backend runs on a graph, with the reason.  When
-  the backend lacks the requested algorithm but has one that computes the same distances
-  (``dijkstra`` on the GPU → ``frontier``; ``nearfar`` on the CPU → ``dial``), the plan says so
-  (``Plan.substituted``, ``Plan.note``) — nothing is replaced silently.
+* :func:`choose` walks the table once for a run: a requested algorithm (any name of
+  :mod:`simengine.network.algorithms`, ``auto`` included) becomes the concrete algorithm a backend
+  runs on a graph (or a graph's *shape*: :class:`simengine.plan.problem.GraphShape`), with the
+  reason.  When the backend lacks the requested algorithm but has one that computes the same
+  distances (``dijkstra`` on the GPU → ``frontier``; ``nearfar`` on the CPU → ``dial``), the choice
+  says so (``Choice.substituted``, ``Choice.note``) — nothing is replaced silently.  Two more rows
+  of the same table: Floyd–Warshall does not run where predecessors of real weights are asked
+  (:func:`fw_refusal`; the engine's ``without_fw`` replaces it), and Brandes' engine runs when
+  betweenness is asked (:func:`brandes_backend` says where).  The run's plan
+  (:mod:`simengine.plan`) holds the :class:`Choice`; nothing amends it afterwards.
 * :func:`get_backend` gives the :class:`Backend`, which answers ``can_run(graph, algorithm)`` and
   yields the per-batch partials on an explicit device.
 
-Each backend's ``auto`` rule is a function of the graph and of the run's total number of sources
-(``cpu.engine.auto_algorithm``, ``cuda.engine.auto_algorithm``).
+Each backend's ``auto`` rule is a function of the graph's shape and of the run's total number of
+sources (``cpu.engine.auto_algorithm``, ``cuda.engine.auto_algorithm``), declared beside its
+kernels.
 """
 from __future__ import annotations
 
@@ -32,8 +38,8 @@ class AlgorithmSubstitution(UserWarning):
 
 
 @dataclass(frozen=True)
-class Plan:
-    """What a run executes.
+class Choice:
+    """The table's answer for a run.
 
     backend : ``cpu`` | ``cuda``
     algorithm : the concrete algorithm (one the backend runs)
@@ -41,6 +47,10 @@ class Plan:
     reason : why ``algorithm``: the ``auto`` rule's reason, the substitution's reason, or
         ``"as requested"``
     substituted : True when ``algorithm`` replaces a requested algorithm the backend lacks
+    engine : the row that runs: ``algorithm``, or ``brandes`` when betweenness is asked
+    engine_backend : where ``engine`` runs (Brandes on weighted graphs: ``cpu``)
+    engine_note : the betweenness row's line ("" otherwise)
+    rejected : ((alternative, why not), ...) of the rows passed over
     """
 
     backend: str
@@ -48,12 +58,24 @@ class Plan:
     requested: str
     reason: str
     substituted: bool = False
+    engine: str = ""
+    engine_backend: str = ""
+    engine_note: str = ""
+    rejected: tuple = ()
+    replaced: str = ""          #: the algorithm ``algorithm`` stands in for (default: requested)
+
+    def __post_init__(self):
+        if not self.engine:
+            object.__setattr__(self, "engine", self.algorithm)
+        if not self.engine_backend:
+            object.__setattr__(self, "engine_backend", self.backend)
 
     @property
     def note(self) -> str:
         """One line for the log, e.g. ``"cuda runs frontier instead of dijkstra: ..."``."""
         if self.substituted:
-            return f"{self.backend} runs {self.algorithm} instead of {self.requested}: {self.reason}"
+            return (f"{self.backend} runs {self.algorithm} instead of "
+                    f"{self.replaced or self.requested}: {self.reason}")
         if self.requested == "auto":
             return f"{self.backend}: auto -> {self.algorithm} ({self.reason})"
         return f"{self.backend}: {self.algorithm}"
@@ -103,27 +125,48 @@ class Backend:
         """True when this backend runs ``algorithm`` on ``graph`` without substituting it."""
         return self.why_not(graph, algorithm) is None
 
-    def plan(self, graph, algorithm: str = "auto", num_sources: int | None = None) -> Plan:
-        """The concrete algorithm for ``algorithm`` on ``graph`` (UserError if there is none).
+    def choose(self, graph, algorithm: str = "auto", num_sources: int | None = None, *,
+               predecessors: bool = False, betweenness: bool = False) -> Choice:
+        """The table's rows for ``algorithm`` on ``graph`` (a CSRGraph or a GraphShape;
+        UserError if nothing runs it).
 
         ``num_sources``: how many sources the whole run has (default n); ``auto`` may depend on
-        it, so resolve once per run, not per batch.  Also checks the weights (finite, >= 0)."""
+        it, so choose once per run, not per batch.  ``predecessors``: ``/predecessors`` are
+        stored (Floyd–Warshall then runs only where its rows are exact path sums);
+        ``betweenness``: Brandes' engine runs (and gives the path statistics).  Checks the
+        weights (finite, >= 0) of a built graph."""
         a = canonical(algorithm)
         eng = self.engine
+        rejected = []
         if a == "auto":
             alg, reason = eng.auto_algorithm(graph, num_sources)
-            p = Plan(self.name, alg, a, reason)
+            c = dict(algorithm=alg, reason=reason)
         elif a in eng.RUNS:
-            p = Plan(self.name, a, a, "as requested")
+            c = dict(algorithm=a, reason="as requested")
         else:
             sub = eng.substitute(graph, a)
             if sub is None:
                 raise UserError(f"backend {self.name!r} cannot run algorithm {a!r}; it runs "
                                 f"{', '.join(eng.RUNS)}")
-            p = Plan(self.name, sub[0], a, sub[1], substituted=True)
-        check_applicable(graph, p.algorithm)
-        check_weights(graph)
-        return p
+            c = dict(algorithm=sub[0], reason=sub[1], substituted=True)
+            rejected.append((a, f"the {self.name} engine has no {a}"))
+        if predecessors and c["algorithm"] == "fw":
+            why = fw_refusal(graph)
+            if why is not None:
+                alg = "msbfs" if not graph.weighted else eng.without_fw(graph)
+                rejected.append(("fw", why))
+                c = dict(algorithm=alg, substituted=True, replaced="fw",
+                         reason=f"{why}; {alg} gives the same distances and its rows give the "
+                                f"predecessors")
+        check_applicable(graph, c["algorithm"])
+        if hasattr(graph, "weights"):
+            check_weights(graph)
+        if betweenness:
+            where, note = brandes_backend(graph, self.name)
+            rejected.append((c["algorithm"], "betweenness is asked: Brandes' traversals give the "
+                                             "path statistics too"))
+            c.update(engine="brandes", engine_backend=where, engine_note=note)
+        return Choice(self.name, requested=a, rejected=tuple(rejected), **c)
 
     def iter_partials(self, graph, sources, algorithm: str, *, store=None, batch=None,
                       bin_width: float = 1.0, device: int | None = None, **options):
@@ -204,11 +247,27 @@ def get_backend(backend: str) -> Backend:
     return _BACKENDS[resolve_backend(backend)]
 
 
-def plan(graph, algorithm: str = "auto", backend: str = "auto",
-         num_sources: int | None = None) -> Plan:
+def choose(graph, algorithm: str = "auto", backend: str = "auto",
+           num_sources: int | None = None, *, predecessors: bool = False,
+           betweenness: bool = False) -> Choice:
     """Resolve backend and algorithm once for a run of ``num_sources`` sources (default n) on
-    ``graph``: see :meth:`Backend.plan`."""
-    return get_backend(backend).plan(graph, algorithm, num_sources)
+    ``graph`` (or its shape): see :meth:`Backend.choose`."""
+    return get_backend(backend).choose(graph, algorithm, num_sources, predecessors=predecessors,
+                                       betweenness=betweenness)
+
+
+def fw_refusal(graph) -> str | None:
+    """Why Floyd–Warshall's rows cannot give predecessors on ``graph`` (None when they can: no
+    weights or integer weights, where every sum is an exact path sum)."""
+    exact = getattr(graph, "exact", None)
+    if exact is None:
+        from .predecessors import exact_rows
+
+        exact = exact_rows(graph)
+    if exact:
+        return None
+    return ("metrics.store_predecessors: Floyd-Warshall's sums of real weights are not path "
+            "sums")
 
 
 def can_run(graph, algorithm: str, backend: str) -> bool:
@@ -220,7 +279,7 @@ def can_run(graph, algorithm: str, backend: str) -> bool:
     return b.available() and b.can_run(graph, algorithm)
 
 
-def betweenness_plan(graph, backend: str) -> tuple[str, str]:
+def brandes_backend(graph, backend: str) -> tuple[str, str]:
     """Where Brandes' betweenness runs for ``backend`` (``cpu`` | ``cuda``) on ``graph``, and the
     log line saying so: the CUDA engines run unweighted graphs and positive weights
     (:func:`.cuda.brandes_weighted.can_run`); other weighted graphs run the CPU engine (Dijkstra
@@ -240,7 +299,7 @@ def betweenness_plan(graph, backend: str) -> tuple[str, str]:
                f"traversals")
 
 
-def report_substitution(p: Plan, log=None) -> None:
+def report_substitution(p: Choice, log=None) -> None:
     """Send ``p.note`` to ``log`` (a callable taking one string) when ``p`` substitutes an
     algorithm; without ``log``, warn (:class:`AlgorithmSubstitution`)."""
     if not p.substituted:
@@ -251,6 +310,6 @@ def report_substitution(p: Plan, log=None) -> None:
         warnings.warn(p.note, AlgorithmSubstitution, stacklevel=3)
 
 
-__all__ = ["ALGORITHMS", "AlgorithmSubstitution", "Backend", "Plan", "betweenness_plan", "can_run",
-           "get_backend",
-           "plan", "report_substitution", "resolve_backend"]
+__all__ = ["ALGORITHMS", "AlgorithmSubstitution", "Backend", "Choice", "brandes_backend", "can_run",
+           "choose", "fw_refusal", "get_backend", "report_substitution",
+           "resolve_backend"]

@@ -18,7 +18,7 @@ def betweenness(graph, sources="all", *, weight: bool = True, normalized: bool =
     same traversals, ``scope``.
     """
     from .apsp import run_sources
-    from .backends import AlgorithmSubstitution, betweenness_plan, resolve_backend
+    from .backends import AlgorithmSubstitution, brandes_backend, resolve_backend
     from .sources import choose_sources
     from .statistics import PathStatistics
 
@@ -26,7 +26,7 @@ def betweenness(graph, sources="all", *, weight: bool = True, normalized: bool =
         import dataclasses
 
         graph = dataclasses.replace(graph, weights=None, _transpose=None)
-    where, note = betweenness_plan(graph, backend)
+    where, note = brandes_backend(graph, backend)
     if log is not None:
         log(note)
     elif where != resolve_backend(backend):

@@ -23,8 +23,9 @@ import numpy as np
 NAME = "edge_betweenness"
 
 
-def plan(graph, backend: str) -> tuple[str, str]:
-    """(where it runs, the log line): the GPU kernel is for unweighted graphs."""
+def choose(graph, backend: str) -> tuple[str, str]:
+    """(where it runs, the reason): the GPU kernel is for unweighted graphs. ``graph``: a built
+    graph or its shape — the run's plan asks this once (its ``edge_betweenness`` row)."""
     from .backends import resolve_backend
 
     b = resolve_backend(backend)
@@ -62,7 +63,7 @@ def edge_betweenness(graph, sources, *, sampled: bool = False, normalized: bool 
     """``edge_betweenness`` (float64, one per arc in CSR order), ``edge_source`` and
     ``edge_target`` (the arcs' endpoints, vertex indices) over ``sources``."""
     sources = np.ascontiguousarray(sources, dtype=np.int64)
-    where, note = plan(graph, backend)
+    where, note = choose(graph, backend)
     if log is not None:
         log(note)
     if where == "cuda":

@@ -27,6 +27,18 @@ def _seed32(rng):
 
 
 # ---------------------------------------------------------------------------- Watts α-model
+@njit(cache=True, inline="always")
+def _add_edge(adj, deg, src, dst, ne, i, j):
+    """Edge i–j into the adjacency table and edge list ``ne``; returns ne + 1."""
+    adj[i, deg[i]] = j
+    deg[i] += 1
+    adj[j, deg[j]] = i
+    deg[j] += 1
+    src[ne] = i
+    dst[ne] = j
+    return ne + 1
+
+
 @njit(cache=True)
 def _alpha_model(n, k, alpha, p, ring, seed):
     np.random.seed(seed)
@@ -39,14 +51,7 @@ def _alpha_model(n, k, alpha, p, ring, seed):
     ne = 0
     if ring and n >= 3:
         for i in range(n):
-            j = (i + 1) % n
-            adj[i, deg[i]] = j
-            deg[i] += 1
-            adj[j, deg[j]] = i
-            deg[j] += 1
-            src[ne] = i
-            dst[ne] = j
-            ne += 1
+            ne = _add_edge(adj, deg, src, dst, ne, i, (i + 1) % n)
     nbmark = np.full(n, -1, np.int64)
     cmark = np.full(n, -1, np.int64)
     cnt = np.zeros(n, np.int64)
@@ -115,13 +120,7 @@ def _alpha_model(n, k, alpha, p, ring, seed):
                     adj2[v, a] = adj[v, a]
             adj = adj2
             cap = cap2
-        adj[i, deg[i]] = j
-        deg[i] += 1
-        adj[j, deg[j]] = i
-        deg[j] += 1
-        src[ne] = i
-        dst[ne] = j
-        ne += 1
+        ne = _add_edge(adj, deg, src, dst, ne, i, j)
         stall = 0
     return src[:ne], dst[:ne]
 
@@ -344,7 +343,7 @@ def rmat(scale: int, edge_factor: int = 16, a: float = 0.57, b: float = 0.19, c:
     edges are generated in parallel (independent of the thread count) into an int32 edge list,
     then counting-sorted into rows, which are sorted and de-duplicated in place.  The stream key
     and the relabelling constants come from ``numpy.random.default_rng(seed)``."""
-    from .csr_kernels import rmat_csr
+    from .rmat_kernels import rmat_csr
 
     if scale < 1 or scale > 30 or min(a, b, c) < 0 or a + b + c > 1:
         raise ValueError("rmat needs 1 <= scale <= 30 and a, b, c >= 0 with a+b+c <= 1")

@@ -66,7 +66,9 @@ def should_run(graph, num_sources: int, backend: str = "cpu") -> tuple[str, str]
         limit = GPU_MAX_SOURCES if backend == "cuda" else CPU_MAX_SOURCES
         where = "the GPU" if backend == "cuda" else "all cores"
         return per, f"{k} sources (<= {limit}): one source at a time on {where}"
-    if backend == "cuda" and not graph.weighted and graph.n > 1:
+    if backend == "cuda" and not graph.weighted and graph.n > 1 and hasattr(graph, "indptr"):
+        # (a graph's shape, the plan before the graph exists, has no levels to probe: the
+        # run's plan, made from the built graph, decides; validate builds it on a GPU)
         from .cuda import device_count, device_graph
         from .cuda.brandes import DEEP_LEVELS, probe_depth
 

@@ -1,5 +1,5 @@
-"""Shortest-path predecessors (``metrics.store_predecessors``, ``/predecessors``): the rule, the
-backend dispatch and the plan's routing.
+"""Shortest-path predecessors (``metrics.store_predecessors``, ``/predecessors``): the rule and the
+backend dispatch.
 
 **Rule.** From a source's distance row d (as stored: hops or float64 weight sums), an arc v → u is
 *tight* when d[v] + w(v, u) == d[u] (exactly, in the arithmetic the engines use).  A breadth-first
@@ -15,36 +15,14 @@ The CPU kernel is :mod:`simengine.network.cpu.predecessors`, the GPU one
 distances are exact, so ``fw`` keeps running and its rows give the predecessors by the same rule
 (the min-plus kernels' own predecessor matrix picks among equal paths differently, so the rule is
 applied to the rows, not copied from it).  With real weights Floyd–Warshall sums in an order that
-is not a path's, so a run that asks for predecessors and ``fw`` runs a per-source algorithm through
-the plan (:func:`route_plan`, logged).
+is not a path's, so the registry's Floyd–Warshall row refuses a run that asks for predecessors
+(:func:`simengine.network.backends.fw_refusal`) and the engine's ``without_fw`` runs (logged).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .statistics import unreachable_sentinel
-
-
-def route_plan(plan, graph):
-    """``plan``, or — when it runs Floyd–Warshall on real weights — a substituted plan for a
-    per-source algorithm whose rows give the predecessors (the same distances), with the
-    reason."""
-    if plan.algorithm != "fw" or exact_rows(graph):
-        return plan
-    from dataclasses import replace
-
-    if not graph.weighted:
-        alg = "msbfs"
-    elif plan.backend == "cuda":
-        alg = "frontier"
-    else:
-        from .cpu.engine import weighted_choice
-
-        alg = weighted_choice(graph)
-    return replace(plan, algorithm=alg, substituted=True,
-                   reason=f"metrics.store_predecessors: Floyd-Warshall's sums of real weights are "
-                          f"not path sums; {alg} gives the same distances and its rows give the "
-                          f"predecessors")
 
 
 def exact_rows(graph) -> bool:

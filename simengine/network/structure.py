@@ -51,7 +51,7 @@ def structure_results(graph, wanted, backend: str = "cpu", log=None, device=None
 
 
 def job_structure_results(job):
-    """:func:`structure_results` for a :class:`~simengine.network.job.NetworkJob` (its
+    """:func:`structure_results` for a :class:`~simengine.control.network_job.NetworkJob` (its
     ``metrics.statistics``, backend and log)."""
     return structure_results(job.graph, job.spec.metrics.statistics, job.backend, job.log)
 

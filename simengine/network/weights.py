@@ -32,7 +32,11 @@ def check_weights(graph) -> None:
 
 def dial_applicable(graph) -> bool:
     """True if every weight is a non-negative integer <= DIAL_MAX_WEIGHT (or the graph is
-    unweighted)."""
+    unweighted).  A graph's shape (:class:`simengine.plan.problem.GraphShape`) answers with its
+    ``dial``."""
+    dial = getattr(graph, "dial", None)
+    if isinstance(dial, bool):
+        return dial
     w = graph.weights
     if w is None or len(w) == 0:
         return True

@@ -8,6 +8,8 @@ from numba import njit
 from numba.core import types
 from numba.extending import intrinsic
 
+from ..model import fprime_poly
+
 _JIT = dict(parallel=True, cache=True, fastmath=False)
 
 STRATEGIES = ("global", "shared", "texture", "combined")
@@ -54,9 +56,17 @@ def address_map(n, bcode):
     return a
 
 
+#: f'(φ) (field/model.py's one definition) compiled for the CPU kernels
+_fp = njit(cache=True, inline="always")(fprime_poly)
+
+
 @njit(cache=True, inline="always")
-def _fp(c, a0, a1, a2, a3):
-    return a0 + c * (a1 + c * (a2 + c * a3))
+def stage_constants(params, bvalue):
+    """A stage's constants from the packed parameters (``field/params.py: pack``): M, κ, a0..a3,
+    1/h², the Laplacian's centre weight, and μ at a fixed wall (f'(bvalue))."""
+    a0, a1, a2, a3 = params[2], params[3], params[4], params[5]
+    return (params[0], params[1], a0, a1, a2, a3, params[6], params[7],
+            _fp(bvalue, a0, a1, a2, a3))
 
 
 # ------------------------------------------------------------------------- dynamic scheduling

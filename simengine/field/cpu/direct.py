@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .common import _JIT, _TASK_CELLS, _bmap, _claim, _fp, _tx, _workers, address_map  # noqa: F401
+from .common import (_JIT, _TASK_CELLS, _bmap, _claim, _fp, _tx, _workers,  # noqa: F401
+                     address_map, stage_constants)
 
 
 # =========================================================================== global (kernel A)
@@ -31,9 +32,7 @@ def _gmu1(src, i, n0, bcode, bv, muw, K, a0, a1, a2, a3, ih2, cnd):
 @njit(**_JIT)
 def global_stage_1d(src, base, out, coef, params, bcode, bvalue, lo, hi, tile):
     n0 = src.shape[0]
-    M, K, a0, a1, a2, a3, ih2, cnd = (params[0], params[1], params[2], params[3], params[4],
-                                      params[5], params[6], params[7])
-    muw = _fp(bvalue, a0, a1, a2, a3)
+    M, K, a0, a1, a2, a3, ih2, cnd, muw = stage_constants(params, bvalue)
     for i in prange(lo, hi):
         mc = _gmu1(src, i, n0, bcode, bvalue, muw, K, a0, a1, a2, a3, ih2, cnd)
         lap = ((_gmu1(src, i - 1, n0, bcode, bvalue, muw, K, a0, a1, a2, a3, ih2, cnd)
@@ -90,9 +89,7 @@ def global_stage_2d(src, base, out, coef, params, bcode, bvalue, lo, hi, tile):
     n0, n1 = src.shape
     if hi <= lo:
         return
-    M, K, a0, a1, a2, a3, ih2, cnd = (params[0], params[1], params[2], params[3], params[4],
-                                      params[5], params[6], params[7])
-    muw = _fp(bvalue, a0, a1, a2, a3)
+    M, K, a0, a1, a2, a3, ih2, cnd, muw = stage_constants(params, bvalue)
     rows = max(1, _TASK_CELLS // n1)
     ntasks = (hi - lo + rows - 1) // rows
     ctr = np.zeros(1, dtype=np.int64)
@@ -232,9 +229,7 @@ def global_stage_3d(src, base, out, coef, params, bcode, bvalue, lo, hi, tile):
     n0, n1, n2 = src.shape
     if hi <= lo:
         return
-    M, K, a0, a1, a2, a3, ih2, cnd = (params[0], params[1], params[2], params[3], params[4],
-                                      params[5], params[6], params[7])
-    muw = _fp(bvalue, a0, a1, a2, a3)
+    M, K, a0, a1, a2, a3, ih2, cnd, muw = stage_constants(params, bvalue)
     rows = max(1, _TASK_CELLS // (n1 * n2))
     ntasks = (hi - lo + rows - 1) // rows
     ctr = np.zeros(1, dtype=np.int64)

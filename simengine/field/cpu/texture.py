@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .common import _JIT, _TASK_CELLS, _bmap, _claim, _fp, _tx, _workers, address_map  # noqa: F401
+from .common import (_JIT, _TASK_CELLS, _bmap, _claim, _fp, _tx, _workers,  # noqa: F401
+                     address_map, stage_constants)
 
 
 from .tiled import _update_line, _update_line3
@@ -24,9 +25,7 @@ def texture_stage_1d(src, base, out, coef, params, bcode, bvalue, lo, hi, tile):
     n0 = src.shape[0]
     if hi <= lo:
         return
-    M, K, a0, a1, a2, a3, ih2, cnd = (params[0], params[1], params[2], params[3], params[4],
-                                      params[5], params[6], params[7])
-    muw = _fp(bvalue, a0, a1, a2, a3)
+    M, K, a0, a1, a2, a3, ih2, cnd, muw = stage_constants(params, bvalue)
     A0 = address_map(n0, bcode)
     t0 = max(1, min(tile[0], hi - lo))
     nt = (hi - lo + t0 - 1) // t0
@@ -98,9 +97,7 @@ def texture_stage_2d(src, base, out, coef, params, bcode, bvalue, lo, hi, tile):
     n0, n1 = src.shape
     if hi <= lo:
         return
-    M, K, a0, a1, a2, a3, ih2, cnd = (params[0], params[1], params[2], params[3], params[4],
-                                      params[5], params[6], params[7])
-    muw = _fp(bvalue, a0, a1, a2, a3)
+    M, K, a0, a1, a2, a3, ih2, cnd, muw = stage_constants(params, bvalue)
     A0 = address_map(n0, bcode)
     A1 = address_map(n1, bcode)
     t0 = max(1, min(tile[0], hi - lo))
@@ -163,9 +160,7 @@ def texture_stage_3d(src, base, out, coef, params, bcode, bvalue, lo, hi, tile):
     n0, n1, n2 = src.shape
     if hi <= lo:
         return
-    M, K, a0, a1, a2, a3, ih2, cnd = (params[0], params[1], params[2], params[3], params[4],
-                                      params[5], params[6], params[7])
-    muw = _fp(bvalue, a0, a1, a2, a3)
+    M, K, a0, a1, a2, a3, ih2, cnd, muw = stage_constants(params, bvalue)
     A0 = address_map(n0, bcode)
     A1 = address_map(n1, bcode)
     A2 = address_map(n2, bcode)

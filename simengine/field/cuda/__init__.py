@@ -4,7 +4,7 @@ Modules: ``config`` (codes, default launch shapes), ``access`` (flat loads/store
 (address modes, μ and R device functions), ``direct``, ``vec``, ``march`` (kernels A/C),
 ``tiled`` (B/D), ``smarch`` (3-D shared-memory march), ``physics`` (μ and the boundary index
 rules of the fused forms), ``fused_launch`` (their launch side), ``fused_frame`` and
-``fused_warp``, ``fused_3d`` (the fused RK2 forms; ``fused_slab``: a slab's pipelined step), ``occupancy``, ``plan`` (``StagePlan``),
+``fused_warp``, ``fused_3d`` (the fused RK2 forms; ``fused_slab``: a slab's pipelined step), ``occupancy``, ``plan`` (``StageLaunch``),
 ``launch`` (the fast launch path, the only module
 using numba-cuda private API), ``reduce`` (partials), ``twins`` (CPU-signature stages).
 
@@ -51,7 +51,7 @@ from . import graph  # noqa: F401
 from .direct import direct_kernel  # noqa: F401
 from .march import march_kernel  # noqa: F401
 from .smarch import smarch_kernel  # noqa: F401
-from .plan import StagePlan, stage, view3  # noqa: F401
+from .plan import StageLaunch, stage, view3  # noqa: F401
 from .reduce import (RED_THREADS, field_partials, launch_partials, partials_of,  # noqa: F401
                      reduction_blocks, reduction_kernel, reductions)
 from .tiled import modern_kernel, seed_kernel  # noqa: F401

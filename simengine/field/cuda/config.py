@@ -47,10 +47,10 @@ DEFAULT_SMARCH = {("float64", 3): 64, ("float32", 3): 64}
 #: thread block of the shared-memory marching kernel (x first; the in-plane tile)
 DEFAULT_SMARCH_BLOCK = (32, 8, 1)
 #: planes of φ loads in flight per thread of the shared-memory marching kernel (1 or 2;
-#: ``StagePlan(unroll=)`` for that kernel)
+#: ``StageLaunch(unroll=)`` for that kernel)
 DEFAULT_SMARCH_AHEAD = 2
 #: output rows per thread along y of the shared-memory marching kernel (1 or 2: a BX×BY thread
-#: block computes a BX × BY·rows in-plane tile); ``StagePlan(smarch_rows=)``
+#: block computes a BX × BY·rows in-plane tile); ``StageLaunch(smarch_rows=)``
 DEFAULT_SMARCH_ROWS = 1
 #: ... and 2 rows per thread on grids (or slabs) of at least this many cells, per dtype, when no
 #: block is given. H100 (2026-11-24 night): fp64 512³ 2.18 ms (82.9–84.0 % of the honest
@@ -61,7 +61,7 @@ DEFAULT_SMARCH_ROWS = 1
 #: 0.222
 SMARCH_ROWS2_MIN_CELLS = {"float64": 1 << 24, "float32": 0}
 #: stage 1 of the shared-memory marching kernel (base is src) reads the own cell's base value
-#: from the shared φ ring instead of global memory; ``StagePlan(smarch_ring_base=)``
+#: from the shared φ ring instead of global memory; ``StageLaunch(smarch_ring_base=)``
 DEFAULT_SMARCH_RING_BASE = False
 #: the shared φ/μ rings of smarch.py through flat loads/stores (no negative-index wraparound
 #: per access); False: numba's array indexing (the form measured before 2026-11-24 night)

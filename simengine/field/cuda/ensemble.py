@@ -35,7 +35,7 @@ from . import launch as _launch_api
 from .access import LD, LD2, LDNC, LDNC2, ST, ST2
 from .config import (DEFAULT_BLOCK, DEFAULT_CPT, DEFAULT_VEC, DEFAULT_VEC_BLOCK, DEFAULT_VEC_ROWS,
                      SIMULATOR)
-from .plan import StagePlan, view3
+from .plan import StageLaunch, view3
 from .reduce import RED_THREADS, reduction_blocks, reduction_kernel
 from .stencil import _make_rhs_fast, _make_rhs_slow
 from .tiled import _block3
@@ -53,7 +53,7 @@ def ensemble_form(kernel: str, shape, dtype, cpt=None, march=None, vec=None) -> 
     """The form of the ensemble kernel for a case: ``dict(form="direct"|"pair", cpt=...,
     single=...)`` where ``single`` are the :class:`~simengine.field.cuda_solver.CudaFieldSolver`
     options (``cells_per_thread``, ``march``, ``vec``) of the one-member run each member equals
-    bit for bit. Mirrors :class:`StagePlan`'s choice for those options; ValueError for cases
+    bit for bit. Mirrors :class:`StageLaunch`'s choice for those options; ValueError for cases
     without an ensemble form (tiled kernels, an explicit marching form, 3-D with more than one
     cell per thread)."""
     if kernel not in ENSEMBLE_KERNELS:
@@ -211,7 +211,7 @@ class EnsemblePlan:
         self._extra = ()
         if self.form == "direct" and nd < 3:
             # the unchanged direct kernel on the view (M, n0, n1) / (M, 1, n)
-            self._inner = StagePlan(kernel, nd, (M,) + s3[1:], bc, self.dtype, block=block,
+            self._inner = StageLaunch(kernel, nd, (M,) + s3[1:], bc, self.dtype, block=block,
                                     cpt=self.cpt, march=0, vec=0)
             self.block = self._inner.block
             self.griddim, self.blockdim = self._inner.griddim, self._inner.blockdim

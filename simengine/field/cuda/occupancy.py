@@ -18,7 +18,7 @@ def device_attr(dev, name, default=None):
 
 
 def occupancy_report(plan) -> dict:
-    """Registers, shared/local memory and theoretical occupancy of a compiled :class:`StagePlan`.
+    """Registers, shared/local memory and theoretical occupancy of a compiled :class:`StageLaunch`.
 
     The kernel must have been launched (compiled) once. Under the simulator the resource figures
     are None."""

@@ -35,7 +35,7 @@ def view3(shape):
     return (1,) * (3 - len(shape)) + shape
 
 
-class StagePlan:
+class StageLaunch:
     """A compiled stage kernel plus its launch geometry for one (shape, slice, block).
 
     Shared-memory marching form (``smarch``): ``smarch_rows`` (default ``DEFAULT_SMARCH_ROWS``)
@@ -139,7 +139,7 @@ class StagePlan:
                                     ring_base=self.src_is_base, flat=self.flat)
             core = (b3[0], b3[1] * self.rows, self.march)
             if self.ring_base and not _src_is_base:
-                self.same = StagePlan(kernel, ndim, shape3, bc, dtype, layout=layout,
+                self.same = StageLaunch(kernel, ndim, shape3, bc, dtype, layout=layout,
                                       block=self.block, lo=lo, hi=hi, march=self.march,
                                       unroll=self.unroll, smarch=True, maxreg=maxreg,
                                       smarch_rows=self.rows, smarch_ring_base=True,
@@ -253,7 +253,7 @@ class StagePlan:
     def _fallback(self):
         """The scalar direct-kernel plan of the same stage (misaligned buffers)."""
         if self._alt is None:
-            self._alt = StagePlan(self.kernel_name, self.ndim, self.shape3, self.bc, self.dtype,
+            self._alt = StageLaunch(self.kernel_name, self.ndim, self.shape3, self.bc, self.dtype,
                                   block=None, lo=self.lo, hi=self.hi,
                                   cpt=DEFAULT_CPT[self.ndim], march=0, vec=0)
         return self._alt
@@ -275,11 +275,11 @@ def stage(kernel, src, base, out, coef, model: CahnHilliard, grid: Grid, boundar
     """Device twin of the CPU stage: ``out[lo:hi] = base[lo:hi] + coef * R(src)[lo:hi]``.
 
     ``src``, ``base``, ``out``: device arrays of the field shape (1/2/3-D, C-contiguous, one
-    dtype; the kernels see them as flat buffers). Convenience entry point (builds a :class:`StagePlan` each call, cached kernels);
+    dtype; the kernels see them as flat buffers). Convenience entry point (builds a :class:`StageLaunch` each call, cached kernels);
     the solver keeps its plans."""
     shape = tuple(src.shape)
     s3 = view3(shape)
-    plan = StagePlan(kernel, len(shape), s3, boundary.code, src.dtype, layout=layout,
+    plan = StageLaunch(kernel, len(shape), s3, boundary.code, src.dtype, layout=layout,
                      block=block, lo=lo, hi=hi)
     n = int(np.prod(shape))
     r = (lambda a: a.reshape(n)) if len(shape) != 1 else (lambda a: a)

@@ -124,7 +124,7 @@ def smarch_kernel(bc: int, nc: bool, dtype: str = "float64", block=(32, 8), leng
     shared φ ring (during the μ phase of plane k−1, before that plane's barrier: the slot of
     plane k is stable from the barrier of plane k−2 until the stores of plane k) instead of a
     global load of ``base`` — **only valid when base is src** (stage 1 of RK2; the plan picks
-    this kernel by ``base is src``, see ``StagePlan``); ``base`` is then not read."""
+    this kernel by ``base is src``, see ``StageLaunch``); ``base`` is then not read."""
     BX, BY = smarch_shape(block)
     A = int(ahead)
     if A not in (1, 2, 3):

@@ -9,7 +9,7 @@ import numpy as np
 from numba import cuda
 
 from .config import KERNELS
-from .plan import StagePlan, view3
+from .plan import StageLaunch, view3
 
 
 # --------------------------------------------------------------------------------------------
@@ -32,7 +32,7 @@ def _twin(kernel, ndim):
         scal = (t(M * ih2), t(K * ih2), t(cnd), t(a0), t(a1), t(a2), t(a3), t(bv), t(fpv))
         shape = tuple(int(n) for n in src.shape)
         block = None if tile is None else tuple(int(b) for b in tile)[::-1]
-        plan = StagePlan(kernel, ndim, view3(shape), int(bcode), dt, layout=layout or "modern",
+        plan = StageLaunch(kernel, ndim, view3(shape), int(bcode), dt, layout=layout or "modern",
                          block=block, lo=lo, hi=hi)
         n = int(np.prod(shape))
         r = (lambda a: a.reshape(n)) if ndim != 1 else (lambda a: a)

@@ -64,13 +64,13 @@ VEC_ROWS = (1, 2, 4, 8)
 
 @functools.lru_cache(maxsize=None)
 def vec_kernel(bc: int, nc: bool, dtype: str = "float32", rows: int = 4):
-    """Kernel A/C, 2-D, pair form (``StagePlan(..., vec=2)``): a thread updates a register tile of
+    """Kernel A/C, 2-D, pair form (``StageLaunch(..., vec=2)``): a thread updates a register tile of
     2 consecutive cells along x × ``rows`` consecutive rows with 64-bit (fp32) / 128-bit (fp64)
     pair loads and stores (``ld.global.nc.v2`` for C). Launch with (BX, BY) threads: BX pairs
     (2·BX columns) × BY·rows rows. Tiles at least 2 cells from every boundary (and inside the
     slice) take the unrolled pair path; the others update their cells one by one through the
     address-mode path of :func:`direct_kernel`. The pair path assumes an even row length and
-    buffers aligned to 2 elements (``StagePlan`` falls back to :func:`direct_kernel` otherwise)."""
+    buffers aligned to 2 elements (``StageLaunch`` falls back to :func:`direct_kernel` otherwise)."""
     if rows not in VEC_ROWS:
         raise ValueError(f"rows per thread of the pair kernel must be one of {VEC_ROWS}")
     R = int(rows)

@@ -1,7 +1,9 @@
 """CPU engine: its ``auto`` rule, what it runs in place of the GPU-only algorithms, and the
 per-batch partials of each CPU algorithm.
 
-The registry (:mod:`simengine.network.backends`) calls these three functions; the same three exist
+The registry (:mod:`simengine.network.backends`) calls these functions (``auto_algorithm``,
+``substitute``, ``without_fw``, ``iter_partials``); ``auto_algorithm`` reads a built graph or a
+graph's shape (:class:`simengine.plan.problem.GraphShape`); the same functions exist
 for the GPU in :mod:`simengine.network.cuda.engine`.
 """
 from __future__ import annotations
@@ -21,6 +23,11 @@ FW_MIN_DENSITY = 0.1
 def weighted_choice(graph) -> str:
     """``dial`` when every weight is an integer in [0, 4096], else ``dijkstra``."""
     return "dial" if dial_applicable(graph) else "dijkstra"
+
+
+def without_fw(graph) -> str:
+    """What runs where ``fw`` may not (predecessors of real weights): Dial or Dijkstra."""
+    return weighted_choice(graph)
 
 
 def auto_algorithm(graph, num_sources: int | None = None) -> tuple[str, str]:
@@ -45,7 +52,7 @@ def auto_algorithm(graph, num_sources: int | None = None) -> tuple[str, str]:
     n = graph.n
     dens = graph.num_arcs / (n * (n - 1)) if n > 1 else 1.0
     if n <= FW_MAX_N and dens >= FW_MIN_DENSITY:
-        return "fw", f"weighted, n = {n} <= {FW_MAX_N} and arc density {dens:.3g} >= {FW_MIN_DENSITY}"
+        return "fw", f"weighted, n = {n} <= {FW_MAX_N} and arc density >= {FW_MIN_DENSITY}"
     alg = weighted_choice(graph)
     why = "integer weights in [0, 4096]" if alg == "dial" else "weights not all integers in [0, 4096]"
     return alg, f"weighted, sparse or large; {why}"

@@ -93,11 +93,6 @@ def closure(graph) -> np.ndarray:
     return D
 
 
-def clear_closure(graph) -> None:
-    """Drop the cached Floyd–Warshall matrix of ``graph``."""
-    graph.__dict__.pop(_CACHE, None)
-
-
 def fw_partials(graph, sources, bin_width: float = 1.0, batch: int = 256, store=None):
     """APSP by Floyd–Warshall, reduced per batch of sources (rows of the cached closure)."""
     sources = np.asarray(sources, dtype=np.int64)

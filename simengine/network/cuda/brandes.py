@@ -39,7 +39,7 @@ Graphs of many levels (more than ``DEEP_LEVELS`` from the vertex of largest degr
 lattices) run a thread block per source instead (:mod:`.brandes_deep`), since every level here
 reads the whole (B·n) block. Weighted graphs run :mod:`.brandes_weighted` (the same layout, by
 distance buckets) or, where it cannot (zero weights, :func:`.brandes_weighted.can_run`), the CPU
-engine (``backends.betweenness_plan`` says so in the log).
+engine (``backends.brandes_backend`` says so in the plan and the log).
 """
 from __future__ import annotations
 

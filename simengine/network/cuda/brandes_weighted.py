@@ -54,15 +54,35 @@ def integer_weights(graph) -> bool:
     return w is None or bool(np.all(w == np.rint(w)))
 
 
-def can_run(graph) -> tuple[bool, str]:
-    """Whether the GPU engine runs weighted betweenness on ``graph``, and if not, why."""
+def _weight_range(graph):
+    """(smallest, largest, all integers) of ``graph``'s weights — a built graph, or a graph's
+    shape (:class:`simengine.plan.problem.GraphShape`: ``weight_range``, integers when
+    ``exact``) — None when there are none, "unknown" when a shape does not know them."""
+    if not hasattr(graph, "indptr"):                   # a shape: the plan before the graph
+        rng = getattr(graph, "weight_range", None)
+        if not graph.weighted:
+            return None
+        if rng is None:
+            return "unknown"
+        return float(rng[0]), float(rng[1]), bool(graph.exact)
     w = graph.weights
     if w is None or len(w) == 0:
+        return None
+    return float(w.min()), float(w.max()), integer_weights(graph)
+
+
+def can_run(graph) -> tuple[bool, str]:
+    """Whether the GPU engine runs weighted betweenness on ``graph`` (a built graph or its
+    shape), and if not, why."""
+    rng = _weight_range(graph)
+    if rng is None:
         return True, ""
-    lo, hi = float(w.min()), float(w.max())
+    if rng == "unknown":
+        return False, "the weights are not known before the graph is read"
+    lo, hi, integer = rng
     if lo <= 0:
         return False, "the GPU engine needs weights > 0 (zero-weight arcs tie distances)"
-    if integer_weights(graph):
+    if integer:
         if hi * max(graph.n - 1, 1) >= INF - hi:
             return False, ("the GPU engine needs integer distances below 2^31 (the weights are "
                            "too large)")

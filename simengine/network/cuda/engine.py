@@ -20,10 +20,10 @@ Algorithms:
 (:func:`simengine.network.per_source.should_run`); unweighted → ``msbfs``; weighted → ``fw`` when at least a quarter of the vertices are
 sources (Floyd–Warshall computes every row anyway), the n² matrix fits (≤ FW_MAX_BYTES) and either
 n ≤ FW_MAX_N, or n ≤ FW_DENSE_MAX_N and the arc density m / (n(n−1)) ≥ FW_MIN_DENSITY; otherwise
-``frontier``.  Cutoffs from H100 measurements (docs/network-gpu.md, 2026-11-25, min-plus kernels):
-over all sources FW beat the frontier SSSP at every size tried up to n = 16384 — 1.5× on sparse
-(degree 6) graphs at 16384, 4.7× at density 0.01 — and its O(n³) cost (5.2 s at n = 32768)
-overtakes the frontier's O(n·m·iterations) beyond that on sparse graphs, later on dense ones.
+``frontier``.  The cutoffs are measured (docs/network-gpu.md; the figures:
+docs/measurements/code-comments-2026-11-28.md): over all sources FW beats the frontier SSSP at
+every size up to FW_MAX_N, and its O(n³) cost overtakes the frontier's O(n·m·iterations) beyond
+that on sparse graphs, later on dense ones.
 """
 from __future__ import annotations
 
@@ -39,6 +39,11 @@ FW_DENSE_MAX_N = 32768
 FW_MIN_DENSITY = 0.02
 #: largest distance matrix auto will allocate (bytes)
 FW_MAX_BYTES = 16 << 30
+
+
+def without_fw(graph) -> str:
+    """What runs where ``fw`` may not (predecessors of real weights): the frontier SSSP."""
+    return "frontier"
 
 
 def auto_algorithm(graph, num_sources: int | None = None) -> tuple[str, str]:

@@ -42,9 +42,8 @@ else:
     CONFIGS = {np.dtype(np.int32): TileConfig(), np.dtype(np.float32): TileConfig(),
                np.dtype(np.float64): TileConfig(K=64, TM=4, TN=4, KC=32, P1Y=16)}
 #: use Hopper DPX for int32 distances by default on devices of compute capability >= 9.0: off —
-#: on the H100 it tied with plain int32 at n = 8192 (0.0993 s against 0.0994 s, 2026-11-25): the
-#: product kernel is not bound by its add-and-min issue rate (docs/network-gpu.md); ``dpx=True``
-#: selects it
+#: it ties with plain int32 (docs/measurements/code-comments-2026-11-28.md): the product kernel
+#: is not bound by its add-and-min issue rate (docs/network-gpu.md); ``dpx=True`` selects it
 DPX = False
 #: how the product kernel keeps predecessors: "inline" (argmin in the inner loop) or "recover"
 #: (searched after the product, only for the outputs that improved)

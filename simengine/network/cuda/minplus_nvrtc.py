@@ -6,11 +6,12 @@ under the simulator.
 Round depth 128; the kernels of one round: ``fw_diag`` (the diagonal tile), ``fw_panels`` (row
 and column panel, ``WHICH`` = 20 / 21 of the product) and ``fw_product`` with ``WHICH`` = 3
 (every other tile) or, with the look-ahead, 4 then 5 (the tiles of row/column k + 1, then the
-others).  The product's ``MODE`` (see
-the source): 0 float32; 1 int32 with DPX ``__viaddmin_s32``; 2 int32 without; 3 int32 with
-predecessors packed into the low 7 bits (one DPX instruction per update, distances < 2²²); 4 the
-argmin kept by a compare and select (any type); 5 float32 with the chunk of the minimum recorded
-and the argmin searched in it afterwards.  Matrices are numba device arrays; CuPy wraps
+others).  The product's modes have names (:data:`MODES`; the number is the source's template
+parameter ``MODE``): ``float`` (float32); ``int-dpx`` (int32 with DPX ``__viaddmin_s32``);
+``int`` (int32 without); ``int-packed`` (int32 with predecessors packed into the low 7 bits: one
+DPX instruction per update, distances < 2²²); ``select`` (the argmin kept by a compare and
+select, any type); ``chunk-search`` (float32 with the chunk of the minimum recorded and the argmin
+searched in it afterwards); ``select-dpx`` (float32, the select by DPX on the floats' int32 bits).  Matrices are numba device arrays; CuPy wraps
 them without a copy (``__cuda_array_interface__``) on numba's current device.  Without the
 look-ahead the kernels go to the legacy default stream, the one numba uses; with it, to two
 streams that start after and end before the legacy stream's work (events).
@@ -24,7 +25,26 @@ import numpy as np
 
 #: round depth of the CUDA C++ kernels (the matrix is padded to a multiple of it)
 R = 128
-#: mode 3 needs every finite distance below this (7 low bits hold the intermediate's index)
+#: the product's modes by name: the template parameter MODE of minplus_tiles.cu
+MODES = {"float": 0, "int-dpx": 1, "int": 2, "int-packed": 3, "select": 4, "chunk-search": 5,
+         "select-dpx": 6}
+_NAMES = {v: k for k, v in MODES.items()}
+
+
+def mode_name(mode) -> str:
+    """The name of a mode given by name or by the source's number."""
+    return mode if isinstance(mode, str) else _NAMES[int(mode)]
+
+
+def _number(mode) -> int:
+    return MODES[mode_name(mode)]
+
+
+def keeps_predecessors(mode) -> bool:
+    return _number(mode) >= MODES["int-packed"]
+
+
+#: ``int-packed`` needs every finite distance below this (7 low bits hold the intermediate's index)
 PACK_LIMIT = 1 << 22
 SOURCE = Path(__file__).with_name("minplus_tiles.cu")
 
@@ -55,17 +75,18 @@ class ProductConfig:
                 f"{self.STAGES} stages, {self.MINB} blocks/SM, A x{self.VA}")
 
 
-#: the "rest" configuration per mode (tile sweep on the H100, 2026-11-26: docs/measurements/);
-#: mode 4 (compare and select) keeps a second register tile: fewer outputs per thread
-REST = {0: ProductConfig(VA=4), 1: ProductConfig(), 2: ProductConfig(), 3: ProductConfig(),
-        4: ProductConfig(TM=8, TN=4, MINB=1), 5: ProductConfig(TM=8, TN=4, MINB=1),
-        6: ProductConfig(TM=8, TN=4, MINB=1)}
+#: the "rest" configuration per mode (a tile sweep: docs/measurements/minplus-2026-11-26.md);
+#: ``select`` keeps a second register tile: fewer outputs per thread
+REST = {"float": ProductConfig(VA=4), "int-dpx": ProductConfig(), "int": ProductConfig(),
+        "int-packed": ProductConfig(), "select": ProductConfig(TM=8, TN=4, MINB=1),
+        "chunk-search": ProductConfig(TM=8, TN=4, MINB=1),
+        "select-dpx": ProductConfig(TM=8, TN=4, MINB=1)}
 #: the panels (one launch, ``fw_panels``): KC, STAGES, MINB, VA of 128 × 64 / 64 × 128 tiles
 PANELS = ProductConfig(BM=128, BN=64, TM=8, TN=4)
 
-#: predecessors with float32 distances: 4 (compare and select), 5 (chunk record and search) or
-#: 6 (select by DPX on the floats' int32 bits; to be measured against 5)
-FLOAT_PRED_MODE = 5
+#: predecessors with float32 distances: ``select``, ``chunk-search`` or ``select-dpx`` (select by
+#: DPX on the floats' int32 bits; to be measured against ``chunk-search``)
+FLOAT_PRED_MODE = "chunk-search"
 #: split each round's rest so the next round's diagonal and panels overlap it (two streams)
 LOOKAHEAD = True
 
@@ -118,9 +139,9 @@ def _function(name: str):
     return fn
 
 
-def product_kernel(dtype, mode: int, which: int, cfg: ProductConfig):
+def product_kernel(dtype, mode, which: int, cfg: ProductConfig):
     c = cfg
-    name = (f"fw_product<{_ctype(dtype)},{mode},{which},{c.BM},{c.BN},{c.TM},{c.TN},{c.KC},"
+    name = (f"fw_product<{_ctype(dtype)},{_number(mode)},{which},{c.BM},{c.BN},{c.TM},{c.TN},{c.KC},"
             f"{c.STAGES},{c.MINB},{c.VA}>")
     fn = _function(name)
     smem = c.shared_bytes()
@@ -129,9 +150,9 @@ def product_kernel(dtype, mode: int, which: int, cfg: ProductConfig):
     return fn, smem
 
 
-def panels_kernel(dtype, mode: int, cfg: ProductConfig = PANELS):
+def panels_kernel(dtype, mode, cfg: ProductConfig = PANELS):
     c = cfg
-    fn = _function(f"fw_panels<{_ctype(dtype)},{mode},{c.KC},{c.STAGES},{c.MINB},{c.VA}>")
+    fn = _function(f"fw_panels<{_ctype(dtype)},{_number(mode)},{c.KC},{c.STAGES},{c.MINB},{c.VA}>")
     smem = max(c.shared_bytes(), c.STAGES * (64 * (c.KC + 4) + c.KC * 128) * 4)
     if smem > 48 * 1024 and fn.max_dynamic_shared_size_bytes < smem:
         fn.max_dynamic_shared_size_bytes = smem
@@ -142,21 +163,22 @@ def diag_kernel(dtype, preds: bool):
     return _function(f"fw_diag<{_ctype(dtype)},{'true' if preds else 'false'}>")
 
 
-def mode_for(dtype, preds: bool, dpx: bool = True, bound: float = float("inf")) -> int:
-    """The product mode for distance ``dtype`` with or without predecessors; ``bound``: an
-    upper bound on every finite distance (mode 3 needs < :data:`PACK_LIMIT`)."""
+def mode_for(dtype, preds: bool, dpx: bool = True, bound: float = float("inf")) -> str:
+    """The product mode (a name of :data:`MODES`) for distance ``dtype`` with or without
+    predecessors; ``bound``: an upper bound on every finite distance (``int-packed`` needs <
+    :data:`PACK_LIMIT`)."""
     is_int = np.dtype(dtype) == np.dtype(np.int32)
     if not preds:
-        return (1 if dpx else 2) if is_int else 0
+        return ("int-dpx" if dpx else "int") if is_int else "float"
     if is_int:
-        return 3 if bound < PACK_LIMIT else 4
-    return FLOAT_PRED_MODE
+        return "int-packed" if bound < PACK_LIMIT else "select"
+    return mode_name(FLOAT_PRED_MODE)
 
 
-def run_rounds(D, P, nt: int, mode: int, rest: ProductConfig | None = None,
+def run_rounds(D, P, nt: int, mode, rest: ProductConfig | None = None,
                panels: ProductConfig = PANELS, lookahead: bool | None = None) -> str:
     """The ``nt`` rounds on the device matrices ``D`` (npad × npad, npad = 128·nt, float32 or
-    int32) and ``P`` (int32, when ``mode`` ≥ 3) on numba's current device (CuPy is pointed at it);
+    int32) and ``P`` (int32, when ``mode`` keeps predecessors) on numba's current device (CuPy is pointed at it);
     returns a one-line description of the kernels.
 
     ``lookahead`` (default :data:`LOOKAHEAD`): round k's rest is split — the tiles of row and
@@ -173,7 +195,8 @@ def run_rounds(D, P, nt: int, mode: int, rest: ProductConfig | None = None,
 def _run_rounds(cp, D, P, nt, mode, rest, panels, lookahead):
     if D.shape[0] != nt * R:
         raise ValueError("the matrix must be padded to a multiple of 128")
-    preds = mode >= 3
+    mode = mode_name(mode)
+    preds = keeps_predecessors(mode)
     rest = rest or REST[mode]
     lookahead = LOOKAHEAD if lookahead is None else lookahead
     lookahead = lookahead and nt > 2 and rest.BM == R and rest.BN == R
@@ -181,7 +204,8 @@ def _run_rounds(cp, D, P, nt, mode, rest, panels, lookahead):
     Pc = cp.asarray(P) if preds else Dc
     npad = np.int32(nt * R)
     k1 = diag_kernel(D.dtype, preds)
-    k2, s2 = panels_kernel(D.dtype, 4 if mode == 5 else mode, panels)   # (same predecessors)
+    k2, s2 = panels_kernel(D.dtype, "select" if mode == "chunk-search" else mode,
+                           panels)                           # (the same predecessors)
     k3, s3 = product_kernel(D.dtype, mode, 3, rest)
     g2 = (int(npad) // 64, 2)
     g3 = (int(npad) // rest.BN, int(npad) // rest.BM)

@@ -1,6 +1,6 @@
 """The field job: a Cahn–Hilliard scenario as units of work (time steps) for the controller.
 
-The controller (:mod:`simengine.runner`) calls the job protocol: ``describe``, ``make_output``,
+The controller (:mod:`simengine.control.runner`) calls the job protocol: ``describe``, ``make_output``,
 ``start``, ``next_stop``, ``advance``, ``at_stop``, ``checkpoint``, ``finished``. The job owns the
 solver and decides which output events are due at a step; the writer (``FieldOutput``) owns the
 file.
@@ -86,11 +86,12 @@ class FieldJob:
     kind = "field"
     unit = "step"
 
-    def __init__(self, sc, log=None, comm=None, solver=None):
+    def __init__(self, sc, log=None, comm=None, solver=None, plan=None):
         """``solver``: a prebuilt whole-grid solver to use instead of building one (a member of
-        an ensemble, :class:`simengine.field.ensemble.MemberSolver`); one process only."""
+        an ensemble, :class:`simengine.field.ensemble.MemberSolver`); one process only.
+        ``plan``: the run's plan (:mod:`simengine.plan`; default: computed here)."""
         from ..config.checks import field_problem
-        from .backends import make_solver
+        from ..field.backends import make_solver
 
         from ..parallel import SerialComm
 
@@ -100,7 +101,12 @@ class FieldJob:
         self.spec = spec
         self.log = log or (lambda msg: None)
         self.model, self.grid, self.boundary = field_problem(spec)
-        from .clock import Clock
+        if plan is None:      # the run's plan: what runs, decided once (refusals: one line)
+            from ..plan import for_scenario
+
+            plan = for_scenario(sc, self.comm.size)
+        self.run_plan = plan
+        from ..field.clock import Clock
 
         try:
             self.clock = Clock(spec)
@@ -116,18 +122,18 @@ class FieldJob:
         self.slabs = None
         try:
             if solver is not None:
-                from .decomposition import whole_slab
+                from ..field.decomposition import whole_slab
 
                 self.solver, self.slab = solver, whole_slab(self.grid.shape[0])
             elif s.integrator == "spectral":
                 self.solver, self.slab = self._spectral_solver(s)
             elif self.comm.size > 1:
-                from .distributed import make_rank_solver
+                from ..field.distributed import make_rank_solver
 
                 self.solver, self.slab, self.slabs = make_rank_solver(
                     self.comm, self.model, self.grid, self.boundary, backend=s.backend, **kw)
             else:
-                from .decomposition import whole_slab
+                from ..field.decomposition import whole_slab
 
                 self.solver = make_solver(self.model, self.grid, self.boundary,
                                           backend=s.backend, **kw)
@@ -136,10 +142,12 @@ class FieldJob:
             raise UserError(f"{sc.path}: solver: {exc}") from None
         self.warmup_seconds = 0.0     # compilation is start-up (field/warmup.py)
         if solver is None and getattr(self.solver, "backend", None) == "cpu":
-            from .warmup import warm_cpu_steps
+            from ..field.warmup import warm_cpu_steps
 
             self.warmup_seconds = warm_cpu_steps(self.model, self.grid, self.boundary, kw)
-        from .spectrum_cuda import device_spectrum_for
+        if solver is None:
+            self._check_plan(s)
+        from ..field.spectrum_cuda import device_spectrum_for
 
         # where S(k) is computed (the GPU with cuFFT for large one-process CUDA fields)
         #: the radial S(k) at every observation (output.structure_factor): row
@@ -155,15 +163,8 @@ class FieldJob:
         #: the adaptive stepper (time.adaptive), else None
         self.adaptive = None
         if self.clock.adaptive:
-            if self.comm.size > 1 and s.integrator != "spectral":
-                raise UserError(f"{sc.path}: time.adaptive: adaptive {s.integrator} steps run in "
-                                f"one process (on MPI ranks only the spectral integrator is "
-                                f"adaptive); run with one rank or fixed steps")
-            if s.integrator != "spectral" and getattr(self.solver, "backend", "") == "cuda":
-                raise UserError(f"{sc.path}: time.adaptive: adaptive {s.integrator} steps run on "
-                                f"the CPU (solver.backend: cpu); on a GPU use integrator: "
-                                f"spectral or fixed steps")
-            from .timed import AdaptiveDriver
+            # (adaptive rk2/euler on MPI ranks or on a GPU: refused by the plan's integrator row)
+            from ..field.timed import AdaptiveDriver
 
             self.adaptive = AdaptiveDriver(self)
             self.unit = "tick"
@@ -197,26 +198,16 @@ class FieldJob:
         self._writing = None
 
     def _spectral_solver(self, s):
-        """The spectral solver (one process; one-line refusals otherwise)."""
-        from types import SimpleNamespace
-
-        from .backends import resolve
-        from .decomposition import whole_slab
-        from .spectral import rules
-        from .spectral.solver import SpectralFieldSolver
+        """The spectral solver (what it cannot run, the plan's integrator row refused already:
+        ``field/spectral/rules.py``)."""
+        from ..field.backends import resolve
+        from ..field.decomposition import whole_slab
+        from ..field.spectral.solver import SpectralFieldSolver
 
         backend = resolve(s.backend)
-        problem = SimpleNamespace(ndim=self.grid.ndim, shape=self.grid.shape,
-                                  precision=s.precision, boundary=self.boundary.kind,
-                                  integrator="spectral", backend=backend, ranks=self.comm.size,
-                                  devices=1, symbol=s.symbol or "fd",
-                                  adaptive=bool(self.spec.time.adaptive))
-        ok, why = rules.can_run(problem)
-        if not ok:
-            raise ValueError(why)
         rows = None
         if self.comm.size > 1:  # slabs of axis 0 without halos: the transforms transpose
-            from .distributed import rank_slabs
+            from ..field.distributed import rank_slabs
 
             self.slabs = rank_slabs(self.comm, self.grid.shape[0], self.boundary.kind, 1)
             rows = [(sl.start, sl.stop) for sl in self.slabs]
@@ -226,6 +217,18 @@ class FieldJob:
                                      phi_range=self.phi_range, comm=self.comm, rows=rows)
         slab = whole_slab(self.grid.shape[0]) if rows is None else self.slabs[self.comm.rank]
         return solver, slab
+
+    def _check_plan(self, s):
+        """The solver runs what the plan says (the same form table; a difference is a bug)."""
+        want = self.run_plan.decision("form")
+        choice = getattr(self.solver, "plan_choice", None)
+        if want is None or choice is None or isinstance(s.block, str):
+            return           # no GPU form, or ``block: auto`` (tuned when the solver is built)
+        from ..field.plans import stage_kernel
+
+        got = choice.form.name + ("" if choice.fused else "/" + stage_kernel(self.solver.plan))
+        if got != want.chosen:
+            raise RuntimeError(f"the plan says {want.chosen}, the solver built {got}")
 
     # ---- controller protocol
     def describe(self, output) -> str:
@@ -534,7 +537,7 @@ class FieldJob:
     def initial_field(self):
         """This rank's rows of the initial field (the whole field in one process): seeded noise
         drawn for these rows only, or these rows read from the initial-condition file."""
-        from .initial import noise_rows
+        from ..field.initial import noise_rows
 
         init = self.spec.initial
         a, b = self.slab.start, self.slab.stop
@@ -559,7 +562,7 @@ class FieldJob:
         from numba import cuda
 
         from .. import profile
-        from .initial import noise_rows
+        from ..field.initial import noise_rows
 
         init = self.spec.initial
         a, b = self.slab.start, self.slab.stop
@@ -608,7 +611,7 @@ class FieldJob:
         enqueued, self._enqueued = self._enqueued, None
         sk = None  # (length, radial) from the GPU
         if self.comm.size > 1:
-            from .distributed import rank_observables
+            from ..field.distributed import rank_observables
 
             red = rank_observables(self.comm, self.solver, self.slabs, self.model, self.grid,
                                    spectrum=self._spectrum, radial=self.radial)
@@ -651,7 +654,7 @@ class FieldJob:
     def _host_spectrum(self, row, phi):
         """The length scale (and with ``output.structure_factor`` the radial S(k)) of a host
         field into ``row``, from one transform."""
-        from .observables import length_and_radial
+        from ..field.observables import length_and_radial
 
         length, radial = length_and_radial(phi, self.grid.spacing, self.boundary.kind,
                                            radial=self.radial)

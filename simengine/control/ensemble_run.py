@@ -3,7 +3,7 @@
 :func:`run_ensemble` takes M scenarios and M output paths and does for every member what
 ``simengine run SCENARIO --output PATH --resume`` does — lock, skip if complete, resume from the
 checkpoint, the same observables / snapshots / checkpoints at the same steps, written through the
-member's own :class:`~simengine.field.job.FieldJob` and output writer — but advances all members
+member's own :class:`~simengine.control.field_job.FieldJob` and output writer — but advances all members
 with one :class:`~simengine.field.ensemble.EnsembleSolver`. Every member's file equals that of its
 single run (the fields and observables bit for bit; only ``wall_time`` and the creation time
 differ), so analysis, ``--collect`` and a later single ``--resume`` read it unchanged.
@@ -29,7 +29,7 @@ from pathlib import Path
 import yaml
 
 from ..errors import OutputError, SimulationError, UserError
-from .job import piece_size
+from .field_job import piece_size
 
 
 # =============================================================================== grouping rule
@@ -38,7 +38,7 @@ def ensemble_key(sc):
     scenario has no ensemble form (then it runs singly)."""
     if sc.kind != "field":
         return None
-    from .backends import resolve
+    from ..field.backends import resolve
 
     spec = sc.spec
     s = spec.solver
@@ -50,7 +50,7 @@ def ensemble_key(sc):
     except ValueError:
         return None
     if backend == "cuda":
-        from .cuda.ensemble import default_single_form
+        from ..field.cuda.ensemble import default_single_form
 
         if not default_single_form(s.kernel, spec.grid.shape, s.precision):
             return None
@@ -132,9 +132,9 @@ def run_ensemble(scenarios, outputs, *, log=None, progress=False, force=False) -
 
 def _open(m, log):
     """Lock the member's output and decide: fresh, resume from its checkpoint, or complete."""
-    from ..runner import Runner
-    from .ensemble import MemberSolver
-    from .job import FieldJob
+    from .runner import Runner
+    from ..field.ensemble import MemberSolver
+    from .field_job import FieldJob
 
     try:
         m.runner = Runner(m.sc, m.output, resume=True, progress=False, log=log)
@@ -158,7 +158,7 @@ def _open(m, log):
 def _run_group(group, log, progress):
     from ..progress import Progress
     from ..signals import checkpointable
-    from .ensemble import EnsembleSolver
+    from ..field.ensemble import EnsembleSolver
 
     job0 = group[0].job
     s = job0.spec.solver

@@ -1,6 +1,6 @@
 """Controller: one loop for both kinds — scenario -> job; cadence, signals, resume, progress.
 
-A job (:class:`simengine.field.job.FieldJob`, :class:`simengine.network.job.NetworkJob`) owns its
+A job (:class:`simengine.control.field_job.FieldJob`, :class:`simengine.control.network_job.NetworkJob`) owns its
 engine and knows its unit of work (time steps or sources). The controller only speaks the job
 protocol:
 
@@ -31,14 +31,14 @@ from pathlib import Path
 
 import yaml
 
-from . import resume_rules
-from .config import Scenario
-from .errors import SimulationError, UserError
-from .io import output_files
-from .io.integrity import DAMAGE, reason
-from .io.reader import open_output
-from .progress import Progress
-from .signals import checkpointable
+from .. import resume_rules
+from ..config import Scenario
+from ..errors import SimulationError, UserError
+from ..io import output_files
+from ..io.integrity import DAMAGE, reason
+from ..io.reader import open_output
+from ..progress import Progress
+from ..signals import checkpointable
 
 #: keys that may differ between the stored scenario and the one used with --resume
 RESUME_FREE_KEYS = {("output",), ("description",), ("time", "steps"), ("solver", "backend"),
@@ -91,15 +91,16 @@ def resume_changes(stored: dict, current: dict) -> list:
     return out
 
 
-def make_job(sc: Scenario, log=None, comm=None):
+def make_job(sc: Scenario, log=None, comm=None, plan=None):
     """The job for a scenario's kind (builds its engine: validation happens here, before any
-    output exists). Errors here are the same on every rank (same input)."""
+    output exists). Errors here are the same on every rank (same input). ``plan``: the run's
+    plan from the resource check (a network job plans again from the built graph's shape)."""
     try:
         if sc.kind == "field":
-            from .field.job import FieldJob
+            from .field_job import FieldJob
 
-            return FieldJob(sc, log, comm)
-        from .network.job import NetworkJob
+            return FieldJob(sc, log, comm, plan=plan)
+        from .network_job import NetworkJob
 
         return NetworkJob(sc, log, comm)
     except UserError as exc:
@@ -113,7 +114,7 @@ class Runner:
 
     def __init__(self, sc: Scenario, output=None, resume=False, overwrite=False, progress=True,
                  log=None, comm=None, force=False):
-        from .parallel import world
+        from ..parallel import world
 
         self.sc = sc
         self.force = force
@@ -187,19 +188,20 @@ class Runner:
                 self._lock = None
 
     def _run(self) -> int:
-        from .parallel import bind_gpu, on_root
+        from ..parallel import bind_gpu, on_root
 
-        from .resources import check
+        from ..resources import check
 
-        from . import profile
+        from .. import profile
 
         profile.mark("run started")
         comm = self.comm
         device = bind_gpu(comm) if self.sc.spec.solver.backend in ("auto", "cuda") else None
         # memory estimates against the machine, before any large allocation or output file
-        on_root(comm, check, self.sc, comm.size, self.force, self.output)
+        plan = on_root(comm, check, self.sc, comm.size, self.force, self.output)
         with profile.phase("start-up: solver set-up"):
-            job = make_job(self.sc, self.log, comm)
+            job = make_job(self.sc, self.log, comm, plan)
+        self.log(job.run_plan.line)       # rank 0; the same line as simengine validate
         fresh, ck = on_root(comm, self._open, job)
         done, elapsed0 = job.start(fresh, ck)
         if not fresh:
@@ -214,7 +216,7 @@ class Runner:
                 f", one GPU each (GPUs of ranks 0..{comm.size - 1}: "
                 f"{', '.join('none' if g is None else str(g) for g in gpus)})"
                 if any(g is not None for g in gpus) else ""))
-        from .parallel.threads import decided
+        from ..parallel.threads import decided
 
         if decided():                      # simengine run: numba threads, --device
             self.log(decided())

@@ -1,6 +1,6 @@
 """The network job: a shortest-path scenario as units of work (sources) for the controller.
 
-Implements the controller protocol of :mod:`simengine.runner` (``describe``, ``make_output``,
+Implements the controller protocol of :mod:`simengine.control.runner` (``describe``, ``make_output``,
 ``start``, ``next_stop``, ``advance``, ``at_stop``, ``checkpoint``, ``finished``). Done work is the
 set of sources whose partial statistics are in ``self.stats`` (``PathStatistics.done``), so a run
 can be resumed whatever order or split processed them.
@@ -13,8 +13,8 @@ from ..errors import UserError
 
 
 #: GPU msbfs on ranks: the last claims of a round shrink to 1/TAIL_FRACTION of the full sweep
-#: width (1024 sources → 256): a full-width batch of a 10⁶-vertex graph takes ≈ 68 ms on an
-#: H100, and without narrower tail claims one rank could finish that much after the other
+#: width (1024 sources → 256): without narrower tail claims one rank could finish a whole
+#: full-width batch after the other (its time: docs/measurements/code-comments-2026-11-28.md)
 TAIL_FRACTION = 4
 
 
@@ -23,9 +23,8 @@ class NetworkJob:
     unit = "source"
 
     def __init__(self, sc, log=None, comm=None):
-        from .backends import plan
-        from .sources import choose_sources
-        from .statistics import PathStatistics
+        from ..network.sources import choose_sources
+        from ..network.statistics import PathStatistics
 
         from ..parallel import SerialComm
 
@@ -46,39 +45,36 @@ class NetworkJob:
                                 f"the same on every node?)")
         m = spec.metrics
         if isinstance(m.sources, list):
-            from .sources import listed_source_indices
+            from ..network.sources import listed_source_indices
 
             src_spec = listed_source_indices(self.graph, m.sources, f"{sc.path}: metrics.sources")
         elif m.sources == "all":
             src_spec = "all"
         else:
             src_spec = {"sample": m.sources.sample, "seed": m.sources.seed}
-            from .sources import sample_note
+            from ..network.sources import sample_note
 
             if sample_note(m.sources, self.graph.n):
                 self.log(sample_note(m.sources, self.graph.n))
         try:
             sources, self.sampled = choose_sources(self.graph.n, src_spec)
-            self.sources = np.asarray(sources, dtype=np.int64)
-            # backend and algorithm resolved once for the whole run (every rank gets the same plan)
-            self.plan = plan(self.graph, m.algorithm, spec.solver.backend,
-                             num_sources=len(self.sources))
-        except UserError as exc:
-            raise UserError(f"{sc.path}: {exc}") from None
         except ValueError as exc:
             raise UserError(f"{sc.path}: metrics: {exc}") from None
-        self.store_predecessors = bool(m.store_predecessors)
-        if self.store_predecessors:   # Floyd-Warshall records none: a per-source algorithm
-            from .predecessors import route_plan
+        self.sources = np.asarray(sources, dtype=np.int64)
+        # the run's plan, decided once from the built graph (every rank gets the same plan):
+        # backend, algorithm, the predecessors and betweenness rows, the batch
+        from ..plan import for_scenario
 
-            self.plan = route_plan(self.plan, self.graph)
-        self.backend, self.algorithm = self.plan.backend, self.plan.algorithm
-        if self.plan.substituted:
-            self.log(f"metrics.algorithm: {self.plan.note}")
+        self.run_plan = for_scenario(sc, self.comm.size, graph=self.graph)
+        choice = self.run_plan.choice
+        self.store_predecessors = bool(m.store_predecessors)
+        if choice.substituted:
+            self.log(f"metrics.algorithm: {choice.note}")
+        self.backend, self.algorithm = self.run_plan.backend, self.run_plan.runs
         self.total = len(self.sources)
         self.bin_width = float(m.histogram_bin_width or 1.0)
-        from .betweenness import mode as betweenness_mode
-        from .statistics import wants_paths
+        from ..network.betweenness import mode as betweenness_mode
+        from ..network.statistics import wants_paths
 
         btw = betweenness_mode("betweenness" in m.statistics, m.betweenness_normalized)
         self.stats = PathStatistics.for_graph(
@@ -88,19 +84,15 @@ class NetworkJob:
             paths=not btw or wants_paths(m.statistics) or bool(m.store_distances)
             or self.store_predecessors)
         if self.stats.betweenness:     # Brandes' engine runs, and gives the path statistics too
-            from .backends import betweenness_plan
-
-            where, note = betweenness_plan(self.graph, self.backend)
+            note = choice.engine_note
             if not self.stats.paths:
                 note = note.split("; the path statistics")[0] + "; betweenness alone (no path " \
                     "statistics asked for)"
-            self.log(f"metrics.statistics: {note} (not {self.algorithm} on {self.backend})")
-            self.algorithm, self.backend = "brandes", where
+            self.log(f"metrics.statistics: {note} (not {choice.algorithm} on {choice.backend})")
         self.every = int(spec.output.checkpoint_every)
-        self.batch = int(spec.solver.batch or (8192 if self.backend == "cuda" else 2048))
-        self.batch = max(1, min(self.batch, self.every))
+        self.batch = self.run_plan.batch
         self.store_dtype = self._store_dtype() if m.store_distances else None
-        from .spans import Spans
+        from ..network.spans import Spans
 
         self.spans = Spans()       # where this rank's time goes (SIMENGINE_PROFILE)
         self.spans.add("start-up: graph", self.graph_seconds)
@@ -122,7 +114,7 @@ class NetworkJob:
 
     # ---- graph
     def _build_graph(self):
-        from . import generators, readers, weights_setting
+        from ..network import generators, readers, weights_setting
 
         g = self.spec.graph
         sc = self.sc
@@ -154,9 +146,9 @@ class NetworkJob:
         does not count compilation. Returns the seconds spent."""
         import time
 
-        from .apsp import run_sources
-        from .graph import CSRGraph
-        from .statistics import PathStatistics
+        from ..network.apsp import run_sources
+        from ..network.graph import CSRGraph
+        from ..network.statistics import PathStatistics
 
         t = time.perf_counter()
         w = None
@@ -168,7 +160,7 @@ class NetworkJob:
         # on ranks, msbfs's last claims run narrower sweeps (_claim_tail): compile those too
         widths = [None]
         if self.algorithm == "msbfs" and self.comm.size > 1 and self.backend == "cuda":
-            from .cuda.msbfs import DEFAULT_WORDS
+            from ..network.cuda.msbfs import DEFAULT_WORDS
 
             widths += [32 * DEFAULT_WORDS // f for f in (2, TAIL_FRACTION) if f > 1]
         try:
@@ -179,10 +171,10 @@ class NetworkJob:
                             algorithm=self.algorithm, backend=self.backend,
                             **({} if b is None else {"batch": b}))
             if "edge_betweenness" in self.spec.metrics.statistics and self.comm.rank == 0:
-                from .edge_betweenness import edge_betweenness
+                from ..network.edge_betweenness import edge_betweenness
 
                 edge_betweenness(tiny, np.arange(3),
-                                 backend=self.backend if self.backend == "cuda" else "cpu")
+                                 backend=self.run_plan.decision("edge_betweenness").chosen)
         except Exception:  # the real run reports any problem with the real graph
             pass
         compiled = time.perf_counter() - t
@@ -192,7 +184,7 @@ class NetworkJob:
         # the graph's upload and the engine's buffers are start-up too (reported apart)
         t = time.perf_counter()
         if self.algorithm != "brandes":
-            from .cuda.engine import prepare
+            from ..network.cuda.engine import prepare
 
             words = [w // 32 for w in widths[1:]]      # msbfs's narrower tail sweeps
             try:
@@ -204,7 +196,7 @@ class NetworkJob:
         return compiled
 
     def _store_dtype(self):
-        from .apsp import store_dtype
+        from ..network.apsp import store_dtype
 
         return store_dtype(self.graph)
 
@@ -219,11 +211,11 @@ class NetworkJob:
                 + f"host kernels ready in {self.host_seconds:.1f} s (not in the work time)")
         alg = self.algorithm
         if alg == "fw" and self.backend == "cuda":
-            from .cuda.floyd_warshall import kernel_note
+            from ..network.cuda.floyd_warshall import kernel_note
 
             alg = f"fw [{kernel_note(g)}]"
         elif alg == "brandes" and self.backend == "cuda":
-            from .cuda.brandes import engine_note
+            from ..network.cuda.brandes import engine_note
 
             alg = f"brandes [{engine_note(g)}]"
         return (f"{self.sc.name}: {self.total} sources, {alg} on {self.backend}, "
@@ -237,14 +229,14 @@ class NetworkJob:
         if self.algorithm != "msbfs":
             return 1
         if self.backend == "cuda":
-            from .cuda.msbfs import DEFAULT_WORDS
+            from ..network.cuda.msbfs import DEFAULT_WORDS
 
             return 32 * DEFAULT_WORDS
         # one full-width batch (DEFAULT_WORDS words of 64 sources) per thread: narrower pieces
         # sweep the graph as often for fewer sources
         import numba
 
-        from .cpu.msbfs import DEFAULT_WORDS
+        from ..network.cpu.msbfs import DEFAULT_WORDS
 
         return 64 * DEFAULT_WORDS * numba.get_num_threads()
 
@@ -279,7 +271,7 @@ class NetworkJob:
 
     def start(self, fresh, ck):
         """Fresh start, or restore checkpoint ``ck``; returns (done, elapsed)."""
-        from .statistics import PathStatistics
+        from ..network.statistics import PathStatistics
 
         if fresh:
             return 0, 0.0
@@ -322,7 +314,7 @@ class NetworkJob:
     def _edge_pass(self):
         """``edge_betweenness``: one pass over the run's sources on rank 0 after the path
         statistics (inside the work time; :mod:`.edge_betweenness`)."""
-        from .edge_betweenness import NAME, edge_betweenness
+        from ..network.edge_betweenness import NAME, edge_betweenness
 
         if NAME not in self.spec.metrics.statistics or self.edge_results is not None \
                 or self.comm.rank != 0:
@@ -331,13 +323,14 @@ class NetworkJob:
             self.edge_results = edge_betweenness(
                 self.graph, self.sources, sampled=bool(self.sampled),
                 normalized=bool(self.spec.metrics.betweenness_normalized),
-                backend=self.backend if self.backend == "cuda" else "cpu", log=self.log)
+                backend=self.run_plan.decision("edge_betweenness").chosen,   # the plan's row
+                log=self.log)
 
     def _advance_ranks(self, done, stop, stop_requested, progress):
         """All ranks together: the sources up to ``stop``, claimed dynamically
         (:func:`simengine.network.distributed.run_sources_ranks`). With stored distances the round
         is finished even after a stop request, so rows stay in the order of ``/sources``."""
-        from .distributed import run_sources_ranks
+        from ..network.distributed import run_sources_ranks
 
         todo = self.remaining()[:stop - done]
         share = static_share(self.backend)
@@ -366,7 +359,7 @@ class NetworkJob:
         return done
 
     def work(self, sources):
-        from .apsp import run_sources
+        from ..network.apsp import run_sources
 
         store = pred = None
         if self.store_dtype is not None:
@@ -405,7 +398,7 @@ class NetworkJob:
     def _profile(self):
         """With SIMENGINE_PROFILE set (on every rank): one line per rank of where the time went
         (collective)."""
-        from .spans import report, requested
+        from ..network.spans import report, requested
 
         if requested():
             report(self.comm.allgather(self.spans.as_dict()), self.log)
@@ -438,7 +431,7 @@ def _warm_host() -> float:
     import time
 
     from ..io.h5image import fletcher32
-    from .accumulate import add_compensated, add_counts, parallel_copy
+    from ..network.accumulate import add_compensated, add_counts, parallel_copy
 
     t = time.perf_counter()
     x = np.zeros(2)
@@ -469,7 +462,7 @@ def static_share(backend: str) -> float:
     ``SIMENGINE_STATIC_SHARE`` (0–1) overrides both."""
     import os
 
-    from .distributed import STATIC_SHARE_GPU
+    from ..network.distributed import STATIC_SHARE_GPU
 
     v = os.environ.get("SIMENGINE_STATIC_SHARE", "").strip()
     if v:
