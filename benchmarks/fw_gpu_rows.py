@@ -211,8 +211,6 @@ def pred_mode_rows(n=8192, density=0.1, seed=1, reps=3):
     """float32 real weights at ``n``: the time of the rounds without predecessors and with them
     in modes 5 (the default) and 4 (the ratios are the issue's "≤ 1.5×"); both modes'
     distances equal those without predecessors. Prints one line per form."""
-    from simengine.network.cuda.floyd_warshall import floyd_warshall_device
-
     g = _graph(n, density, "real", seed)
     small = _graph(300, density, "real", 0)
     forms = [("float32 C++", {"dtype": "float32", "kernel": "cxx"})] + [
