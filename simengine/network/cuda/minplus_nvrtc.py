@@ -58,13 +58,11 @@ class ProductConfig:
 #: the "rest" configuration per mode (tile sweep on the H100, 2026-11-26: docs/measurements/);
 #: mode 4 (compare and select) keeps a second register tile: fewer outputs per thread
 REST = {0: ProductConfig(VA=4), 1: ProductConfig(), 2: ProductConfig(), 3: ProductConfig(),
-        4: ProductConfig(TM=8, TN=4, MINB=1), 5: ProductConfig(TM=8, TN=4, MINB=1),
-        6: ProductConfig(TM=8, TN=4, MINB=1)}
+        4: ProductConfig(TM=8, TN=4, MINB=1), 5: ProductConfig(TM=8, TN=4, MINB=1)}
 #: the panels (one launch, ``fw_panels``): KC, STAGES, MINB, VA of 128 × 64 / 64 × 128 tiles
 PANELS = ProductConfig(BM=128, BN=64, TM=8, TN=4)
 
-#: predecessors with float32 distances: 4 (compare and select), 5 (chunk record and search) or
-#: 6 (select by DPX on the floats' int32 bits; to be measured against 5)
+#: predecessors with float32 distances: 4 (compare and select) or 5 (chunk record and search)
 FLOAT_PRED_MODE = 5
 #: split each round's rest so the next round's diagonal and panels overlap it (two streams)
 LOOKAHEAD = True
