@@ -150,7 +150,7 @@ def _gen():
 def gpu_compile():
     """Compile the kernels of both GPU engines (and of the engine before i40) on a small
     graph."""
-    from simengine.network.cuda.brandes import brandes_partials as gpu_brandes
+    from simengine.network.cuda.betweenness import brandes_partials as gpu_brandes
     from brandes_before_i40 import brandes_partials as before_partials
 
     for paths in (False, True):

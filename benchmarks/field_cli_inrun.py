@@ -25,16 +25,14 @@ boundary: {{type: periodic}}
 model: {{mobility: 1.0, kappa: 1.0, potential: {{b: 1.0, u: 1.0}}}}
 initial: {{type: noise, mean: 0.0, amplitude: 0.05, seed: 1}}
 time: {{dt: {dt}, steps: {steps}}}
-solver: {{backend: {backend}, precision: {precision}{solver}}}
+solver: {{backend: {backend}, precision: {precision}}}
 output: {{observables_every: {every}}}
 """
 
 
-def scenario_text(shape, precision, steps, every, dt=1e-3, backend="cuda", solver=None) -> str:
-    """``solver``: more keys of the solver block (e.g. ``{"fused": "false"}``), default none."""
-    extra = "".join(f", {k}: {v}" for k, v in (solver or {}).items())
+def scenario_text(shape, precision, steps, every, dt=1e-3, backend="cuda") -> str:
     return SCENARIO.format(shape=list(shape), precision=precision, steps=int(steps),
-                           every=int(every), dt=dt, backend=backend, solver=extra)
+                           every=int(every), dt=dt, backend=backend)
 
 
 def inrun_seconds(path, first):
@@ -73,7 +71,7 @@ def failure_text(rc, stdout, stderr, lines=6) -> str:
 
 
 def cli_inrun(shape, precision, steps, every, launcher=None, ranks=1, env=None,
-              timeout=900, backend="cuda", first=None, solver=None) -> dict:
+              timeout=900, backend="cuda", first=None) -> dict:
     """Run the CLI once; returns ``{"ms": ms per step in-run (the wall-time slope from the row
     at step ``first``, default ``every``), "stepping_ms": the CLI's own stepping rate (its last
     log line: the pieces of steps after the first stop past step 0; observations enqueued behind
@@ -83,8 +81,7 @@ def cli_inrun(shape, precision, steps, every, launcher=None, ranks=1, env=None,
         scen = os.path.join(wd, "s.yaml")
         out = os.path.join(wd, "s.h5")
         with open(scen, "w") as f:
-            f.write(scenario_text(shape, precision, steps, every, backend=backend,
-                                  solver=solver))
+            f.write(scenario_text(shape, precision, steps, every, backend=backend))
         cmd = [sys.executable, "-m", "simengine", "run", scen, "-o", out, "--overwrite"]
         if ranks > 1 or launcher:
             cmd = shlex.split(launcher or "mpiexec") + ["-n", str(int(ranks))] + cmd

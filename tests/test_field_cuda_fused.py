@@ -105,11 +105,8 @@ def test_solver_option():
     assert "fused" not in off.name and off.plan_summary.startswith("stages/")
     with pytest.raises(ValueError, match="rk2"):
         CudaFieldSolver(MODEL, g, b, dt=DT, fused=True, integrator="euler")
-    # no fused form runs 1-D fields, a slab of a decomposed grid (2-row halo), cells_per_thread
-    # (3-D: the fused 3-D form, tests/test_field_cuda_fused_3d.py)
-    for grid, kw, why in ((Grid((40,), 0.9), {}, "1-D"), (Grid((6, 5, 7), 0.9),
-                                                           dict(cells_per_thread=1),
-                                                           "cells_per_thread"),
+    # no fused form runs 1-D or 3-D fields, a slab of a decomposed grid, cells_per_thread
+    for grid, kw, why in ((Grid((40,), 0.9), {}, "1-D"), (Grid((6, 5, 7), 0.9), {}, "3-D"),
                           (g, dict(slab=make_slabs(SMALL2[0], 2, "mirror")[0]), "slab"),
                           (g, dict(cells_per_thread=2), "cells_per_thread")):
         with pytest.raises(UserError, match=why):

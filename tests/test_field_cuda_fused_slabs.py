@@ -187,22 +187,19 @@ def test_slabs_get_the_form_and_depth_of_their_grid():
     gpu = dict(simulator=False)
     assert plans.slab_depth((16384, 16384), 0, **gpu) == 4            # fused-warp
     assert plans.slab_depth((200, 200), 1, precision="float32", **gpu) == 4  # fused-frame
-    assert plans.slab_depth((512, 512, 512), 0, **gpu) == 2           # auto: stages in 3-D
-    assert plans.slab_depth((512, 512, 512), 0, fused=True, **gpu) == 4  # fused-3d
+    assert plans.slab_depth((512, 512, 512), 0, **gpu) == 2           # 3-D: stages
     assert plans.slab_depth((16384, 16384), 0, fused=False, **gpu) == 2
     assert plans.slab_depth((16384, 16384), 0, block=(32, 4), **gpu) == 2  # launch hints
     assert plans.slab_depth((16384, 16384), 0, kernel="shared", **gpu) == 2
     assert plans.slab_depth((64, 64), 0, fused=True, simulator=True) == 4
-    assert plans.slab_depth((64, 64, 64), 0, fused=True, simulator=True) == 4  # fused-3d
-    assert plans.slab_depth((64,), 0, fused=True, simulator=True) == 2  # 1-D: refused later
+    assert plans.slab_depth((64, 64, 64), 0, fused=True, simulator=True) == 2  # refused later
     assert plans.slab_depth((200, 200), 0, simulator=True) == 2       # auto: unfused there
 
 
 def test_fused_true_without_a_fused_form_is_one_line():
-    """No silent downgrade: fused: true on slabs of a 3-D grid built with the stages' 2-row
-    halo (not by the form's depth) is refused with one line."""
+    """No silent downgrade: fused: true on slabs of a 3-D grid is refused with one line."""
     slab = make_slabs(8, 2, "periodic")[0]
-    with pytest.raises(plans.PlanError, match="fused-3d needs a slab halo of 4") as err:
+    with pytest.raises(plans.PlanError, match="no fused form runs 3-D") as err:
         CudaFieldSolver(MODEL, Grid((8, 4, 4), 0.9), Boundary("periodic"), dt=DT, fused=True,
                         slab=slab)
     assert "\n" not in str(err.value)

@@ -7,10 +7,8 @@ benchmarks' grids (200², 4096², 16384², 256³, 512³) × fp32/fp64 × the fou
 changes, all for ``fused: true`` (``auto`` picks exactly as before): on a slab it ran the unfused
 stages without a word, and in 3-D the shared-memory tile kernel (never faster than the stages,
 removed): both are refused now; on small 2-D grids it ran that tile kernel (block 16×8) and
-runs the frame form now, as ``auto`` does. Since the fused 3-D form (issue 38), RK2 on a whole
-3-D grid runs it for ``fused: true`` (any strategy); ``auto`` keeps the stages (``MARCH3D_AUTO`` off,
-measured no faster). No kernel is compiled (plans are
-built, not launched)."""
+runs the frame form now, as ``auto`` does. No kernel is compiled (plans are built, not
+launched)."""
 from __future__ import annotations
 
 import json
@@ -20,7 +18,6 @@ import pytest
 
 from simengine.errors import UserError
 from simengine.field import plans
-from simengine.field.cuda import fused_3d
 from simengine.field.cuda import plan as stage_plan
 from simengine.field.cuda import view3
 
@@ -50,7 +47,6 @@ def _describe(plan) -> str:
 def on_gpu(monkeypatch):
     """StageLaunch's defaults as on an H100 (the smarch march length depends on the SM count)."""
     monkeypatch.setattr(stage_plan, "SIMULATOR", False)
-    monkeypatch.setattr(fused_3d, "SIMULATOR", False)  # the GPU's frame
     monkeypatch.setattr(stage_plan, "_sm_count", lambda: SMS)
 
 
@@ -67,13 +63,6 @@ def test_the_registry_picks_what_70f9f13_picked(sname, on_gpu):
         for bc in (0, 1, 2):
             case = plans.Case(ndim=nd, shape3=s3, dtype=dtype, boundary=bc, kernel=kernel,
                               integrator=integ, whole=where == "whole", sms=SMS)
-            if nd == 3 and integ == "rk2" and where == "whole" and fused is True:
-                choice = plans.choose(case, fused)  # the fused 3-D form (the change above)
-                p = choice.build(case)
-                assert choice.form.name == "fused-3d" and p.frame == (32, 32), (key, choice)
-                assert p.griddim[:2] == (-(-shape[2] // 24), -(-shape[1] // 24))
-                checked += 1
-                continue
             if fused is True and want.startswith("fused-tile") and nd == 2:
                 want = PICKS[f"{sname}|{dtype}|texture|rk2|None|whole"]  # the frame form
             if want.startswith("error:") or (fused is True and (where == "slab" or nd == 3)):
@@ -108,8 +97,7 @@ def test_choices_say_why_and_refusals_are_one_line():
                                      boundary=0, hints=True), None)
     assert hinted.form is plans.STAGES and "hints" in hinted.reason
     for bad, why in (
-            (plans.Case(ndim=3, shape3=(8, 8, 8), dtype="float32", boundary=1,
-                        integrator="euler"), "rk2"),
+            (plans.Case(ndim=3, shape3=(8, 8, 8), dtype="float32", boundary=1), "3-D"),
             (plans.Case(ndim=1, shape3=(1, 1, 8), dtype="float32", boundary=1), "1-D"),
             (plans.Case(ndim=2, shape3=(1, 8, 8), dtype="float32", boundary=1, whole=False),
              "slab"),

@@ -41,11 +41,10 @@ def test_cxx_distances_and_predecessors_match_scipy(weights, directed, density, 
     _check_paths(g, D2, P)
 
 
-@pytest.mark.parametrize("float_mode", ["chunk-search", "select", "select-dpx"])
+@pytest.mark.parametrize("float_mode", ["chunk-search", "select"])
 def test_cxx_float_and_select_predecessors(monkeypatch, float_mode):
-    """float32 real weights with predecessors (chunk record and search; compare and select;
-    select by DPX on the floats' int32 bits, the same predecessors as select), and int32 beyond
-    the packed range (select)."""
+    """float32 real weights with predecessors (chunk record and search; compare and select), and
+    int32 beyond the packed range (select)."""
     from simengine.network.cuda import floyd_warshall as fw, minplus_nvrtc as mn
 
     monkeypatch.setattr(mn, "FLOAT_PRED_MODE", float_mode)
@@ -53,11 +52,6 @@ def test_cxx_float_and_select_predecessors(monkeypatch, float_mode):
     ref = _reference(g)
     D, P = fw.floyd_warshall(g, predecessors=True, dtype="float32")
     assert f"mode {float_mode}" in fw.last_kernel
-    if float_mode == "select-dpx":
-        monkeypatch.setattr(mn, "FLOAT_PRED_MODE", "select")
-        D4, P4 = fw.floyd_warshall(g, predecessors=True, dtype="float32")
-        assert np.array_equal(D4, D) and np.array_equal(P4, P)
-        monkeypatch.setattr(mn, "FLOAT_PRED_MODE", "select-dpx")
     np.testing.assert_allclose(D, ref, rtol=1e-5)
     assert np.array_equal(fw.floyd_warshall(g, dtype="float32"), D)
     W = {(u, v): w for u, v, w in zip(*g.arcs(), g.weights)}

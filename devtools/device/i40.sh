@@ -8,8 +8,8 @@
 #  3. weighted betweenness, BA n=30000 k=10, integer weights 1-10, all sources: GPU vs the CPU
 #     engine on all cores (what backend: cuda ran before), CPU extrapolated from 2048 sources
 #  4. APSP statistics, alpha-model ring n=30000: auto (bfs_blocks) vs msbfs (today's auto)
-#  5. the other network GPU tests touched (FW float32 predecessor modes 4/5/6 among them)
-#  6. FW n=8192 float32 real weights: no predecessors vs modes 5 (default), 4, 6 (DPX on bits)
+#  5. the other network GPU tests touched (FW float32 predecessor modes 4/5 among them)
+#  6. FW n=8192 float32 real weights: no predecessors vs modes 5 (default), 4
 #  7. the MPI fused-slabs tests (root + OpenMPI, without the launcher's root variables)
 set -u
 cd "$(dirname "$0")/../.."

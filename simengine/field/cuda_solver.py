@@ -107,7 +107,7 @@ class CudaFieldSolver(FieldSolver):
     @property
     def plan_summary(self) -> str:
         """Which form of the plan registry runs and why, e.g. ``stages/smarch: auto: unfused
-        under the simulator`` (the field job logs it at start-up)."""
+        for texture 3-D`` (the field job logs it at start-up)."""
         form = self.plan_choice.form.name
         if not self.plan_choice.fused:
             form += "/" + plans.stage_kernel(self.plan)

@@ -12,8 +12,6 @@ form              ndim   slab      auto picks it
                                    (:mod:`.cuda.fused_warp`: one warp marches a strip of rows)
 ``fused-frame``   2      halo 4    2-D grids of at most :data:`FUSED_SMALL_CELLS` cells
                                    (:mod:`.cuda.fused_frame`: one thread per frame cell)
-``fused-3d``      3      halo 4    3-D grids, the precisions of :data:`MARCH3D_AUTO`
-                                   (:mod:`.cuda.fused_3d`: a frame of threads marches planes)
 ``stages``        1–3    halo 2    everything else: two launches of the unfused stage kernels
                                    (:class:`.cuda.plan.StageLaunch`)
 ================  =====  ========  ==============================================================
@@ -32,9 +30,8 @@ strategies, no launch hint of the unfused kernels (``block``, ``cells_per_thread
 ``march``, ``vec``) and on a real GPU (under the CUDA simulator the unfused stages stay the
 default so that their tests test them). ``fused: true`` runs the first fused form that supports
 the case (a ``block`` is then the frame form's thread block, the frame = tile + 4 on every
-side; ``march`` the warp form's rows per chunk; in 3-D the fused 3-D form: ``block`` its frame,
-``march`` its planes per block); where none does (1-D fields, Euler, a slab built with a halo
-under 4 rows, ``cells_per_thread``) it is refused with a :class:`PlanError` (a
+side; ``march`` the warp form's rows per chunk); where none does (1-D and 3-D fields, Euler, a
+slab built with a halo under 4 rows, ``cells_per_thread``) it is refused with a :class:`PlanError` (a
 one-line :class:`~simengine.errors.UserError`). ``fused: false`` runs the
 stages. Measurements behind the rules: docs/field-gpu.md.
 """
@@ -56,12 +53,6 @@ FUSED_AUTO_KERNELS = ("global", "texture")
 #: per precision: whether the warp-marching form wins on large 2-D grids (H100 4096²: fp64
 #: 0.114 ms/step against 0.150 unfused, fp32 0.079 against 0.14)
 WARP_AUTO = {"float32": True, "float64": True}
-#: per precision: whether ``auto`` runs the fused 3-D plane march on 3-D grids (one launch per
-#: step reading φ once and writing it once, against the stages' 5 words per cell-step). Off: on
-#: an H200 (2026-11-28, docs/measurements/field-3d-fused-2026-11-28.md) it was issue-bound and
-#: no faster than the stages (512³ fp64 2.006 against 1.962 ms/step, fp32 1.497 / 1.186, 256³
-#: fp64 0.282 / 0.245); ``fused: true`` runs it
-MARCH3D_AUTO = {"float32": False, "float64": False}
 
 KERNELS = ("global", "shared", "texture", "combined")
 PRECISIONS = ("float32", "float64")
@@ -208,35 +199,6 @@ def _build_frame(case):
                      sms=case.sms, rows=case.write_rows)
 
 
-def _march3d_wins(case):
-    if (_auto_fusable(case) and case.ndim == 3
-            and MARCH3D_AUTO.get(np.dtype(case.dtype).name, False)):
-        return "auto: fused, 3-D plane march (2.5-D blocking)"
-    return None
-
-
-def _march3d_takes(case):
-    """``fused: true`` on 3-D grids: ``block`` = the frame (tile + 4 on every side), ``march``
-    = planes per block; ``cells_per_thread`` is no hint of it."""
-    return case.rows is None
-
-
-def _build_march3d(case):
-    from .cuda.fused_3d import Fused3DPlan
-
-    frame = None
-    if case.block is not None:  # the block is the frame: the tile is 4 cells less each side
-        b = tuple(case.block)
-        if len(b) == 3 and b[2] == 1:
-            b = b[:2]
-        if len(b) != 2 or min(b) <= 8:
-            raise PlanError(f"fused-3d: block {list(case.block)} must be 2 entries (x first) "
-                            f"above 8: the frame of a tile and its 4-cell halo")
-        frame = b
-    return Fused3DPlan(case.kernel, 3, case.shape3, case.boundary, case.dtype, frame=frame,
-                       length=case.march, rows=case.write_rows)
-
-
 def _never(case):
     return None
 
@@ -250,8 +212,6 @@ FORMS = (
          f"2-D, more than {FUSED_SMALL_CELLS} cells", _warp_wins, _warp_takes, _build_warp),
     Form("fused-frame", True, (2,), FUSED_HALO, False,
          f"2-D, at most {FUSED_SMALL_CELLS} cells", _frame_wins, _frame_takes, _build_frame),
-    Form("fused-3d", True, (3,), FUSED_HALO, False,
-         "3-D (plane march, 2.5-D blocking)", _march3d_wins, _march3d_takes, _build_march3d),
     Form("stages", False, (1, 2, 3), HALO, True,
          "every case no fused form wins", _never, _always),
 )
@@ -284,16 +244,14 @@ def _unfused_reason(case: Case) -> str:
     """Why ``auto`` runs the unfused stages for a case no fused form wins."""
     if case.integrator != "rk2":
         return "euler is one stage"
-    if not case.whole and case.slab_halo < FUSED_HALO and case.ndim in (2, 3):
+    if not case.whole and case.slab_halo < FUSED_HALO and case.ndim == 2:
         return f"slab (halo {case.slab_halo}): unfused"
     if case.simulator:
         return "auto: unfused under the simulator"
-    if case.kernel not in FUSED_AUTO_KERNELS or case.ndim == 1:
+    if case.kernel not in FUSED_AUTO_KERNELS or case.ndim != 2:
         return f"auto: unfused for {case.kernel} {case.ndim}-D"
     if case.hints:
         return "auto: launch hints of the unfused kernels given"
-    if case.ndim == 3:
-        return f"auto: unfused for {case.dtype} 3-D"
     return f"auto: unfused above {FUSED_SMALL_CELLS} cells (bandwidth-bound)"
 
 
@@ -309,7 +267,7 @@ def choose(case: Case, fused=None) -> Choice:
         return Choice(STAGES, _unfused_reason(case))
     if fused is not True:
         raise PlanError(f"fused must be true, false or auto, not {fused!r}")
-    refusal = f"no fused form runs {case.ndim}-D fields (the fused forms are 2-D and 3-D)"
+    refusal = f"no fused form runs {case.ndim}-D fields (the fused forms are 2-D)"
     for form in FORMS:
         if not form.fused:
             continue

@@ -130,7 +130,7 @@ def _brandes_partials(graph, sources, backend, store, batch, stats, device, opti
     statistics unless the run wants betweenness alone (``stats.paths``)."""
     where, _ = brandes_backend(graph, backend)
     if where == "cuda":
-        from .cuda.brandes import brandes_partials as cuda_brandes
+        from .cuda.betweenness import brandes_partials as cuda_brandes
 
         columns = _device_columns(stats, device) if stats.paths else None
         return cuda_brandes(graph, sources, store=store, batch=batch, device=device,

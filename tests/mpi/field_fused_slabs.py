@@ -1,10 +1,9 @@
-"""Run under ``mpiexec -n N``: the fused RK2 forms (fused-frame, fused-warp, fused-3d) on one slab per rank
+"""Run under ``mpiexec -n N``: the fused RK2 forms (fused-frame, fused-warp) on one slab per rank
 (4-row halo, exchanged once per step by the rank exchanger: host-staged under the simulator,
 peer copies or CUDA-aware MPI on GPUs) give the whole-grid fused step's field bit for bit.
 
 Usage: mpiexec -n N python tests/mpi/field_fused_slabs.py [--cases a,b,...] [--steps S]
-A case is ``form:boundary:precision`` (e.g. ``warp:fixed:float32``, ``3d:mirror:float64``);
-default: every 2-D form ×
+A case is ``form:boundary:precision`` (e.g. ``warp:fixed:float32``); default: every form ×
 boundary × precision. Rank 0 prints one line per failing case, the plan line of every case
 (``plan ...``) and "checked K cases"; exit 1 on any failure.
 """
@@ -44,10 +43,7 @@ def main():
     for form, bkind, prec in cases:
         # simulator: tiny grids (a warp writes 56 columns; 8-row chunks); GPU: grids no tile or
         # chunk divides, the warp form above the size cap as auto would run it
-        if form == "3d":  # planes of axis 0 per rank: at least 4 (the halo); 3-plane marches
-            shape = (4 * comm.size + 1, 5, 6) if SIMULATOR else (97, 67, 83)
-            kw = dict(march=3) if SIMULATOR else {}
-        elif SIMULATOR:
+        if SIMULATOR:
             shape = ((16, 16) if comm.size == 2 else (20, 16)) if form == "warp" else (12, 8)
             kw = dict(march=8) if form == "warp" else {}
             plans.FUSED_SMALL_CELLS = 16 if form == "warp" else 1 << 18

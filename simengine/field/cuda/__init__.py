@@ -4,7 +4,7 @@ Modules: ``config`` (codes, default launch shapes), ``access`` (flat loads/store
 (address modes, μ and R device functions), ``direct``, ``vec``, ``march`` (kernels A/C),
 ``tiled`` (B/D), ``smarch`` (3-D shared-memory march), ``physics`` (μ and the boundary index
 rules of the fused forms), ``fused_launch`` (their launch side), ``fused_frame`` and
-``fused_warp``, ``fused_3d`` (the fused RK2 forms; ``fused_slab``: a slab's pipelined step), ``occupancy``, ``plan`` (``StageLaunch``),
+``fused_warp`` (the fused RK2 forms; ``fused_slab``: a slab's pipelined step), ``occupancy``, ``plan`` (``StageLaunch``),
 ``launch`` (the fast launch path, the only module
 using numba-cuda private API), ``reduce`` (partials), ``twins`` (CPU-signature stages).
 

@@ -102,12 +102,10 @@ class FusedStep:
             buffers[0], buffers[2] = buffers[2], buffers[0]
 
 
-def output_rows(shape3, rows, axis: int = 1) -> tuple:
-    """``(lo, hi)``: the rows of the field's axis 0 a fused step writes — ``rows`` (a slab's
-    owned rows in its stored array) or all of them; ``axis``: that axis in the 3-D view
-    (1 for a 2-D field ``(1, n1, n2)``, 0 for a 3-D one). A slab's halo side must hold the
-    fused step's 4 rows."""
-    n1 = int(shape3[axis])
+def output_rows(shape3, rows) -> tuple:
+    """``(lo, hi)``: the rows of axis 0 a fused step writes — ``rows`` (a slab's owned rows in
+    its stored array) or all of them. A slab's halo side must hold the fused step's 4 rows."""
+    n1 = int(shape3[1])
     lo, hi = (0, n1) if rows is None else (int(rows[0]), int(rows[1]))
     if not 0 <= lo < hi <= n1:
         raise ValueError(f"fused step: rows {lo}:{hi} outside the {n1} stored rows")

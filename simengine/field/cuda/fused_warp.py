@@ -128,7 +128,7 @@ def warp_kernel(bc: int, nc: bool, dtype: str, cols: int = 2, ahead: int = 1):
         raise ValueError("columns per lane must be 2")
     load = LDNC if nc else LD
     load2 = LDNC2 if nc else LD2
-    fold = fold_fn(bc)  # (physics.fold4: fewer registers, measured no faster: docs/field-gpu.md)
+    fold = fold_fn(bc)
     fixed = bc == FIXED
     sim = SIMULATOR
     OW = out_width(C)

@@ -107,46 +107,6 @@ def fold_fn(bc: int):
     return fold
 
 
-@functools.lru_cache(maxsize=None)
-def fold4(bc: int):
-    """:func:`.physics.fold_fn`'s map for an index within 4 cells of the array (``-4 ≤ i < n +
-    4``, any ``n ≥ 1``) without a division: four conditional steps of a wrap by n (periodic) or
-    a reflection (mirror: the edge-duplicating one, period 2n), then a clamp into the array (for
-    the points of a ragged tile or warp beyond that, whose values reach no written cell: a
-    fused step's value at a point reaches 4 cells), a clamp (fixed). An int64 ``%`` (or a loop
-    LLVM turns into one) costs a division sequence that raises a kernel's registers under
-    separate compilation (``ptxas -c``, as the driver's linker compiles; ptx_check, sm_90):
-    fused-3d fp64 80–88 against 54–56 without, fused-warp fp64 98–100 against 66–70."""
-    if bc == PERIODIC:
-
-        @cuda.jit(device=True)
-        def step(i, n):
-            if i < 0:
-                i += n
-            elif i >= n:
-                i -= n
-            return i
-    elif bc == MIRROR:
-
-        @cuda.jit(device=True)
-        def step(i, n):
-            if i < 0:
-                i = -1 - i
-            elif i >= n:
-                i = 2 * n - 1 - i
-            return i
-    else:
-        return fold_fn(bc)
-
-    @cuda.jit(device=True)
-    def fold(i, n):
-        if i >= 0 and i < n:  # inside (one test; a march's plane index is block-uniform)
-            return i
-        return min(max(step(step(step(step(i, n), n), n), n), 0), n - 1)
-
-    return fold
-
-
 @cuda.jit(device=True)
 def outside2(j, i, n1, n2):
     """Whether (j, i) lies outside an n1 × n2 plane."""

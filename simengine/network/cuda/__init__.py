@@ -158,3 +158,14 @@ def clear_cache(graph, device: int | None = None) -> None:
         graph.__dict__.pop(_ATTR, None)
     else:
         graph.__dict__.get(_ATTR, {}).pop(int(device), None)
+
+
+def cached_buffers(graph, key, make):
+    """Engine buffers kept with the graph on the current device (:func:`graph_cache`): every
+    batch reinitialises them, and a run on ranks calls the engine once per claim (allocating and
+    zeroing B·n distances each time cost more than a small claim's traversal)."""
+    cache = graph_cache(graph)
+    buf = cache.get(key)
+    if buf is None:
+        buf = cache[key] = make()
+    return buf

@@ -403,27 +403,6 @@ def default_batch(n: int, num_sources: int, per_entry: int = bytes_per_entry(np.
     return B - B % 32 if B > 32 else B
 
 
-def brandes_partials(graph, sources, store=None, batch=None, device=None, engine=None,
-                     squares=True, paths=True, columns=None, bin_width=1.0):
-    """One ChunkPartial per batch of sources (``btw``/``btw_sq``, and with ``paths`` the path
-    statistics), in source order, on GPU ``device``. Weighted graphs run
-    :mod:`.brandes_weighted` (histogram bins of ``bin_width``). ``engine``: ``levels``,
-    ``blocks`` or None (:func:`engine_for`). ``squares=False`` (exact runs: no standard error) skips the Σ δ² sums
-    (``btw_sq`` = 0); ``paths=False`` (betweenness alone) skips the path statistics (the
-    partial's are zeros; ``store`` still gets the distances); ``columns`` (a
-    :class:`.columns.DeviceColumns`) takes the column sums on the device."""
-    sources = np.ascontiguousarray(sources, dtype=np.int64)
-    if graph.weighted:                         # weights > 0 (brandes_weighted.can_run)
-        from .brandes_weighted import weighted_partials
-
-        return on_device(weighted_partials(graph, sources, store, batch, squares, paths,
-                                           columns, bin_width), device)
-    from .brandes_sums import batch_partials
-
-    return on_device(batch_partials(graph, sources, store, batch, engine, squares, paths,
-                                    columns), device)
-
-
 # ----------------------------------------------------------------------------- edge betweenness
 #: threads per block of the edge kernel (one block per source, as brandes_deep)
 EDGE_THREADS = 8 if simulator() else 128

@@ -278,9 +278,9 @@ def deep_partials(graph, dg, sources, store, batch, squares, paths, columns,
     B = int(batch) if batch else default_batch(n, len(sources), bytes_per_entry(betweenness))
     B = max(1, min(B, len(sources)))
     if cache:
-        from .engine import _cached
+        from . import cached_buffers
 
-        buf = _cached(graph, ("blocks", B, bool(betweenness)),
+        buf = cached_buffers(graph, ("blocks", B, bool(betweenness)),
                       lambda: DeepBuffers(n, B, betweenness))
     else:
         buf = DeepBuffers(n, B, betweenness)

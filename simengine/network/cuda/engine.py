@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import cached_buffers
+
 #: the concrete algorithms this engine runs (names from :mod:`simengine.network.algorithms`)
 RUNS = ("msbfs", "bfs", "dobfs", "frontier", "nearfar", "fw", "bfs_blocks")
 
@@ -158,7 +160,7 @@ def _partials(graph, sources, alg, store, batch, bin_width, sort_by_degree, delt
     rows = np.arange(B, dtype=np.int64)
     if alg == "bfs":
         from .bfs import BFSBuffers, bfs_batch, UNREACHED
-        buf = _cached(graph, ("bfs", B), lambda: BFSBuffers(n, B))
+        buf = cached_buffers(graph, ("bfs", B), lambda: BFSBuffers(n, B))
         for lo in range(0, len(sources), B):
             s = sources[lo:lo + B]
             bfs_batch(dg, s, buf, sort_by_degree)
@@ -168,26 +170,13 @@ def _partials(graph, sources, alg, store, batch, bin_width, sort_by_degree, delt
                               columns=columns)
         return
     from .sssp import SSSPBuffers, sssp_batch
-    buf = _cached(graph, ("sssp", B), lambda: SSSPBuffers(n, B))
+    buf = cached_buffers(graph, ("sssp", B), lambda: SSSPBuffers(n, B))
     for lo in range(0, len(sources), B):
         s = sources[lo:lo + B]
         sssp_batch(dg, s, buf, alg, delta)
         if store is not None:
             copy_to_store(buf.dist, rows[:len(s)], store, lo, np.inf)
         yield reduce_rows(buf.dist, rows[:len(s)], s, n, np.inf, weighted, bw, columns=columns)
-
-
-def _cached(graph, key, make):
-    """Engine buffers kept with the graph on the current device: every batch reinitialises
-    them, and a run on ranks calls the engine once per claim (allocating and zeroing B·n
-    distances each time cost more than a small claim's traversal)."""
-    from . import graph_cache
-
-    cache = graph_cache(graph)
-    buf = cache.get(key)
-    if buf is None:
-        buf = cache[key] = make()
-    return buf
 
 
 def prepare(graph, algorithm: str, num_sources: int, widths=()) -> None:
@@ -203,21 +192,21 @@ def prepare(graph, algorithm: str, num_sources: int, widths=()) -> None:
 
         if num_sources >= 32 * DEFAULT_WORDS:    # full-width sweeps will run (fewer shrink W)
             for W in (DEFAULT_WORDS, *widths):
-                _cached(graph, ("msbfs", W), lambda: MSBFSBuffers(dg.n, W))
+                cached_buffers(graph, ("msbfs", W), lambda: MSBFSBuffers(dg.n, W))
     elif algorithm == "dobfs":
         from .dobfs import ColumnBuffers, DOBFSBuffers, _prepared
 
         _prepared(graph)
         B = max(1, min(8, int(num_sources)))          # dobfs_partials' default batch
-        _cached(graph, ("dobfs", B), lambda: DOBFSBuffers(dg.n, B))
-        _cached(graph, "dobfs_columns", lambda: ColumnBuffers(dg.n))
+        cached_buffers(graph, ("dobfs", B), lambda: DOBFSBuffers(dg.n, B))
+        cached_buffers(graph, "dobfs_columns", lambda: ColumnBuffers(dg.n))
     elif algorithm == "bfs_blocks":
         from .brandes import default_batch
         from .brandes_deep import DeepBuffers, bytes_per_entry
 
         B = max(1, min(default_batch(dg.n, int(num_sources), bytes_per_entry(False)),
                        int(num_sources)))
-        _cached(graph, ("blocks", B, False), lambda: DeepBuffers(dg.n, B, False))
+        cached_buffers(graph, ("blocks", B, False), lambda: DeepBuffers(dg.n, B, False))
     elif algorithm in ("frontier", "nearfar", "bfs"):
         if algorithm != "bfs":
             dg.weights
@@ -230,4 +219,4 @@ def prepare(graph, algorithm: str, num_sources: int, widths=()) -> None:
             from .bfs import BFSBuffers as make
         else:
             from .sssp import SSSPBuffers as make
-        _cached(graph, ("bfs" if algorithm == "bfs" else "sssp", B), lambda: make(dg.n, B))
+        cached_buffers(graph, ("bfs" if algorithm == "bfs" else "sssp", B), lambda: make(dg.n, B))

@@ -11,7 +11,7 @@ parameter ``MODE``): ``float`` (float32); ``int-dpx`` (int32 with DPX ``__viaddm
 ``int`` (int32 without); ``int-packed`` (int32 with predecessors packed into the low 7 bits: one
 DPX instruction per update, distances < 2²²); ``select`` (the argmin kept by a compare and
 select, any type); ``chunk-search`` (float32 with the chunk of the minimum recorded and the argmin
-searched in it afterwards); ``select-dpx`` (float32, the select by DPX on the floats' int32 bits).  Matrices are numba device arrays; CuPy wraps
+searched in it afterwards).  Matrices are numba device arrays; CuPy wraps
 them without a copy (``__cuda_array_interface__``) on numba's current device.  Without the
 look-ahead the kernels go to the legacy default stream, the one numba uses; with it, to two
 streams that start after and end before the legacy stream's work (events).
@@ -26,8 +26,7 @@ import numpy as np
 #: round depth of the CUDA C++ kernels (the matrix is padded to a multiple of it)
 R = 128
 #: the product's modes by name: the template parameter MODE of minplus_tiles.cu
-MODES = {"float": 0, "int-dpx": 1, "int": 2, "int-packed": 3, "select": 4, "chunk-search": 5,
-         "select-dpx": 6}
+MODES = {"float": 0, "int-dpx": 1, "int": 2, "int-packed": 3, "select": 4, "chunk-search": 5}
 _NAMES = {v: k for k, v in MODES.items()}
 
 
@@ -79,13 +78,11 @@ class ProductConfig:
 #: ``select`` keeps a second register tile: fewer outputs per thread
 REST = {"float": ProductConfig(VA=4), "int-dpx": ProductConfig(), "int": ProductConfig(),
         "int-packed": ProductConfig(), "select": ProductConfig(TM=8, TN=4, MINB=1),
-        "chunk-search": ProductConfig(TM=8, TN=4, MINB=1),
-        "select-dpx": ProductConfig(TM=8, TN=4, MINB=1)}
+        "chunk-search": ProductConfig(TM=8, TN=4, MINB=1)}
 #: the panels (one launch, ``fw_panels``): KC, STAGES, MINB, VA of 128 × 64 / 64 × 128 tiles
 PANELS = ProductConfig(BM=128, BN=64, TM=8, TN=4)
 
-#: predecessors with float32 distances: ``select``, ``chunk-search`` or ``select-dpx`` (select by
-#: DPX on the floats' int32 bits; to be measured against ``chunk-search``)
+#: predecessors with float32 distances: ``select`` or ``chunk-search``
 FLOAT_PRED_MODE = "chunk-search"
 #: split each round's rest so the next round's diagonal and panels overlap it (two streams)
 LOOKAHEAD = True

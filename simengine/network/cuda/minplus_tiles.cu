@@ -27,10 +27,6 @@
 //      after each chunk of KC (recording the chunk of the last strict improvement); where the
 //      tile improves, the first kk of that chunk whose sum equals the minimum is searched in
 //      the operands (device memory, KC candidates)
-//   6  float + predecessors, select by DPX: non-negative floats order like their int32 bit
-//      patterns, so acc_bits = __vibmin_s32(acc_bits, bits(a + b), &keep) gives the minimum and
-//      the predicate in one instruction (keep = acc <= a + b: the first kk of the minimum, as
-//      mode 4); without DPX the compare of mode 4
 // no includes: NVRTC compiles it as is (the DPX intrinsic only with -DSE_DPX)
 
 #define SE_R 128
@@ -55,7 +51,6 @@ template <typename T, int MODE> __device__ __forceinline__ T se_inf();
 template <> __device__ __forceinline__ float se_inf<float, 0>() { return __int_as_float(0x7f800000); }
 template <> __device__ __forceinline__ float se_inf<float, 4>() { return __int_as_float(0x7f800000); }
 template <> __device__ __forceinline__ float se_inf<float, 5>() { return __int_as_float(0x7f800000); }
-template <> __device__ __forceinline__ float se_inf<float, 6>() { return __int_as_float(0x7f800000); }
 template <> __device__ __forceinline__ int se_inf<int, 1>() { return SE_INT_INF; }
 template <> __device__ __forceinline__ int se_inf<int, 2>() { return SE_INT_INF; }
 template <> __device__ __forceinline__ int se_inf<int, 3>() { return 0x7fffffff; }
@@ -179,7 +174,7 @@ __device__ __forceinline__ void se_product(T *__restrict__ D, int *__restrict__ 
         for (int c = 0; c < TN; ++c) {
             acc[r][c] = INF;
             cm[r][c] = INF;
-            if (MODE == 4 || MODE == 6) kb[r][c] = -1;
+            if (MODE == 4) kb[r][c] = -1;
         }
 
 #pragma unroll
@@ -222,21 +217,7 @@ __device__ __forceinline__ void se_product(T *__restrict__ D, int *__restrict__ 
                 for (int r = 0; r < TM; ++r) {
 #pragma unroll
                     for (int cc = 0; cc < TN; ++cc) {
-                        if constexpr (MODE == 6) {
-                            float cand = a[r][u] + b[cc];
-#ifdef SE_DPX
-                            bool keep;
-                            int m = __vibmin_s32(__float_as_int(acc[r][cc]), __float_as_int(cand),
-                                                 &keep);
-                            acc[r][cc] = __int_as_float(m);
-                            kb[r][cc] = keep ? kb[r][cc] : c * KC + kq * VA + u;
-#else
-                            if (cand < acc[r][cc]) {
-                                acc[r][cc] = cand;
-                                kb[r][cc] = c * KC + kq * VA + u;
-                            }
-#endif
-                        } else if (MODE == 4) {
+                        if (MODE == 4) {
                             T cand = a[r][u] + b[cc];
                             if (cand < acc[r][cc]) {
                                 acc[r][cc] = cand;
