@@ -12,6 +12,16 @@ def _note(msg):
     print(f"note: {msg}", file=sys.stderr)
 
 
+def _probe_needed(plan, graph) -> bool:
+    """Whether the plan made from a predicted graph shape may differ from the run's, made from
+    the built graph: ``auto`` on the GPU runs ``bfs_blocks`` on unweighted graphs of many BFS
+    levels, a probe BFS of the graph (:func:`simengine.network.per_source.should_run`)."""
+    if plan.kind != "network" or graph is not None or plan.backend != "cuda":
+        return False
+    p = plan.problem
+    return p.algorithm == "auto" and not p.graph.weighted and plan.runs == "msbfs"
+
+
 def command(args) -> int:
     from .config import load_scenario
     from .resources import check, describe
@@ -59,6 +69,10 @@ def command(args) -> int:
                      f"algorithm {spec.metrics.algorithm}, backend {spec.solver.backend}")
     # the run's plan (the line simengine run logs) and its refusals; the memory refusal too
     plan = check(sc, force=args.force, graph=graph)
+    if _probe_needed(plan, graph):       # the GPU's probe BFS reads the graph itself
+        from .control.network_job import build_graph
+
+        plan = check(sc, force=args.force, graph=build_graph(sc, log=_note))
     print("\n".join(lines[:-1] + [plan.line, f"{name}: estimates (simengine.resources)",
                                   *describe(plan), lines[-1]]))          # the OK line last
     return 0

@@ -90,6 +90,11 @@ SCENARIOS = {
     "net-cuda-betweenness-weighted": NET.format(
         gen=GNM, weights=WEIGHTS, sources="{sample: 20, seed: 1}", alg="auto",
         metrics=", statistics: [mean_distance, betweenness]", backend="cuda"),
+    # a path of 110 vertices: the probe BFS has more than DEEP_LEVELS levels, so auto runs a
+    # thread block per source; validate builds the graph to probe it, as the run does
+    "net-cuda-deep": NET.format(gen="{type: grid, shape: [110]}", weights="",
+                                sources="{sample: 40, seed: 1}", alg="auto", metrics="",
+                                backend="cuda"),
     "net-cpu-edge-betweenness": NET.format(
         gen=UNW, weights="", sources="{sample: 30, seed: 1}", alg="auto",
         metrics=", statistics: [mean_distance, edge_betweenness]", backend="cpu"),
@@ -128,6 +133,7 @@ EXPECTED = {
     "field-2d-spectral-adaptive-cpu": "plan: field 2-D cpu spectral sbdf2 dct-ii symbol=exact "
                                       "adaptive float64 mirror",
     "field-2d-rk2-adaptive-cpu": "plan: field 2-D cpu rk2 adaptive float64 periodic",
+    "net-cuda-deep": "cuda bfs_blocks (auto: a BFS from the vertex of largest degree has more",
     "net-cpu-edge-betweenness": ", edge betweenness on cpu",
     # the edge pass's GPU kernel is unweighted only: the plan's edge_betweenness row says cpu
     "net-cuda-edge-betweenness-weighted": ", edge betweenness on cpu",

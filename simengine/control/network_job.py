@@ -114,31 +114,7 @@ class NetworkJob:
 
     # ---- graph
     def _build_graph(self):
-        from ..network import generators, readers, weights_setting
-
-        g = self.spec.graph
-        sc = self.sc
-        try:
-            if g.generator is not None:
-                spec = dict(g.generator)
-                if g.directed:
-                    spec.setdefault("directed", True)
-                    if not generators.makes_directed(spec["type"]):
-                        raise UserError(f"{sc.path}: graph.directed: generator {spec['type']!r} "
-                                        f"makes undirected graphs; set graph.directed: false")
-                graph = generators.generate(spec)
-            else:
-                graph = readers.read_for_scenario(sc.resolve(g.file.path), g, log=self.log).graph
-        except UserError:
-            raise
-        except (ValueError, TypeError, KeyError) as exc:
-            what = "graph.generator" if g.generator is not None else "graph.file"
-            raise UserError(f"{sc.path}: {what}: {exc}") from None
-        source = (f"generator {g.generator['type']!r}" if g.generator is not None
-                  else str(g.file.path))
-        graph = weights_setting.apply_setting(graph, g.weights, source, self.log)
-        weights_setting.check_weight_values(graph, f"{sc.path}: graph.weights ({source})")
-        return graph
+        return build_graph(self.sc, self.log)
 
     def _warm_up(self) -> float:
         """Compile (or load from numba's disk cache) the engine's kernels — GPU or CPU — on a
@@ -482,3 +458,34 @@ class _NoOutput:
 
     def write(self, *args, **kwargs):
         pass
+
+
+def build_graph(sc, log=None):
+    """The scenario's graph, generated or read, its ``graph.weights`` setting applied (the
+    network job's graph; ``simengine validate`` builds it where the plan needs the graph itself:
+    the GPU's probe BFS of ``per_source.should_run``)."""
+    from ..network import generators, readers, weights_setting
+
+    log = log or (lambda msg: None)
+    g = sc.spec.graph
+    try:
+        if g.generator is not None:
+            spec = dict(g.generator)
+            if g.directed:
+                spec.setdefault("directed", True)
+                if not generators.makes_directed(spec["type"]):
+                    raise UserError(f"{sc.path}: graph.directed: generator {spec['type']!r} "
+                                    f"makes undirected graphs; set graph.directed: false")
+            graph = generators.generate(spec)
+        else:
+            graph = readers.read_for_scenario(sc.resolve(g.file.path), g, log=log).graph
+    except UserError:
+        raise
+    except (ValueError, TypeError, KeyError) as exc:
+        what = "graph.generator" if g.generator is not None else "graph.file"
+        raise UserError(f"{sc.path}: {what}: {exc}") from None
+    source = (f"generator {g.generator['type']!r}" if g.generator is not None
+              else str(g.file.path))
+    graph = weights_setting.apply_setting(graph, g.weights, source, log)
+    weights_setting.check_weight_values(graph, f"{sc.path}: graph.weights ({source})")
+    return graph

@@ -81,7 +81,8 @@ def network_problem(sc, ranks: int = 1, graph=None) -> NetworkProblem:
         store_distances=bool(m.store_distances), store_predecessors=bool(m.store_predecessors),
         batch=spec.solver.batch, checkpoint_every=int(spec.output.checkpoint_every),
         ranks=max(1, int(ranks)), requested_backend=spec.solver.backend,
-        graph_key="graph.generator" if g.generator is not None else "graph.file.path")
+        graph_key="graph.generator" if g.generator is not None else "graph.file.path",
+        built=graph)
 
 
 def for_scenario(sc, ranks: int = 1, graph=None) -> Plan:

@@ -44,7 +44,7 @@ def build_network(problem) -> Plan:
     from ..network.backends import choose
 
     gs = problem.graph
-    c = choose(gs, problem.algorithm, problem.backend, num_sources=problem.num_sources,
+    c = choose(gs if problem.built is None else problem.built, problem.algorithm, problem.backend, num_sources=problem.num_sources,
                predecessors=problem.store_predecessors, betweenness=problem.betweenness)
     where, engine = c.engine_backend, c.engine
     batch = int(problem.batch or DEFAULT_BATCH[where])

@@ -9,7 +9,7 @@ engines' rules read, from the built graph or predicted from the scenario) and th
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -93,6 +93,9 @@ class NetworkProblem:
     ranks: int = 1
     requested_backend: str = "auto"
     graph_key: str = "graph"       #: the scenario key the graph comes from
+    #: the built graph, when there is one: the rules that read the graph itself (the GPU's
+    #: probe BFS, ``per_source.should_run``) get it; the others read ``graph`` (the shape)
+    built: object = field(default=None, compare=False, repr=False)
 
     @property
     def betweenness(self) -> bool:
