@@ -602,6 +602,9 @@ def command(args, run_cli) -> int:
         raise UserError(f"--jobs: expected a number >= 1, got {args.jobs}")
     sweep = load_sweep(args.scenario, args.overrides)
     out_dir = sweep.output_dir(args.output_dir)
+    from .io.output_write import prepare_dir
+
+    prepare_dir(out_dir, (args.scenario,), "sweep output folder", create=False)  # one line
     if args.list:
         only = None
         if args.unfinished:

@@ -66,6 +66,25 @@ def _write_all(fd, data):
         view = view[n:]
 
 
+def _clear_tmp(path, tmp):
+    """A leftover ``NAME.tmp`` of a killed write is removed; one that is not a regular file (a
+    FIFO would block the open) is refused, naming the user's path."""
+    import stat
+
+    try:
+        st = os.lstat(tmp)
+    except OSError:
+        return
+    if stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
+        remove(tmp)
+        return
+    from ..errors import UserError
+    from .integrity import special_kind
+
+    raise UserError(f"{path}: cannot write it: its temporary name {tmp.name} is taken by "
+                    f"{special_kind(st.st_mode)}; remove it")
+
+
 def write_atomic(path, data, sync=True, fault=None) -> None:
     """Create or replace ``path`` with the bytes ``data`` (or an object with ``write_to(fd)``),
     durably and atomically.
@@ -77,12 +96,17 @@ def write_atomic(path, data, sync=True, fault=None) -> None:
     """
     from . import faults
 
+    from .output_write import check_replaceable
+
     path = Path(path)
     tmp = tmp_name(path)
+    check_replaceable(path)  # never a device, FIFO, socket or directory (UserError)
+    _clear_tmp(path, tmp)
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | os.O_NOFOLLOW
+                     | os.O_NONBLOCK, 0o644)
     except OSError as exc:
-        raise write_failed(tmp, exc) from None
+        raise write_failed(path, exc) from None  # the user's path, never NAME.tmp
     try:
         try:
             if hasattr(data, "write_to"):
@@ -96,12 +120,16 @@ def write_atomic(path, data, sync=True, fault=None) -> None:
         if fault:
             faults.reached(f"{fault}.torn", tmp)
             faults.reached(f"{fault}.written")
+        check_replaceable(path)  # again: something may have appeared at the path meanwhile
         os.replace(tmp, path)
         if fault:
             faults.reached(f"{fault}.renamed")
     except OSError as exc:
         remove(tmp)
         raise write_failed(path, exc) from None
+    except BaseException:
+        remove(tmp)
+        raise
     if not sync:
         return
     try:

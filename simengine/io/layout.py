@@ -26,7 +26,10 @@ from pathlib import Path
 from ..errors import UserError
 from .durable import TMP_SUFFIX, describe_oserror, remove, remove_tree
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
+#: the oldest layout `--resume` and `info --verify` check (3: no index digest; read, verified,
+#: not resumed)
+LEGACY_VERSION = 3
 
 
 def parts_dir(output) -> Path:
@@ -123,8 +126,12 @@ def check_utf8(path):
                         f"its part files by UTF-8 paths)") from None
 
 
-def check_output_path(output):
-    """One-line errors (exit 2) for an output path that cannot work, before anything is written."""
+def check_output_path(output, inputs=()):
+    """One-line errors (exit 2) for an output path that cannot work, before anything is written:
+    also an output (or its ``.xdmf``) that exists as anything but a regular file, and an output
+    that is one of the run's ``inputs`` (:mod:`simengine.io.output_write`)."""
+    from .output_write import check_replaceable, same_file
+
     check_utf8(output)
     output = Path(output)
     if not str(output).strip() or str(output) == ".":
@@ -133,6 +140,12 @@ def check_output_path(output):
     if output.is_dir():
         raise UserError(f"{output}: the output is a directory; give a file name such as "
                         f"{output / 'run.h5'}")
+    for p in (output, xdmf_path(output)):
+        check_replaceable(p)
+    for given in inputs:
+        if given is not None and same_file(output, given):
+            raise UserError(f"{output}: is this run's input ({given}); writing the output there "
+                            f"would destroy it (give another --output)")
     parent = output.parent
     for p in [parent, *parent.parents]:
         if p.exists() and not p.is_dir():
