@@ -15,7 +15,7 @@ from ..errors import UserError
 from . import checksum, integrity
 from .h5image import virtual_mappings
 from .integrity import Corrupt
-from .layout import FORMAT_VERSION, foreign_parts, parts_ref
+from .layout import FORMAT_VERSION, LEGACY_VERSION, foreign_parts, parts_ref
 
 
 def _datasets(f):
@@ -113,7 +113,7 @@ def verify_file(path):
             problems.append(f"{path}: root attributes: {integrity.reason(exc)}")
     finally:
         f.close()
-    if version == FORMAT_VERSION:
+    if version in (FORMAT_VERSION, LEGACY_VERSION):
         problems += _check_steering(path, kind, problems)
     return problems, ndata, nparts
 
@@ -125,11 +125,11 @@ def _check_steering(path, kind, known):
         if kind == "field":
             from .field_store import FieldIndex
 
-            index = FieldIndex.load(path, check_checkpoint=False)
+            index = FieldIndex.load(path, check_checkpoint=False, legacy=True)
         else:
             from .network_store import NetworkIndex
 
-            index, _ = NetworkIndex.load(path, check_checkpoint=True)  # as --resume
+            index, _ = NetworkIndex.load(path, check_checkpoint=True, legacy=True)  # as --resume
     except UserError as exc:
         line = str(exc).removesuffix("; cannot resume")
         return [] if any(line in k or k in line for k in known) else [line]
