@@ -129,6 +129,9 @@ def _reading(path):
         except DAMAGE as exc:
             raise UserError(f"{path}: damaged or unreadable output ({reason(exc)}); "
                             f"'simengine info --verify {path}' lists what is damaged") from None
+        except MemoryError:
+            raise UserError(f"{path}: a dataset is too large to read into this process's "
+                            f"memory") from None
     return guard()
 
 

@@ -92,7 +92,8 @@ def _output_sections(path: Path, fmt: str, log):
             results = ("statistics", _table(["statistic", "value"], stats))
         else:
             obs = r.observables
-            last = {k: float(np.asarray(v)[-1]) for k, v in obs.items() if len(v)}
+            last = {k: float(np.asarray(v)[-1]) for k, v in obs.items()
+                    if np.ndim(v) == 1 and len(v) and not k.endswith("_k")}  # S(k) rows: figures
             results = ("last observables row",
                        _table(["observable", "value"],
                               [{"observable": k, "value": v} for k, v in last.items()]))
