@@ -128,7 +128,7 @@ def write_report(path, out=None, fmt="png", log=None) -> Path:
     from .io.reader import check_input_file
 
     path = Path(path)
-    check_input_file(path, "an output file or a sweep summary CSV")  # stat only: a FIFO never blocks
+    check_input_file(path, "an output file or a sweep summary CSV")  # stat: a FIFO never blocks
     if fmt not in ("png", "svg"):
         raise UserError(f"report figures: expected png or svg, got {fmt!r}")
     log = log or (lambda msg: None)

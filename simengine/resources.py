@@ -80,7 +80,7 @@ class Plan:
     work: str | None = None          #: network: traversal work and rough time (one line)
     disk_what: str = ""              #: what ``disk`` counts
     disk: int = 0                    #: bytes the output may grow to (snapshots, stored distances)
-    declared: tuple | None = None    #: network file header: (key, n, vertices the arcs can use, how)
+    declared: tuple | None = None    #: file header: (key, n, vertices the arcs can use, how)
 
     @property
     def host(self) -> int:

@@ -32,7 +32,8 @@ from . import checksum, integrity, part_digests
 from .durable import make_dirs, remove, write_index
 from .h5image import Image, put_array, put_virtual, virtual_mappings
 from .integrity import DAMAGE, Corrupt
-from .layout import (FORMAT_VERSION, LEGACY_VERSION, block_name, foreign_parts, list_parts, parts_dir,
+from .layout import (FORMAT_VERSION, LEGACY_VERSION, block_name, foreign_parts, list_parts,
+                     parts_dir,
                      parts_ref, retire_checkpoint_parts, xdmf_path)
 from .xdmf import write_xdmf
 
@@ -241,7 +242,8 @@ class FieldIndex(part_digests.DigestedIndex):
         the run id and the parts' digests."""
         flat = np.array([(i, lo, hi) for i, b in enumerate(snap_blocks) for lo, hi in b],
                         dtype=np.int64).reshape(-1, 3)
-        return {"kind": "field", "format": getattr(self, "format", FORMAT_VERSION), "grid_shape": list(self.grid_shape),
+        return {"kind": "field", "format": getattr(self, "format", FORMAT_VERSION),
+                "grid_shape": list(self.grid_shape),
                 "dtype": self.dtype.str, "spacing": self.spacing, "dt": self.dt,
                 "steps_total": self.steps_total, "complete": bool(complete),
                 "checkpoint": {"step": ckpt_step, "time": self.time_of(ckpt_step),

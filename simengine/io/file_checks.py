@@ -26,7 +26,8 @@ import numpy as np
 
 from ..errors import UserError
 
-#: histogram bins an output may hold (the engines' cap, :data:`simengine.network.statistics.HIST_MAX_BINS`)
+#: histogram bins an output may hold (the engines' cap,
+#: :data:`simengine.network.statistics.HIST_MAX_BINS`)
 HIST_MAX_BINS = 1 << 22
 KINDS = ("field", "network")
 

@@ -159,8 +159,8 @@ def check_bound(f, output, version) -> None:
 
     check_required(f, output)
     if version >= 4 and not checksum.index_matches(f):
-        raise Corrupt(str(output), "the index does not match its digest (/integrity@index_digest): an "
-                             "attribute (the stored scenario, the format version, the plan), a "
+        raise Corrupt(str(output), "the index does not match its digest (/integrity@index_digest): "
+                             "an attribute (the stored scenario, the format version, the plan), a "
                              "dataset or a part mapping was changed, added or removed")
 
 

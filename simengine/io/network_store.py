@@ -181,7 +181,8 @@ class NetworkIndex(part_digests.DigestedIndex):
         return names | {rows_name(a, b) for a, b in self.rows}
 
     def record(self, rows, done, elapsed, layout, small, complete, digests=None):
-        return {"kind": "network", "format": getattr(self, "format", FORMAT_VERSION), "n": self.n, "total": self.total,
+        return {"kind": "network", "format": getattr(self, "format", FORMAT_VERSION), "n": self.n,
+                "total": self.total,
                 "done": done, "elapsed": elapsed, "complete": bool(complete),
                 "rows": [list(r) for r in rows],
                 "layout": {k: [list(s), d] for k, (s, d) in layout.items()},
