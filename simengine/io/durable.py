@@ -16,10 +16,11 @@ import errno
 import os
 import shutil
 import signal
+import stat
 import threading
 from pathlib import Path
 
-from ..errors import OutputError
+from ..errors import OutputError, UserError
 
 TMP_SUFFIX = ".tmp"
 
@@ -69,8 +70,6 @@ def _write_all(fd, data):
 def _clear_tmp(path, tmp):
     """A leftover ``NAME.tmp`` of a killed write is removed; one that is not a regular file (a
     FIFO would block the open) is refused, naming the user's path."""
-    import stat
-
     try:
         st = os.lstat(tmp)
     except OSError:
@@ -78,9 +77,6 @@ def _clear_tmp(path, tmp):
     if stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
         remove(tmp)
         return
-    from ..errors import UserError
-    from .integrity import special_kind
-
     raise UserError(f"{path}: cannot write it: its temporary name {tmp.name} is taken by "
                     f"{special_kind(st.st_mode)}; remove it")
 
@@ -95,8 +91,6 @@ def write_atomic(path, data, sync=True, fault=None) -> None:
     for the fault-injection points ``<fault>.torn|written|renamed`` (:mod:`simengine.io.faults`).
     """
     from . import faults
-
-    from .output_write import check_replaceable
 
     path = Path(path)
     tmp = tmp_name(path)
@@ -175,3 +169,35 @@ def remove_tree(path) -> None:
         shutil.rmtree(path, ignore_errors=True)
     elif path.exists() or path.is_symlink():
         remove(path)
+
+
+def special_kind(mode) -> str:
+    """'a FIFO (named pipe)', 'a character device', … for a ``st_mode`` that is not a file."""
+    for test, name in ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISDIR, "a directory")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def same_file(a, b) -> bool:
+    """True when paths ``a`` and ``b`` are the same existing file (device and inode)."""
+    try:
+        sa, sb = os.stat(a), os.stat(b)
+    except (OSError, ValueError):
+        return False
+    return (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)
+
+
+def check_replaceable(path, what="output"):
+    """UserError when ``path`` exists and is not a regular file (a device, a FIFO, a socket, a
+    directory): checked before a temporary file is created and again right before the rename
+    (:mod:`simengine.io.output_write` adds the command-level checks)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return
+    if not stat.S_ISREG(st.st_mode):
+        raise UserError(f"{path}: is {special_kind(st.st_mode)}; simengine replaces only regular "
+                        f"files (give a file path for the {what})")

@@ -35,13 +35,8 @@ from .integrity import DAMAGE, Corrupt
 from .layout import (FORMAT_VERSION, LEGACY_VERSION, block_name, foreign_parts, list_parts,
                      parts_dir,
                      parts_ref, retire_checkpoint_parts, xdmf_path)
+from .layout import RADIAL, SERIES  # noqa: F401 (observables columns; re-exported)
 from .xdmf import write_xdmf
-
-#: observables columns, in file order
-SERIES = ("step", "time", "mass", "free_energy", "phi_min", "phi_max", "length", "wall_time")
-#: the optional series of the radial S(k) (``output.structure_factor``): one row of shells per
-#: observables row, and the shells' mean |k| (``observables/structure_factor_k``)
-RADIAL = "structure_factor"
 
 
 def _blocks(blocks, n0, where):

@@ -11,6 +11,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 
+from .durable import special_kind  # noqa: F401 (re-export)
 from .h5image import read_chunks
 
 
@@ -103,16 +104,6 @@ def open_part(path, where=None):
         raise Corrupt(where, reason(exc)) from None
 
 
-def special_kind(mode) -> str:
-    """'a FIFO (named pipe)', 'a character device', … for a ``st_mode`` that is not a file."""
-    for test, name in ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
-                       (stat.S_ISDIR, "a directory")):
-        if test(mode):
-            return name
-    return "not a regular file"
-
-
 def stored_scenario(f, where) -> dict:
     """The scenario stored in an index (a mapping), or :class:`Corrupt`."""
     import yaml
@@ -133,7 +124,7 @@ def required_datasets(kind, scenario) -> list:
     a resume or ``info --verify`` of an index without one of them is refused."""
     out = scenario.get("output") or {}
     if kind == "field":
-        from .field_store import RADIAL, SERIES
+        from .layout import RADIAL, SERIES
 
         names = ["fields/phi", "fields/step", "fields/time", "checkpoint/phi",
                  *(f"observables/{k}" for k in SERIES)]

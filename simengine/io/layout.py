@@ -27,6 +27,11 @@ from ..errors import UserError
 from .durable import TMP_SUFFIX, describe_oserror, remove, remove_tree
 
 FORMAT_VERSION = 4
+#: observables columns of a field index, in file order
+SERIES = ("step", "time", "mass", "free_energy", "phi_min", "phi_max", "length", "wall_time")
+#: the optional series of the radial S(k) (``output.structure_factor``): one row of shells per
+#: observables row, and the shells' mean |k| (``observables/structure_factor_k``)
+RADIAL = "structure_factor"
 #: the oldest layout `--resume` and `info --verify` check (3: no index digest; read, verified,
 #: not resumed)
 LEGACY_VERSION = 3
@@ -130,7 +135,7 @@ def check_output_path(output, inputs=()):
     """One-line errors (exit 2) for an output path that cannot work, before anything is written:
     also an output (or its ``.xdmf``) that exists as anything but a regular file, and an output
     that is one of the run's ``inputs`` (:mod:`simengine.io.output_write`)."""
-    from .output_write import check_replaceable, same_file
+    from .durable import check_replaceable, same_file
 
     check_utf8(output)
     output = Path(output)

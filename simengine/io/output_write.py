@@ -22,11 +22,10 @@ import stat
 from pathlib import Path
 
 from ..errors import UserError
+from .durable import check_replaceable, same_file, special_kind  # noqa: F401 (re-export)
 
 
 def _kind(mode) -> str:
-    from .integrity import special_kind
-
     return special_kind(mode)
 
 
@@ -34,15 +33,6 @@ def _utf8(path):
     from .layout import check_utf8
 
     check_utf8(path)
-
-
-def same_file(a, b) -> bool:
-    """True when paths ``a`` and ``b`` are the same existing file (device and inode)."""
-    try:
-        sa, sb = os.stat(a), os.stat(b)
-    except (OSError, ValueError):
-        return False
-    return (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)
 
 
 def check_target(path, inputs=(), what="output") -> Path:
@@ -78,18 +68,6 @@ def check_target(path, inputs=(), what="output") -> Path:
     if not stat.S_ISDIR(pst.st_mode):
         raise UserError(f"{path}: cannot write the {what}: {parent} is not a directory")
     return path
-
-
-def check_replaceable(path, what="output"):
-    """The part of :func:`check_target` that the durable writer repeats right before a rename:
-    UserError when ``path`` exists and is not a regular file."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return
-    if not stat.S_ISREG(st.st_mode):
-        raise UserError(f"{path}: is {_kind(st.st_mode)}; simengine replaces only regular files "
-                        f"(give a file path for the {what})")
 
 
 def prepare_dir(directory, inputs=(), what="output folder", create=True) -> Path:
