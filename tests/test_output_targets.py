@@ -104,6 +104,10 @@ def test_run_never_replaces_a_special_file_or_its_scenario(tmp_path, capsys):
         before = snapshot(node)
         line = one_line(capsys, main(["run", str(sc), "-o", str(node), "--overwrite", "-q"]))
         assert "character device" in line and snapshot(node) == before
+    # the lock file beside the output: a FIFO there never blocks the run
+    os.mkfifo(tmp_path / "y.h5.lock")
+    line = one_line(capsys, main(["run", str(sc), "-o", str(tmp_path / "y.h5"), "-q"]))
+    assert "y.h5.lock: is a FIFO" in line and not (tmp_path / "y.h5").exists()
     # the XDMF beside the output is an output too
     os.mkfifo(tmp_path / "x.xdmf")
     line = one_line(capsys, main(["run", str(sc), "-o", str(tmp_path / "x.h5"), "-q"]))

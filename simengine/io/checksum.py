@@ -101,8 +101,12 @@ def index_record(f) -> list:
             entry = ["dataset", name, obj.dtype.str, list(obj.shape or ()), attrs(obj)]
             if obj.is_virtual:
                 entry.append([list(map(list, m[:2])) + list(m[2:]) for m in virtual_mappings(obj)])
-            elif obj.dtype.kind == "O":
-                entry.append(digest([_attr_value(f, x) for x in np.ravel(obj[()]).tolist()]))
+            elif obj.dtype.kind == "O":   # variable-length strings (labels): each, then a NUL
+                h = hashlib.sha256()
+                for x in np.ravel(obj[()]).tolist():
+                    h.update(x if isinstance(x, bytes) else str(x).encode("utf-8", "surrogatepass"))
+                    h.update(b"\0")
+                entry.append(h.hexdigest())
             else:
                 entry.append(array_digest(obj[()]))
             items.append(entry)
