@@ -70,10 +70,12 @@ def _attr_value(f, value):
                 "sha256": array_digest(value) if value.dtype.kind != "U" else value.tolist()}
     if isinstance(value, (list, tuple)):
         return [_attr_value(f, x) for x in value]
-    if isinstance(value, bytes):
-        return "b:" + value.hex()
+    if isinstance(value, bytes):   # a string read as bytes or as str hashes the same
+        return ["str", value.decode("utf-8", "surrogateescape")]
     if isinstance(value, np.generic):
         return [value.dtype.str, _plain(value)]
+    if isinstance(value, str):
+        return ["str", value]
     return [type(value).__name__, _plain(value)]
 
 

@@ -108,6 +108,8 @@ def stored_scenario(f, where) -> dict:
     """The scenario stored in an index (a mapping), or :class:`Corrupt`."""
     import yaml
 
+    if "scenario" not in f.attrs:   # an index written by library code without one
+        return {}
     text = attr(f, "scenario", where)
     try:
         text = text.decode() if isinstance(text, bytes) else text
