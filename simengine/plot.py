@@ -49,7 +49,7 @@ def plot_file(path, out_dir=None, gif=True, log=None, fmt="png", dpi=120) -> lis
         from .summary_plot import plot_summary
 
         return plot_summary(path, out_dir, fmt=fmt, dpi=dpi)
-    from .io.output_write import prepare_dir, save_figure
+    from .io.output_write import check_target, prepare_dir, save_figure
 
     out = prepare_dir(Path(out_dir) if out_dir else path.with_name(path.stem + "_plots"),
                       (path,), "plot folder")
@@ -70,6 +70,7 @@ def plot_file(path, out_dir=None, gif=True, log=None, fmt="png", dpi=120) -> lis
             save("snapshots", snapshot_montage_figure(r))
             save("phi_histogram", phi_histogram_figure(r))
             if gif:
+                check_target(out / "snapshots.gif", (path,), "figure")  # PIL writes it itself
                 p = snapshot_gif(r, out / "snapshots.gif")
                 if p is not None:
                     written.append(p)
