@@ -129,10 +129,22 @@ class Runner:
         self._lock = None
 
     # ---- existing-file policy
+    def _inputs(self):
+        """The files this run reads (scenario, graph file, initial field): never its output."""
+        out = [getattr(self.sc, "path", None)]
+        d = self.sc.data
+        for spec in ((d.get("graph") or {}).get("file"), (d.get("initial") or {})):
+            if isinstance(spec, dict) and isinstance(spec.get("path"), str):
+                try:
+                    out.append(self.sc.resolve(spec["path"]))
+                except Exception:  # noqa: BLE001 - an odd path is the readers' to report
+                    pass
+        return [p for p in out if p is not None]
+
     def _prepare(self):
         """Lock the output, then returns (fresh, f_for_restore or None)."""
         out = self.output
-        self._lock = output_files.lock_output(out)
+        self._lock = output_files.lock_output(out, self._inputs())
         if not out.exists():
             if self.resume:
                 self.log(f"no checkpoint in {out} yet: starting from the beginning")

@@ -183,18 +183,24 @@ def _as_format3(path):
     root = path.with_name(path.name + ".parts")
     index.digests = {n: hashlib.sha256((root / n).read_bytes()).hexdigest()
                      for n in index.digests}
-    old = field_store.FORMAT_VERSION
+    old, seal = field_store.FORMAT_VERSION, field_store.checksum.seal_index
     field_store.FORMAT_VERSION = 3
+    field_store.checksum.seal_index = lambda f: None   # format 3 had no index digest
     try:
         index.commit(digests=dict(index.digests), complete=index.complete)
     finally:
-        field_store.FORMAT_VERSION = old
+        field_store.FORMAT_VERSION, field_store.checksum.seal_index = old, seal
     with h5py.File(path, "r") as f:
         assert f.attrs["format_version"] == 3
         assert all(len(d) == 64 for d in f["integrity/sha256"][()])
+        assert "index_digest" not in f["integrity"].attrs
 
 
-def test_format3_outputs_verify_and_resume(tmp_path):
+def test_format3_outputs_verify_and_are_not_resumed(tmp_path):
+    """Format 3 (plain part digests, no index digest): ``info --verify`` checks it; ``--resume``
+    refuses it with one line saying why (its stored scenario is bound by no index digest, a
+    resume would seal an edit of it), the file left as it was."""
+    from simengine.errors import UserError
     from simengine.io.verify import verify_file
 
     full = tmp_path / "full.h5"
@@ -205,15 +211,22 @@ def test_format3_outputs_verify_and_resume(tmp_path):
         _as_format3(p)
         problems, _, nparts = verify_file(p)
         assert problems == [] and nparts >= 2
-    # resumed: the old parts keep their plain digests, the new ones are trees; format 4
-    api.run(SCENARIO, half, resume=True)
-    with h5py.File(half, "r") as f, h5py.File(full, "r") as g:
-        assert f.attrs["format_version"] == 4
-        kinds = {len(d) for d in f["integrity/sha256"][()]}
-        assert kinds == {64, len("sha256tree24:") + 64}
-        assert np.array_equal(f["fields/phi"][()], g["fields/phi"][()])
-        assert np.array_equal(f["checkpoint/phi"][()], g["checkpoint/phi"][()])
+    before = half.read_bytes()
+    with pytest.raises(UserError) as e:
+        api.run(SCENARIO, half, resume=True)
+    line = str(e.value)
+    assert "\n" not in line and "format 3" in line and "not resumed" in line
+    assert "index digest" in line and "--overwrite" in line
+    assert half.read_bytes() == before and verify_file(half)[0] == []
+    # the stored scenario of a format-3 file is bound by nothing: an edit of it still verifies
+    # (what the refusal to resume protects against)
+    with h5py.File(half, "r+") as f:
+        text = f.attrs["scenario"]
+        assert "kappa: 1.0" in text
+        f.attrs["scenario"] = text.replace("kappa: 1.0", "kappa: 1.3")
     assert verify_file(half)[0] == []
+    with pytest.raises(UserError, match="not resumed"):
+        api.run(SCENARIO.replace("kappa: 1.0", "kappa: 1.3"), half, resume=True)
     # a changed byte in an old (plain-digest) part is still found
     part = sorted((full.with_name(full.name + ".parts") / "phi").iterdir())[0]
     with h5py.File(part, "r") as f:

@@ -32,15 +32,11 @@ from . import checksum, integrity, part_digests
 from .durable import make_dirs, remove, write_index
 from .h5image import Image, put_array, put_virtual, virtual_mappings
 from .integrity import DAMAGE, Corrupt
-from .layout import (DIGESTED_VERSIONS, FORMAT_VERSION, block_name, foreign_parts, list_parts, parts_dir,
+from .layout import (FORMAT_VERSION, check_version, block_name, foreign_parts, list_parts,
+                     parts_dir,
                      parts_ref, retire_checkpoint_parts, xdmf_path)
+from .layout import RADIAL, SERIES  # noqa: F401 (observables columns; re-exported)
 from .xdmf import write_xdmf
-
-#: observables columns, in file order
-SERIES = ("step", "time", "mass", "free_energy", "phi_min", "phi_max", "length", "wall_time")
-#: the optional series of the radial S(k) (``output.structure_factor``): one row of shells per
-#: observables row, and the shells' mean |k| (``observables/structure_factor_k``)
-RADIAL = "structure_factor"
 
 
 def _blocks(blocks, n0, where):
@@ -252,7 +248,8 @@ class FieldIndex(part_digests.DigestedIndex):
         the run id and the parts' digests."""
         flat = np.array([(i, lo, hi) for i, b in enumerate(snap_blocks) for lo, hi in b],
                         dtype=np.int64).reshape(-1, 3)
-        return {"kind": "field", "format": version or FORMAT_VERSION, "grid_shape": list(self.grid_shape),
+        return {"kind": "field", "format": version or FORMAT_VERSION,
+                "grid_shape": list(self.grid_shape),
                 "dtype": self.dtype.str, "spacing": self.spacing, "dt": self.dt,
                 "steps_total": self.steps_total, "complete": bool(complete),
                 "checkpoint": {"step": ckpt_step, "time": self.time_of(ckpt_step),
@@ -306,6 +303,7 @@ class FieldIndex(part_digests.DigestedIndex):
                                                         ckpt_blocks, complete, digests))
         if self.hook is not None:
             self.hook(f)
+        checksum.seal_index(f)  # last: binds every attribute, dataset and mapping of the index
 
     # ------------------------------------------------------------------ resuming
     def truncate(self, step):
@@ -317,15 +315,16 @@ class FieldIndex(part_digests.DigestedIndex):
         self.obs = {k: v[:keep] for k, v in self.obs.items()}
 
     @classmethod
-    def load(cls, output, check_checkpoint=True):
+    def load(cls, output, check_checkpoint=True, legacy=False):
         """The committed state of ``output``, every steering value checked; UserError (exit 2)
-        for a foreign, truncated, corrupted or tampered file."""
+        for a foreign, truncated, corrupted or tampered file. ``legacy``: also a format-3 file
+        (``info --verify``; it has no index digest and is never resumed)."""
         from .reader import open_output
 
         output = Path(output)
         f = open_output(output)
         try:
-            return cls._load(output, f, check_checkpoint)
+            return cls._load(output, f, check_checkpoint, legacy)
         except Corrupt as exc:
             raise UserError(f"{exc}; cannot resume") from None
         except DAMAGE as exc:  # h5py on a damaged index: one line, never a traceback
@@ -335,13 +334,11 @@ class FieldIndex(part_digests.DigestedIndex):
             f.close()
 
     @classmethod
-    def _load(cls, output, f, check_checkpoint):
+    def _load(cls, output, f, check_checkpoint, legacy=False):
         at = lambda name: f"{output}: /{name}"  # noqa: E731
         version = integrity.attr(f, "format_version", f"{output}")
-        if version not in DIGESTED_VERSIONS:
-            raise UserError(f"{output}: written with output format {version}; it can be read but "
-                            f"not resumed by this simengine (format {FORMAT_VERSION}); run again "
-                            f"with --overwrite")
+        check_version(output, version, verifying=legacy)  # format 3: verified, not resumed
+        integrity.check_required(f, output)  # every dataset the stored scenario implies
         if "fields" not in f:
             raise Corrupt(at("fields"), "missing")
         g = f["fields"]
@@ -355,6 +352,7 @@ class FieldIndex(part_digests.DigestedIndex):
                  if k not in ("format_version", "kind", "steps_total", "complete", "parts")}
         self = cls(output, shape, spacing, dt, dtype, attrs,
                    integrity.attr(f, "steps_total", str(output), int))
+        self.format = version
         self.complete = bool(integrity.attr(f, "complete", str(output)))
         steps = integrity.read(f, "fields/step", at("fields/step"), 1, "iu").astype(np.int64)
         times = integrity.read(f, "fields/time", at("fields/time"), 1, "f")
@@ -398,6 +396,7 @@ class FieldIndex(part_digests.DigestedIndex):
         missing = self.mapped() - set(self.digests)
         if missing:
             raise Corrupt(at("integrity"), f"no digest for part {sorted(missing)[0]!r}")
+        integrity.check_bound(f, output, self.format)  # required datasets, the index digest
         if check_checkpoint:
             parts = FieldParts(output, self.grid_shape, self.dtype)
             for lo, hi in self.ckpt_blocks:
