@@ -322,3 +322,32 @@ def test_device_snapshots_written_behind_are_the_host_snapshots(tmp_path, monkey
     from simengine.io.verify import verify_file
 
     assert verify_file(out)[0] == []
+
+
+def test_observation_without_a_field_copy_pins_no_field_buffer(monkeypatch):
+    """observe_async(copy_field=False) (S(k) on the GPU, a big field) holds no pinned host
+    buffer of the field's size; a later observation that copies the field gets one and gives
+    the state bit for bit."""
+    cuda = _cuda()
+    from simengine.field import job as fjob
+
+    sizes = []
+    pinned = cuda.pinned_array
+
+    def spy(shape, dtype=np.float64, **kw):
+        a = pinned(shape, dtype=dtype, **kw)
+        sizes.append(a.size)
+        return a
+
+    sc = api.load(SCENARIO.replace("backend: cpu", "backend: cuda"))
+    job = fjob.FieldJob(sc)
+    job.start(True, None)
+    solver = job.solver
+    monkeypatch.setattr(cuda, "pinned_array", spy)
+    red, phi = solver.observe_async(slots=3, copy_field=False).result()
+    assert phi is None and sizes and max(sizes) < solver.cells
+    assert red == solver.reductions()
+    sizes.clear()
+    red, phi = solver.observe_async(slots=3, copy_field=True).result()
+    assert sizes == [solver.cells]
+    assert np.array_equal(phi, solver.state())
