@@ -15,6 +15,7 @@ import pytest
 from simengine import api
 from simengine.io import part_stream, tree_hash
 from simengine.io.field_store import FieldIndex, FieldParts
+from simengine.io.layout import FORMAT_VERSION
 from simengine.io.h5image import fletcher32 as hdf5_fletcher32
 
 
@@ -205,10 +206,10 @@ def test_format3_outputs_verify_and_resume(tmp_path):
         _as_format3(p)
         problems, _, nparts = verify_file(p)
         assert problems == [] and nparts >= 2
-    # resumed: the old parts keep their plain digests, the new ones are trees; format 4
+    # resumed: the old parts keep their plain digests, the new ones are trees; the current format
     api.run(SCENARIO, half, resume=True)
     with h5py.File(half, "r") as f, h5py.File(full, "r") as g:
-        assert f.attrs["format_version"] == 4
+        assert f.attrs["format_version"] == FORMAT_VERSION
         kinds = {len(d) for d in f["integrity/sha256"][()]}
         assert kinds == {64, len("sha256tree24:") + 64}
         assert np.array_equal(f["fields/phi"][()], g["fields/phi"][()])
@@ -351,3 +352,47 @@ def test_observation_without_a_field_copy_pins_no_field_buffer(monkeypatch):
     red, phi = solver.observe_async(slots=3, copy_field=True).result()
     assert sizes == [solver.cells]
     assert np.array_equal(phi, solver.state())
+
+
+def _part_names(out):
+    root = out.with_name(out.name + ".parts")
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*.h5"))
+
+
+def test_checkpoint_at_a_snapshot_step_maps_the_snapshot_parts(tmp_path):
+    """A checkpoint taken at a snapshot's step writes no bytes of its own: /checkpoint/phi maps
+    the snapshot's part; verify, resume (from such a checkpoint) and the retirement of an
+    earlier checkpoint's own parts keep every snapshot, and the results equal a run whose
+    checkpoints are never at a snapshot step."""
+    from simengine.io.h5image import virtual_mappings
+    from simengine.io.verify import verify_file
+
+    full = tmp_path / "full.h5"
+    api.run(SCENARIO, full)
+    assert not [n for n in _part_names(full) if n.startswith("checkpoint/")]
+    with h5py.File(full, "r") as f:
+        (_, _, file, _), = virtual_mappings(f["checkpoint/phi"])
+        assert file.endswith("phi/s000000000008.r0-24.h5")
+        assert np.array_equal(f["checkpoint/phi"][()], f["fields/phi"][-1])
+    assert verify_file(full)[0] == []
+    index = FieldIndex.load(full)
+    assert index.ckpt_kind == "phi" and index.ckpt_step == 8
+    # resumed from a shared checkpoint at step 4: the same file as the uninterrupted run
+    half = tmp_path / "half.h5"
+    api.run(SCENARIO, half, overrides=["time.steps=4"])
+    api.run(SCENARIO, half, resume=True)
+    assert verify_file(half)[0] == []
+    assert _part_names(half) == _part_names(full)
+    with h5py.File(half, "r") as f, h5py.File(full, "r") as g:
+        for name in ("fields/phi", "checkpoint/phi", "fields/step", "observables/free_energy"):
+            assert np.array_equal(f[name][()], g[name][()]), name
+    # checkpoints every 3 steps: own parts at 3 and 6, shared at 0 and 8 (the end); the own
+    # ones are retired, no snapshot part is ever deleted
+    odd = tmp_path / "odd.h5"
+    api.run(SCENARIO.replace("checkpoint_every: 4", "checkpoint_every: 3"), odd)
+    assert _part_names(odd) == _part_names(full)
+    with h5py.File(odd, "r") as f, h5py.File(full, "r") as g:
+        assert np.array_equal(f["checkpoint/phi"][()], g["checkpoint/phi"][()])
+        assert np.array_equal(f["fields/phi"][()], g["fields/phi"][()])
+    assert verify_file(odd)[0] == []
+

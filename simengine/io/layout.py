@@ -26,11 +26,12 @@ from pathlib import Path
 from ..errors import UserError
 from .durable import TMP_SUFFIX, describe_oserror, remove, remove_tree
 
-FORMAT_VERSION = 4
-#: formats this simengine resumes and checks part digests of: 3 (plain SHA-256 part digests) and
-#: 4 (SHA-256 tree part digests, :mod:`simengine.io.tree_hash`); a resumed format-3 output is
-#: committed as format 4, its old parts keeping their plain digests
-DIGESTED_VERSIONS = (3, 4)
+FORMAT_VERSION = 5
+#: formats this simengine resumes and checks part digests of: 3 (plain SHA-256 part digests),
+#: 4 (SHA-256 tree part digests, :mod:`simengine.io.tree_hash`) and 5 (4, and a field checkpoint
+#: taken at a snapshot's step may map the snapshot's parts instead of its own); a resumed
+#: format-3/4 output is committed as format 5, its old parts keeping their digests
+DIGESTED_VERSIONS = (3, 4, 5)
 
 
 def parts_dir(output) -> Path:
