@@ -8,8 +8,8 @@ window (:data:`WINDOW_BYTES` of whole chunks): a NumPy array gives views of itse
 device array (:class:`DeviceSource`) copies each window into one of a few pinned host buffers,
 reused once the leaves that point into it are written. Each chunk's fletcher32 (HDF5's checksum
 of the chunk, stored after it) is computed in threads of its own (:func:`sum_pool`) before its
-window is put. Host memory beyond the source itself: the pinned windows (device sources) and nothing else; the file's
-digest needs no second read.
+window is put. Host memory beyond the source itself: the pinned windows (device sources) and
+nothing else; the file's digest needs no second read.
 """
 from __future__ import annotations
 
