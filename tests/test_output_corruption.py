@@ -227,7 +227,7 @@ def test_seeded_corruption_fuzzer(tmp_path, bases, kind):
 @pytest.mark.parametrize("change,words", [
     ({"output": {"snapshot_every": 10}}, "output.snapshot_every is 20 in the file but 10"),
     ({"output": {"observables_every": 5}}, "output.observables_every is 10 in the file but 5"),
-    ({"time": {"steps": 20}}, "time.steps = 20 is before the checkpoint at step 30"),
+    ({"time": {"steps": 20}}, "time.steps = 20 is before the checkpoint at step 25"),
 ])
 def test_resume_refuses_what_would_mix_meanings(tmp_path, bases, change, words):
     from simengine.config import load_scenario

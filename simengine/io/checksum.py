@@ -52,7 +52,7 @@ def array_digest(a) -> str:
     return h.hexdigest()
 
 
-#: where the digest of the whole index is stored (an attribute of ``/integrity``); format ≥ 4
+#: where the digest of the whole index is stored (an attribute of ``/integrity``); format ≥ 5
 INDEX_GROUP, INDEX_ATTR = "integrity", "index_digest"
 
 

@@ -15,7 +15,7 @@ with one line naming the dataset (:class:`~simengine.errors.UserError`, exit 2):
   would read as a 7 TiB fill);
 * one read is bounded: a snapshot larger than :func:`read_limit` (a quarter of the memory this
   process may allocate) is refused instead of being read;
-* where the index carries a digest (format ≥ 4), the index must match it.
+* where the index carries a digest (format ≥ 5), the index must match it.
 """
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ import h5py
 import numpy as np
 
 from ..errors import UserError
+from .layout import FORMAT_VERSION, INDEX_DIGEST_FROM
 
 #: histogram bins an output may hold (the engines' cap,
 #: :data:`simengine.network.statistics.HIST_MAX_BINS`)
@@ -167,8 +168,9 @@ def check_output(f, path) -> None:
         _fail(path, "@kind", f"expected field or network, got {kind[:40]!r}")
     _attr(path, f, "simengine_version", str)
     version = _attr(path, f, "format_version", int, required=False)
-    if version is not None and not 1 <= version <= 4:
-        _fail(path, "@format_version", f"{version} is not a format this simengine reads (1-4)")
+    if version is not None and not 1 <= version <= FORMAT_VERSION:
+        _fail(path, "@format_version", f"{version} is not a format this simengine reads "
+                                       f"(1-{FORMAT_VERSION})")
     scenario = _attr(path, f, "scenario", str, required=False)
     if scenario is not None:
         import yaml
@@ -180,7 +182,7 @@ def check_output(f, path) -> None:
         if not ok:
             _fail(path, "@scenario", "is not a scenario (a YAML mapping)")
     (_field if kind == "field" else _network)(f, path)
-    if version is not None and version >= 4:
+    if version is not None and version >= INDEX_DIGEST_FROM:
         from . import checksum
 
         try:

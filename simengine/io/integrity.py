@@ -144,14 +144,16 @@ def required_datasets(kind, scenario) -> list:
 
 
 def check_bound(f, output, version) -> None:
-    """What binds an index as a whole (format ≥ 4): every dataset its stored scenario implies is
+    """What binds an index as a whole (format ≥ 5): every dataset its stored scenario implies is
     there, and the index digest (:func:`simengine.io.checksum.index_digest`, over every
     attribute — the stored scenario, ``format_version``, the plan — every dataset and every part
     mapping) matches. :class:`Corrupt` naming the dataset, or the file."""
     from . import checksum
 
     check_required(f, output)
-    if version >= 4 and not checksum.index_matches(f):
+    from .layout import INDEX_DIGEST_FROM
+
+    if version >= INDEX_DIGEST_FROM and not checksum.index_matches(f):
         raise Corrupt(str(output), "the index does not match its digest (/integrity@index_digest): "
                              "an attribute (the stored scenario, the format version, the plan), a "
                              "dataset or a part mapping was changed, added or removed")

@@ -26,14 +26,19 @@ from pathlib import Path
 from ..errors import UserError
 from .durable import TMP_SUFFIX, describe_oserror, remove, remove_tree
 
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 #: formats ``info --verify`` checks in full (part digests, the checkpoint digest, the datasets
-#: the stored scenario implies): 3 (plain SHA-256 part digests, no index digest) and 4 (SHA-256
-#: tree part digests, :mod:`simengine.io.tree_hash`, and the index digest
-#: ``/integrity@index_digest``). Only :data:`FORMAT_VERSION` is resumed: a format-3 index has no
-#: index digest, so its stored scenario and format version are bound by nothing, and a resume
-#: would seal whatever they were edited to (docs/output.md)
-DIGESTED_VERSIONS = (3, 4)
+#: the stored scenario implies): 3 (plain SHA-256 part digests, no index digest) and 5 (SHA-256
+#: tree part digests, :mod:`simengine.io.tree_hash`, the index digest
+#: ``/integrity@index_digest``, and a field checkpoint taken at a snapshot's step mapping the
+#: snapshot's parts instead of its own). 4 was a development format, never released. Only
+#: :data:`FORMAT_VERSION` is resumed: a format-3 index has no index digest, so its stored scenario
+#: and format version are bound by nothing, and a resume would seal whatever they were edited to
+#: (docs/output.md)
+DIGESTED_VERSIONS = (3, 5)
+#: the first format whose index carries ``/integrity@index_digest`` (checked by ``--resume``,
+#: ``info --verify`` and the readers, :mod:`simengine.io.file_checks`)
+INDEX_DIGEST_FROM = 5
 #: observables columns of a field index, in file order
 SERIES = ("step", "time", "mass", "free_energy", "phi_min", "phi_max", "length", "wall_time")
 #: the optional series of the radial S(k) (``output.structure_factor``): one row of shells per
@@ -47,7 +52,7 @@ def check_version(output, version, verifying=False):
     if version == FORMAT_VERSION or (verifying and version in DIGESTED_VERSIONS):
         return
     why = ""
-    if version in DIGESTED_VERSIONS:
+    if version == 3:
         why = (" (a format-3 index has no index digest: its stored scenario is bound by nothing; "
                "`simengine info --verify` still checks it)")
     raise UserError(f"{output}: written with output format {version}; it can be read but not "
