@@ -81,6 +81,7 @@ class Plan:
     work: str | None = None          #: network: traversal work and rough time (one line)
     disk_what: str = ""              #: what ``disk`` counts
     disk: int = 0                    #: bytes the output may grow to (snapshots, stored distances)
+    declared: tuple | None = None    #: file header: (key, n, vertices the arcs can use, how)
 
     @property
     def host(self) -> int:
@@ -312,7 +313,8 @@ def _file_shape(sc, g) -> GraphShape:
     else:
         per_byte, maxid = _sample_lines(path)
         lines = int(per_byte * size)
-        n = max(maxid + 1, lines // 8, 1)
+        # sparse ids are renumbered 0..n-1 by the reader: at most 2 vertices per line (i37)
+        n = max(min(maxid + 1, 2 * max(lines, 1)), lines // 8, 1)
         sym = False
         how = f"the size of {g.file.path} and its first lines"
     if g.directed is None:         # what the file describes (docs/network.md, Readers)
@@ -500,6 +502,11 @@ def _network_plan(sc, ranks: int, graph=None) -> Plan:
     tp = THROUGHPUT.get((backend, alg), 1e8)
     plan.work = (f"traversal work {work:.3g} {unit} with {alg} on {backend}: about "
                  f"{fmt_seconds(work / tp)} at an assumed {tp:.2g}/s")
+    if g.file is not None and (graph is not None or gs.how.startswith("the header")):
+        from .network.declared import touched_vertices
+
+        used = touched_vertices(graph) if graph is not None else min(n, 2 * max(a, 1))
+        plan.declared = (gkey, n, used, gs.how if graph is None else f"{g.file.path}")
     return plan
 
 
@@ -591,6 +598,12 @@ def check(sc, ranks: int = 1, force: bool = False, output=None, graph=None) -> P
     plan = estimate(sc, ranks, graph)
     if overridden(sc, force):
         return plan
+    if plan.declared is not None:      # a header declaring far more vertices than arcs use
+        from .network.declared import refusal
+
+        bad = refusal(str(sc.path), *plan.declared, plan.work)
+        if bad is not None:
+            raise bad
     host, src = host_available()
     here = ranks_on_this_host(plan.ranks)
     need = plan.host * here
