@@ -126,6 +126,11 @@ def main():
         marks = {k: float(v) for k, v in re.findall(r"\n\s+(run started|first step)\s+at\s+"
                                                     r"([\d.]+) s", text)}
         first = marks["first step"] - marks["run started"]
+        # resident memory at the first step and the peak at the run's end (profile marks)
+        mem = {k: float(v) for k, v in re.findall(
+            r"\n\s+(first step|run ended)\s+at\s+[\d.]+ s after the process started; "
+            r"resident ([\d.]+) GiB", text)}
+        peak_end = re.search(r"\n\s+run ended\s+at.*?peak so far ([\d.]+) GiB", text)
         out_bytes = out.stat().st_size + sum(part_sizes)
         rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
         vt, vtext = run([sys.executable, "-m", "simengine.cli", "info", "--verify", str(out)],
@@ -153,6 +158,11 @@ def main():
     field = args.n ** 3 * (8 if args.precision == "float64" else 4)
     print(f"peak resident memory of the run: {rss / GIB:.2f} GiB (the field: "
           f"{field / GIB:.2f} GiB; target for a snapshot: ≤ 1 GiB beyond the field's host copy)")
+    if peak_end and "first step" in mem:
+        added = float(peak_end.group(1)) - mem["first step"]
+        print(f"host memory added after the first step (snapshots, checkpoints, writes): "
+              f"{added:.2f} GiB over {mem['first step']:.2f} GiB resident then (target ≤ 1 "
+              f"GiB beyond the field's host copy): {'PASS' if added <= 1 else 'MISS'}")
     print(f"first step {first:.2f} s after the run started (imports done; target ≤ 5 s): "
           f"{'PASS' if first <= 5 else 'MISS'}")
 

@@ -129,12 +129,18 @@ def _reading(path):
         except DAMAGE as exc:
             raise UserError(f"{path}: damaged or unreadable output ({reason(exc)}); "
                             f"'simengine info --verify {path}' lists what is damaged") from None
+        except MemoryError:
+            raise UserError(f"{path}: a dataset is too large to read into this process's "
+                            f"memory") from None
     return guard()
 
 
 def _cmd_info(args):
     with _reading(args.file):
-        return _info(args)
+        rc, text = _info(args)
+    if text:  # written after the file is read: a failing stdout never blames the file
+        print(text)
+    return rc
 
 
 def _info(args):
@@ -150,12 +156,10 @@ def _info(args):
         for line in problems:
             print(f"simengine: error: {line}", file=sys.stderr)
         if problems:
-            return 2
-        print(f"{args.file}: verified ({ndata} datasets, {nparts} parts)")
-        return 0
+            return 2, None
+        return 0, f"{args.file}: verified ({ndata} datasets, {nparts} parts)"
     with Result(args.file) as r:
-        print(r.summary())
-    return 0
+        return 0, r.summary()
 
 
 def _cmd_plot(args):
@@ -167,12 +171,9 @@ def _cmd_plot(args):
         raise UserError(f"--dpi: expected 10..2400, got {args.dpi}")
     check_input_file(args.file)
     with _reading(args.file):
-        return _plot(args, plot_file, extra)
-
-
-def _plot(args, plot_file, extra):
-    for path in plot_file(args.file, args.out, gif=not args.no_gif, fmt=args.format,
-                          log=lambda msg: print(f"simengine: {msg}", file=sys.stderr), **extra):
+        paths = plot_file(args.file, args.out, gif=not args.no_gif, fmt=args.format,
+                          log=lambda msg: print(f"simengine: {msg}", file=sys.stderr), **extra)
+    for path in paths:
         print(path)
     return 0
 
@@ -255,16 +256,27 @@ def main(argv=None):
     from .library_warnings import install
 
     install()                 # numba/numpy warnings: dropped or one line (library_warnings.py)
+    from .stdout_guard import guarded_stdout
+
+    with guarded_stdout() as stdout:   # a closed or full stdout: one outcome, never an input's
+        return stdout.finish(_main(argv, np, warnings))
+
+
+def _main(argv, np, warnings):
     # numpy's floating-point warnings are never shown: a blow-up or a bad value is reported by
     # its one line. The signal handlers come last, right before the try that catches what they
     # raise (a signal between the two would otherwise escape as a traceback)
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         with stop_on_signals(keep_absorbing=argv is None):  # before any start-up work
+            from .stdout_guard import StdoutFailed
+
             try:
                 return _dispatch(argv)
             except Stopped as exc:  # SIGINT/SIGTERM outside a checkpointing loop
                 return _fail(exc, 130, str(exc))
+            except StdoutFailed as exc:  # a reader that closed the pipe, a full device
+                return exc.exit_code()
 
 
 def _dispatch(argv):
@@ -283,11 +295,6 @@ def _dispatch(argv):
         raise  # main() names the signal
     except KeyboardInterrupt as exc:
         return _fail(exc, 130, "interrupted")
-    except BrokenPipeError:  # output piped into head & co.
-        import os
-
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
 
 
 if __name__ == "__main__":

@@ -50,6 +50,7 @@ def process_seconds() -> float:
 
 
 _IMPORTED = time.perf_counter()
+GIB = float(1 << 30)
 
 
 def add(name: str, seconds: float, nbytes: int = 0, background: bool = False) -> None:
@@ -76,10 +77,25 @@ def phase(name: str, nbytes: int = 0):
         add(name, time.perf_counter() - t, nbytes)
 
 
+def memory() -> tuple:
+    """(resident, peak resident) bytes of this process (Linux /proc; (0, 0) elsewhere)."""
+    got = {}
+    try:
+        with open("/proc/self/status", "rb") as f:
+            for line in f:
+                if line.startswith((b"VmRSS:", b"VmHWM:")):
+                    key, value = line.split(b":", 1)
+                    got[key] = int(value.split()[0]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return got.get(b"VmRSS", 0), got.get(b"VmHWM", 0)
+
+
 def mark(name: str) -> None:
-    """Record the first time ``name`` happens (seconds since the process started)."""
+    """Record the first time ``name`` happens (seconds since the process started) and the
+    process's resident memory then (and its peak so far)."""
     if ENABLED and name not in _marks:
-        _marks[name] = process_seconds()
+        _marks[name] = (process_seconds(), *memory())
 
 
 def report() -> list:
@@ -97,6 +113,8 @@ def report() -> list:
         gb = f"{nbytes / 1e9:8.2f} GB" if nbytes else " " * 11
         lines.append(f"  {name:<{width}} {sec:9.3f} s {calls:6d}x {gb} {rate}"
                      f"{' [bg]' if bg else ''}")
-    for name, at in marks.items():
-        lines.append(f"  {name:<{width}} at {at:8.3f} s after the process started")
+    for name, (at, rss, peak) in marks.items():
+        mem = (f"; resident {rss / GIB:.2f} GiB, peak so far {peak / GIB:.2f} GiB"
+               if peak else "")
+        lines.append(f"  {name:<{width}} at {at:8.3f} s after the process started{mem}")
     return lines

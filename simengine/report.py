@@ -92,7 +92,8 @@ def _output_sections(path: Path, fmt: str, log):
             results = ("statistics", _table(["statistic", "value"], stats))
         else:
             obs = r.observables
-            last = {k: float(np.asarray(v)[-1]) for k, v in obs.items() if len(v)}
+            last = {k: float(np.asarray(v)[-1]) for k, v in obs.items()
+                    if np.ndim(v) == 1 and len(v) and not k.endswith("_k")}  # S(k) rows: figures
             results = ("last observables row",
                        _table(["observable", "value"],
                               [{"observable": k, "value": v} for k, v in last.items()]))
@@ -123,16 +124,16 @@ def _summary_sections(path: Path, fmt: str, log):
 def write_report(path, out=None, fmt="png", log=None) -> Path:
     """Write the HTML report of an output file or a sweep summary CSV; returns its path
     (default ``<stem>-report.html`` beside the input)."""
+    from .io.output_write import check_target, write_file
+    from .io.reader import check_input_file
+
     path = Path(path)
-    if not path.exists():
-        raise UserError(f"{path}: no such file")
+    check_input_file(path, "an output file or a sweep summary CSV")  # stat: a FIFO never blocks
     if fmt not in ("png", "svg"):
         raise UserError(f"report figures: expected png or svg, got {fmt!r}")
     log = log or (lambda msg: None)
+    target = Path(out) if out else path.with_name(path.stem + "-report.html")
+    check_target(target, (path,), "report")  # before the figures are drawn
     title, sections = (_summary_sections if path.suffix.lower() == ".csv"
                        else _output_sections)(path, fmt, log)
-    target = Path(out) if out else path.with_name(path.stem + "-report.html")
-    from .io.durable import write_atomic
-
-    write_atomic(target, _page(title, sections).encode("utf-8"))
-    return target
+    return write_file(target, _page(title, sections).encode("utf-8"), (path,), "report")

@@ -161,6 +161,19 @@ def check(sc, ranks: int = 1, force: bool = False, output=None, graph=None) -> P
     plan = estimate(sc, ranks, graph)
     if overridden(sc, force):
         return plan
+    if plan.declared is not None:      # a header declaring far more vertices than arcs use
+        from .network.declared import refusal
+        from .plan.network import work_line
+
+        bad = refusal(str(sc.path), *plan.declared, work_line(plan))
+        if bad is not None:
+            raise bad
+    if plan.declared is not None:      # a header declaring far more vertices than arcs use
+        from .network.declared import refusal
+
+        bad = refusal(str(sc.path), *plan.declared, plan.work)
+        if bad is not None:
+            raise bad
     host, src = host_available()
     here = ranks_on_this_host(plan.ranks)
     need = plan.host * here

@@ -70,8 +70,36 @@ def _handler(signum, frame):
             state.caught = signum
             return
         if signum == signal.SIGINT:  # a second Ctrl-C: give up at once
-            state.absorbing = True
-            raise Stopped(signum, state.phase)
+            _stop(signum, frame)
+        return
+    _stop(signum, frame)
+
+
+#: code whose frames are finalisers or weakref callbacks: an exception raised there is printed
+#: as "Exception ignored in ..." and lost (a WeakValueDictionary's remove, weakref.finalize)
+_CALLBACK_FILES = ("weakref.py", "_weakrefset.py")
+
+
+def in_callback(frame) -> bool:
+    """True when ``frame`` (or a caller) is a finaliser (``__del__``) or a weakref callback."""
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name == "__del__" or code.co_filename.endswith(_CALLBACK_FILES):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _stop(signum, frame):
+    """Raise :class:`Stopped`, unless the interpreter is inside a finaliser or weakref callback:
+    there the exception would be swallowed with an 'Exception ignored' message, so the signal is
+    delivered again 20 ms later (``_thread.interrupt_main``), outside the callback."""
+    if in_callback(frame):
+        import _thread
+
+        t = threading.Timer(0.02, _thread.interrupt_main, args=(signum,))
+        t.daemon = True
+        t.start()
         return
     state.absorbing = True
     raise Stopped(signum, state.phase)

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .errors import UserError
 from .sweep_status import output_path, scenario_difference, task_status
 
 FIELD_RESULTS = ("mass", "free_energy", "length", "phi_min", "phi_max", "step", "time",
@@ -161,18 +162,35 @@ def group_stats(vals):
 
 
 def write_csv(path, columns, rows):
-    tmp = Path(str(path) + ".tmp")
-    with open(tmp, "w", newline="", encoding="utf-8") as fh:
-        w = csv.DictWriter(fh, fieldnames=columns, extrasaction="ignore")
-        w.writeheader()
-        w.writerows(rows)
-    tmp.replace(path)
+    import io
+
+    from .io.output_write import write_file
+
+    fh = io.StringIO(newline="")
+    w = csv.DictWriter(fh, fieldnames=columns, extrasaction="ignore")
+    w.writeheader()
+    w.writerows(rows)
+    write_file(path, fh.getvalue().encode("utf-8"), what="CSV file")
 
 
 def read_csv(path):
-    with open(path, newline="", encoding="utf-8") as fh:
-        r = csv.DictReader(fh)
-        return list(r.fieldnames or []), list(r)
+    """(columns, rows) of a CSV file; one-line UserError for a file that is not a regular file
+    (a FIFO is never opened), not UTF-8 or not CSV."""
+    from .io.reader import check_input_file
+
+    check_input_file(path, "a CSV file")
+    try:
+        with open(path, newline="", encoding="utf-8") as fh:
+            r = csv.DictReader(fh)
+            return list(r.fieldnames or []), list(r)
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{path}: not UTF-8 text (byte {exc.start}: "
+                        f"{exc.object[exc.start:exc.start + 1]!r}); expected a CSV file written "
+                        f"by 'simengine sweep --collect'") from None
+    except csv.Error as exc:
+        raise UserError(f"{path}: not a readable CSV file ({exc})") from None
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read: {exc.strerror}") from None
 
 
 def summary_paths(out_dir, name):

@@ -13,6 +13,7 @@ carry the results' names and units (:data:`LABELS`).
 from __future__ import annotations
 
 import csv
+import io
 import math
 from pathlib import Path
 
@@ -135,8 +136,10 @@ def plot_summary(path, out_dir=None, fmt="png", dpi=110) -> list:
     metrics = [m for m in metrics if len({r[m] for r in done}) > 1] or metrics[:1]
     if not metrics:
         raise UserError(f"{path}: no numeric results to plot")
-    out = Path(out_dir) if out_dir else path.with_name(path.stem + "_plots")
-    out.mkdir(parents=True, exist_ok=True)
+    from .io.output_write import prepare_dir, save_figure, write_file
+
+    out = prepare_dir(Path(out_dir) if out_dir else path.with_name(path.stem + "_plots"),
+                      (path,), "plot folder")
     plt = _mpl()
     written, slopes = [], []
     xkeys = [k for k in params if all(_x_value(r[k])[0] is not None for r in done)
@@ -210,14 +213,15 @@ def plot_summary(path, out_dir=None, fmt="png", dpi=110) -> list:
         fig.suptitle(f"{path.stem.removesuffix('-summary')}: results vs {xkey}")
         fig.tight_layout()
         target = out / f"vs_{xkey.replace('.', '_')}.{fmt}"
-        fig.savefig(target, dpi=dpi)
+        save_figure(fig, target, dpi, (path,))
         plt.close(fig)
         written.append(target)
     if slopes:
         target = out / "slopes.csv"
-        with open(target, "w", newline="", encoding="utf-8") as fh:
-            w = csv.DictWriter(fh, fieldnames=list(slopes[0]), lineterminator="\n")
-            w.writeheader()
-            w.writerows(slopes)
-        written.append(target)
+        fh = io.StringIO()
+        w = csv.DictWriter(fh, fieldnames=list(slopes[0]), lineterminator="\n")
+        w.writeheader()
+        w.writerows(slopes)
+        written.append(write_file(target, fh.getvalue().encode("utf-8"), (path,), "CSV file",
+                                  sync=False))
     return written

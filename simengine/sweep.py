@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import itertools
+import math
 import os
 import re
 import shutil
@@ -41,6 +42,8 @@ from .sweep_status import (SWEEP_KEY, TASK_ENV, _same_scenario, body_of,  # noqa
 
 #: environment variable that tells ``simengine run`` it is running a sweep task (for its log line)
 STATUSES = ("done", "failed", "incomplete", "missing")
+#: the most tasks one ``sweep:`` block may expand to (docs/sweeps.md); counted before expansion
+MAX_TASKS = 10_000
 _LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 
 
@@ -181,6 +184,13 @@ def parse_block(block, located):
         if len(set(lengths.values())) > 1:
             raise UserError(f"{located.where((SWEEP_KEY, 'zip'))}: sweep.zip: true needs lists of "
                             f"equal length, got " + ", ".join(f"{k}: {n}" for k, n in lengths.items()))
+    count = len(next(iter(axes.values()))) if zipped else \
+        math.prod(len(v) for v in axes.values())  # counted before any task is built
+    if count > MAX_TASKS:
+        sizes = " × ".join(str(len(v)) for v in axes.values())
+        raise UserError(f"{located.where((SWEEP_KEY,))}: sweep: {sizes} = {count:,} tasks, more "
+                        f"than the {MAX_TASKS:,} one sweep may expand to (each task is validated "
+                        f"and gets its own output); split it into several sweeps or use zip: true")
     return keys, axes, zipped
 
 
@@ -602,6 +612,9 @@ def command(args, run_cli) -> int:
         raise UserError(f"--jobs: expected a number >= 1, got {args.jobs}")
     sweep = load_sweep(args.scenario, args.overrides)
     out_dir = sweep.output_dir(args.output_dir)
+    from .io.output_write import prepare_dir
+
+    prepare_dir(out_dir, (args.scenario,), "sweep output folder", create=False)  # one line
     if args.list:
         only = None
         if args.unfinished:

@@ -172,7 +172,7 @@ output: {observables_every: 2, checkpoint_every: 4, snapshot_every: 4}
 """
 
 
-def _as_format3(path):
+def _as_format3(path, own=True):
     """Rewrite the index of ``path`` as simengine with format 3 wrote it: plain SHA-256 part
     digests, format_version 3, the checkpoint digest over both."""
     from simengine.io import field_store
@@ -181,39 +181,62 @@ def _as_format3(path):
     index = FieldIndex.load(path, check_checkpoint=False)
     index.hook = annotate_field
     root = path.with_name(path.name + ".parts")
+    if own and index.ckpt_kind == "phi":  # format 3 always wrote the checkpoint in its own parts
+        parts = FieldParts(path, index.grid_shape, index.dtype, run_id=index.run_id)
+        parts.write_checkpoint(index.ckpt_step, index.read_checkpoint(), 0)
+        index.ckpt_kind, index.ckpt_blocks = "checkpoint", ((0, index.grid_shape[0]),)
     index.digests = {n: hashlib.sha256((root / n).read_bytes()).hexdigest()
-                     for n in index.digests}
-    old = field_store.FORMAT_VERSION
+                     for n in index.mapped()}
+    old, seal = field_store.FORMAT_VERSION, field_store.checksum.seal_index
     field_store.FORMAT_VERSION = 3
+    field_store.checksum.seal_index = lambda f: None   # format 3 had no index digest
     try:
         index.commit(digests=dict(index.digests), complete=index.complete)
     finally:
-        field_store.FORMAT_VERSION = old
+        field_store.FORMAT_VERSION, field_store.checksum.seal_index = old, seal
     with h5py.File(path, "r") as f:
         assert f.attrs["format_version"] == 3
         assert all(len(d) == 64 for d in f["integrity/sha256"][()])
+        assert "index_digest" not in f["integrity"].attrs
 
 
-def test_format3_outputs_verify_and_resume(tmp_path):
+def test_format3_outputs_verify_and_are_not_resumed(tmp_path):
+    """Format 3 (plain part digests, no index digest): ``info --verify`` checks it; ``--resume``
+    refuses it with one line saying why (its stored scenario is bound by no index digest, a
+    resume would seal an edit of it), the file left as it was."""
+    from simengine.errors import UserError
     from simengine.io.verify import verify_file
 
     full = tmp_path / "full.h5"
     api.run(SCENARIO, full)
     half = tmp_path / "half.h5"
     api.run(SCENARIO, half, overrides=["time.steps=4"])
+    shared = tmp_path / "shared.h5"
+    api.run(SCENARIO, shared)
     for p in (full, half):
         _as_format3(p)
         problems, _, nparts = verify_file(p)
         assert problems == [] and nparts >= 2
-    # resumed: the old parts keep their plain digests, the new ones are trees; format 4
-    api.run(SCENARIO, half, resume=True)
-    with h5py.File(half, "r") as f, h5py.File(full, "r") as g:
-        assert f.attrs["format_version"] == 4
-        kinds = {len(d) for d in f["integrity/sha256"][()]}
-        assert kinds == {64, len("sha256tree24:") + 64}
-        assert np.array_equal(f["fields/phi"][()], g["fields/phi"][()])
-        assert np.array_equal(f["checkpoint/phi"][()], g["checkpoint/phi"][()])
+    # a checkpoint mapping a snapshot's parts (format 5) in a file claiming format 3: refused
+    _as_format3(shared, own=False)
+    problems = verify_file(shared)[0]
+    assert len(problems) == 1 and "format 3 never did" in problems[0], problems
+    before = half.read_bytes()
+    with pytest.raises(UserError) as e:
+        api.run(SCENARIO, half, resume=True)
+    line = str(e.value)
+    assert "\n" not in line and "format 3" in line and "not resumed" in line
+    assert "index digest" in line and "--overwrite" in line
+    assert half.read_bytes() == before and verify_file(half)[0] == []
+    # the stored scenario of a format-3 file is bound by nothing: an edit of it still verifies
+    # (what the refusal to resume protects against)
+    with h5py.File(half, "r+") as f:
+        text = f.attrs["scenario"]
+        assert "kappa: 1.0" in text
+        f.attrs["scenario"] = text.replace("kappa: 1.0", "kappa: 1.3")
     assert verify_file(half)[0] == []
+    with pytest.raises(UserError, match="not resumed"):
+        api.run(SCENARIO.replace("kappa: 1.0", "kappa: 1.3"), half, resume=True)
     # a changed byte in an old (plain-digest) part is still found
     part = sorted((full.with_name(full.name + ".parts") / "phi").iterdir())[0]
     with h5py.File(part, "r") as f:
@@ -276,7 +299,7 @@ def test_initial_noise_loaded_onto_the_device_by_windows(monkeypatch):
 
 
 def test_unbounded_check():
-    from simengine.field.job import BLOWUP, _unbounded
+    from simengine.control.field_job import BLOWUP, _unbounded
 
     x = np.zeros(1000)
     assert not _unbounded(x, BLOWUP)
@@ -322,3 +345,76 @@ def test_device_snapshots_written_behind_are_the_host_snapshots(tmp_path, monkey
     from simengine.io.verify import verify_file
 
     assert verify_file(out)[0] == []
+
+
+def test_observation_without_a_field_copy_pins_no_field_buffer(monkeypatch):
+    """observe_async(copy_field=False) (S(k) on the GPU, a big field) holds no pinned host
+    buffer of the field's size; a later observation that copies the field gets one and gives
+    the state bit for bit."""
+    cuda = _cuda()
+    from simengine.field import job as fjob
+
+    sizes = []
+    pinned = cuda.pinned_array
+
+    def spy(shape, dtype=np.float64, **kw):
+        a = pinned(shape, dtype=dtype, **kw)
+        sizes.append(a.size)
+        return a
+
+    sc = api.load(SCENARIO.replace("backend: cpu", "backend: cuda"))
+    job = fjob.FieldJob(sc)
+    job.start(True, None)
+    solver = job.solver
+    monkeypatch.setattr(cuda, "pinned_array", spy)
+    red, phi = solver.observe_async(slots=3, copy_field=False).result()
+    assert phi is None and sizes and max(sizes) < solver.cells
+    assert red == solver.reductions()
+    sizes.clear()
+    red, phi = solver.observe_async(slots=3, copy_field=True).result()
+    assert sizes == [solver.cells]
+    assert np.array_equal(phi, solver.state())
+
+
+def _part_names(out):
+    root = out.with_name(out.name + ".parts")
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*.h5"))
+
+
+def test_checkpoint_at_a_snapshot_step_maps_the_snapshot_parts(tmp_path):
+    """A checkpoint taken at a snapshot's step writes no bytes of its own: /checkpoint/phi maps
+    the snapshot's part; verify, resume (from such a checkpoint) and the retirement of an
+    earlier checkpoint's own parts keep every snapshot, and the results equal a run whose
+    checkpoints are never at a snapshot step."""
+    from simengine.io.h5image import virtual_mappings
+    from simengine.io.verify import verify_file
+
+    full = tmp_path / "full.h5"
+    api.run(SCENARIO, full)
+    assert not [n for n in _part_names(full) if n.startswith("checkpoint/")]
+    with h5py.File(full, "r") as f:
+        (_, _, file, _), = virtual_mappings(f["checkpoint/phi"])
+        assert file.endswith("phi/s000000000008.r0-24.h5")
+        assert np.array_equal(f["checkpoint/phi"][()], f["fields/phi"][-1])
+    assert verify_file(full)[0] == []
+    index = FieldIndex.load(full)
+    assert index.ckpt_kind == "phi" and index.ckpt_step == 8
+    # resumed from a shared checkpoint at step 4: the same file as the uninterrupted run
+    half = tmp_path / "half.h5"
+    api.run(SCENARIO, half, overrides=["time.steps=4"])
+    api.run(SCENARIO, half, resume=True)
+    assert verify_file(half)[0] == []
+    assert _part_names(half) == _part_names(full)
+    with h5py.File(half, "r") as f, h5py.File(full, "r") as g:
+        for name in ("fields/phi", "checkpoint/phi", "fields/step", "observables/free_energy"):
+            assert np.array_equal(f[name][()], g[name][()]), name
+    # checkpoints every 3 steps: own parts at 3 and 6, shared at 0 and 8 (the end); the own
+    # ones are retired, no snapshot part is ever deleted
+    odd = tmp_path / "odd.h5"
+    api.run(SCENARIO.replace("checkpoint_every: 4", "checkpoint_every: 3"), odd)
+    assert _part_names(odd) == _part_names(full)
+    with h5py.File(odd, "r") as f, h5py.File(full, "r") as g:
+        assert np.array_equal(f["checkpoint/phi"][()], g["checkpoint/phi"][()])
+        assert np.array_equal(f["fields/phi"][()], g["fields/phi"][()])
+    assert verify_file(odd)[0] == []
+

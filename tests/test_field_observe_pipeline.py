@@ -1,4 +1,4 @@
-"""Cheaper observations of a CUDA field run (simengine/field/job.py, observables.py): the length
+"""Cheaper observations of a CUDA field run (simengine/control/field_job.py, observables.py): the length
 scale of an observables-only stop is computed while the next steps run (``FieldJob._pipeline``),
 and the wavenumbers of S(k) are computed once per grid — neither may change a number written.
 """

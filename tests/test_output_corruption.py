@@ -227,7 +227,7 @@ def test_seeded_corruption_fuzzer(tmp_path, bases, kind):
 @pytest.mark.parametrize("change,words", [
     ({"output": {"snapshot_every": 10}}, "output.snapshot_every is 20 in the file but 10"),
     ({"output": {"observables_every": 5}}, "output.observables_every is 10 in the file but 5"),
-    ({"time": {"steps": 20}}, "time.steps = 20 is before the checkpoint at step 30"),
+    ({"time": {"steps": 20}}, "time.steps = 20 is before the checkpoint at step 25"),
 ])
 def test_resume_refuses_what_would_mix_meanings(tmp_path, bases, change, words):
     from simengine.config import load_scenario
@@ -249,3 +249,81 @@ def test_resume_may_change_checkpoint_cadence_and_compression(tmp_path, bases):
     assert_same(contents(out), ref)
     with pytest.raises(UserError, match="complete at step 60; time.steps = 50 would shorten"):
         run(load_scenario(sc.path, ["time.steps=50"]), out, resume=True)
+
+
+# ------------------------------------------------------------------------------ issue 37: bound
+def _edit_scenario_kappa(f):
+    text = f.attrs["scenario"]
+    text = text.decode() if isinstance(text, bytes) else text
+    f.attrs["scenario"] = text.rstrip("\n") + "\nmodel: {kappa: 1.3}\n"
+
+
+def _edit_unreachable(f):
+    f["distances"].attrs["unreachable"] = 7
+
+
+def _add_root_attr(f):
+    f.attrs["plan"] = "field 2-D cpu forged"
+
+
+@pytest.mark.parametrize("kind,edit", [
+    ("field", _edit_scenario_kappa),
+    ("field", lambda f: f.attrs.__setitem__("format_version", 3)),   # a downgrade
+    ("field", lambda f: f.attrs.__setitem__("name", "other")),
+    ("field", _add_root_attr),
+    ("field", lambda f: f["fields"].attrs.__setitem__("spacing", 2.0)),
+    ("field", lambda f: f["observables/mass"].attrs.__setitem__("units", "kg")),
+    ("network", _edit_scenario_kappa),
+    ("network", _edit_unreachable),
+    ("network", lambda f: f.attrs.__setitem__("graph_n", 10**12)),
+    ("network", lambda f: f.attrs.__setitem__("format_version", 3)),
+    ("network", lambda f: f.__delitem__("distances")),
+    ("network", lambda f: f.__delitem__("vertex/id") if "vertex/id" in f else
+     f.create_dataset("extra", data=[1, 2])),
+])
+def test_every_attribute_and_dataset_of_the_index_is_bound(tmp_path, bases, kind, edit):
+    """Issue 37 classes 2 and 3: the stored scenario, the format version, any root attribute
+    (the plan) and every dataset of the index are bound by the index digest: an edit without
+    recomputing it is refused by --resume and reported by info --verify (never a complete file
+    that states what it did not run)."""
+    sc, base, ref = bases[kind]
+    out = copy_of(base, tmp_path)
+    with h5py.File(out, "r+") as f:
+        edit(f)
+    result, problems = outcome(sc, out, ref)
+    assert result == "refused" and problems
+    with h5py.File(out, "r") as f:
+        assert not bool(f.attrs["complete"])
+
+
+def test_deleted_distances_are_named_as_required_by_the_scenario(tmp_path, bases):
+    sc, base, ref = bases["network"]
+    out = copy_of(base, tmp_path)
+    with h5py.File(out, "r+") as f:
+        del f["distances"]
+    with pytest.raises(UserError, match=r"/distances: missing \(the stored scenario implies it\)"):
+        check_resumable(out, "network")
+    assert any("/distances: missing" in p for p in verify_file(out)[0])
+
+
+def test_deleted_predecessors_of_an_interrupted_run_are_refused_by_both(tmp_path):
+    """Issue 37 class 2: /predecessors deleted from an interrupted run's index was resumed into
+    a file marked complete without them."""
+    sc = scenario(tmp_path, "network", NETWORK.replace(
+        "store_distances: true", "store_distances: true, store_predecessors: true"))
+    out = tmp_path / "p.h5"
+    faults.arm("commit.retired", 2)
+    try:
+        with pytest.raises(faults.FaultInjected):
+            run(sc, out)
+    finally:
+        faults.disarm()
+    with h5py.File(out, "r+") as f:
+        del f["predecessors"]
+    with pytest.raises(UserError, match=r"/predecessors: missing \(the stored scenario implies"):
+        check_resumable(out, "network")
+    assert any("/predecessors: missing" in p for p in verify_file(out)[0])
+    with pytest.raises(UserError):
+        run(sc, out, resume=True)
+    with h5py.File(out, "r") as f:
+        assert not bool(f.attrs["complete"]) and "predecessors" not in f

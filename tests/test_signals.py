@@ -195,3 +195,45 @@ def test_a_second_signal_while_stopping_or_reporting_is_absorbed():
         os.kill(os.getpid(), signal.SIGTERM)
         time.sleep(0.01)
     assert signal.getsignal(signal.SIGINT) is not signals._handler  # handlers given back
+
+
+def _busy():
+    os.kill(os.getpid(), signal.SIGINT)
+    for _ in range(10000):   # the handler runs between these bytecodes, inside the callback
+        pass
+
+
+class _Finalised:
+    def __del__(self):
+        _busy()
+
+
+@pytest.mark.parametrize("where", ["__del__", "weakref.finalize"])
+def test_a_second_ctrl_c_inside_a_finaliser_is_delivered_not_lost(monkeypatch, where):
+    """Issue 37 class 11: a second Ctrl-C landing in a weakref callback (a WeakValueDictionary's
+    remove) or a finaliser raised there, was printed as 'Exception ignored in ... Stopped' and lost.
+    Now it is delivered again right after the callback and stops the command."""
+    import weakref
+
+    lost = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda u: lost.append(u))
+    with signals.stop_on_signals():
+        with pytest.raises(signals.Stopped):
+            with signals.checkpointable() as st:
+                os.kill(os.getpid(), signal.SIGINT)
+                for _ in range(10000):
+                    pass
+                assert st.caught == signal.SIGINT          # the first: a flag
+                if where == "__del__":
+                    obj = _Finalised()
+                else:
+                    class Obj:
+                        pass
+                    obj = Obj()
+                    weakref.finalize(obj, _busy)
+                del obj                                    # the second, inside the callback
+                deadline = time.monotonic() + 5
+                while time.monotonic() < deadline:
+                    time.sleep(0.01)
+    assert lost == [], [repr(u.exc_value) for u in lost]
+    assert signals.in_callback(None) is False

@@ -1,5 +1,5 @@
 """Compilation is start-up, never work: numba's disk cache and where it lives, and the stored
-work time of a run that compiled its kernels (simengine/numba_env.py, network/job.py)."""
+work time of a run that compiled its kernels (simengine/numba_env.py, control/network_job.py)."""
 import os
 
 import h5py

@@ -424,3 +424,22 @@ def test_shipped_seed_families_sweep(root, tmp_path, capsys):
         G.add_edges_from((u, int(v)) for v in g.indices[g.indptr[u]:g.indptr[u + 1]])
     assert math.isclose(float(done[0]["mean_distance"]), nx.average_shortest_path_length(G),
                         rel_tol=1e-12)
+
+
+def test_a_sweep_block_beyond_the_task_limit_is_counted_not_built(tmp_path):
+    """Issue 37 class 9: a 1000 × 1000 block kept validate and sweep --list busy for minutes
+    with no output; it is now counted before any task is built and refused in one line."""
+    import subprocess
+    import sys
+
+    from simengine.sweep import MAX_TASKS
+
+    block = ("  graph.generator.seed: [" + ", ".join(str(i) for i in range(1000)) + "]\n"
+             "  graph.generator.n: [" + ", ".join(str(i + 10) for i in range(1000)) + "]\n")
+    p = net(tmp_path, block)
+    for argv in (["validate", str(p)], ["sweep", str(p), "--list"]):
+        r = subprocess.run([sys.executable, "-m", "simengine", *argv], capture_output=True,
+                           text=True, timeout=120)
+        assert r.returncode == 2 and r.stdout == "", r.stderr
+        assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+        assert f"1000 × 1000 = 1,000,000 tasks, more than the {MAX_TASKS:,}" in r.stderr

@@ -130,10 +130,22 @@ class Runner:
         self._lock = None
 
     # ---- existing-file policy
+    def _inputs(self):
+        """The files this run reads (scenario, graph file, initial field): never its output."""
+        out = [getattr(self.sc, "path", None)]
+        d = self.sc.data
+        for spec in ((d.get("graph") or {}).get("file"), (d.get("initial") or {})):
+            if isinstance(spec, dict) and isinstance(spec.get("path"), str):
+                try:
+                    out.append(self.sc.resolve(spec["path"]))
+                except Exception:  # noqa: BLE001 - an odd path is the readers' to report
+                    pass
+        return [p for p in out if p is not None]
+
     def _prepare(self):
         """Lock the output, then returns (fresh, f_for_restore or None)."""
         out = self.output
-        self._lock = output_files.lock_output(out)
+        self._lock = output_files.lock_output(out, self._inputs())
         if not out.exists():
             if self.resume:
                 self.log(f"no checkpoint in {out} yet: starting from the beginning")
@@ -196,20 +208,24 @@ class Runner:
 
         profile.mark("run started")
         comm = self.comm
-        device = bind_gpu(comm) if self.sc.spec.solver.backend in ("auto", "cuda") else None
+        with profile.phase("start-up: GPU bound"):
+            device = bind_gpu(comm) if self.sc.spec.solver.backend in ("auto", "cuda") else None
         # memory estimates against the machine, before any large allocation or output file
-        plan = on_root(comm, check, self.sc, comm.size, self.force, self.output)
+        with profile.phase("start-up: resources checked"):
+            plan = on_root(comm, check, self.sc, comm.size, self.force, self.output)
         with profile.phase("start-up: solver set-up"):
             job = make_job(self.sc, self.log, comm, plan)
         self.log(job.run_plan.line)       # rank 0; the same line as simengine validate
-        fresh, ck = on_root(comm, self._open, job)
+        with profile.phase("start-up: output opened"):
+            fresh, ck = on_root(comm, self._open, job)
         done, elapsed0 = job.start(fresh, ck)
         if not fresh:
             if done >= job.total:
                 self.log(f"{self.output}: {job.complete_message(done)}")
                 return 0
             self.log(f"{self.output}: {job.resume_message(done)}")
-        out = job.make_output(self.output, fresh, None if fresh else done)
+        with profile.phase("start-up: output writer made"):
+            out = job.make_output(self.output, fresh, None if fresh else done)
         if comm.size > 1:
             gpus = comm.allgather(device)  # every rank's GPU (a rank left unbound says so)
             self.log(f"{comm.size} MPI ranks" + (

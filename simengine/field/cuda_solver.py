@@ -333,11 +333,16 @@ class CudaFieldSolver(FieldSolver):
             self._observing = []
         own = (self.hi - self.lo) * self.row_cells
         while len(self._observing) < max(2, int(slots)):
-            self._observing.append((cuda.pinned_array(device_partial.shape, dtype=np.float64),
-                                    cuda.pinned_array(own, dtype=self.dtype)))
+            # the field's buffer only once a copy of the field asks for it: a big field
+            # observed without one (S(k) on the GPU) holds no pinned host copy of itself
+            self._observing.append([cuda.pinned_array(device_partial.shape, dtype=np.float64),
+                                    None])
         # the slot after the last one used (after a growth: a new slot first)
         self._observed = (self._observed + 1) % len(self._observing)
-        host_partial, host_phi = self._observing[self._observed]
+        slot = self._observing[self._observed]
+        if copy_field and slot[1] is None:
+            slot[1] = cuda.pinned_array(own, dtype=self.dtype)
+        host_partial, host_phi = slot
         rc = self.row_cells
         self.exchange(self.buffers[0])  # as partials() does (a no-op for the whole grid)
         partial, nb, owned = ck.launch_partials(self.buffers[0], self.shape, self.model,

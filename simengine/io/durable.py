@@ -16,11 +16,12 @@ import errno
 import os
 import shutil
 import signal
+import stat
 import threading
 from pathlib import Path
 
 from .. import profile
-from ..errors import OutputError
+from ..errors import OutputError, UserError
 
 TMP_SUFFIX = ".tmp"
 
@@ -67,6 +68,20 @@ def _write_all(fd, data):
         view = view[n:]
 
 
+def _clear_tmp(path, tmp):
+    """A leftover ``NAME.tmp`` of a killed write is removed; one that is not a regular file (a
+    FIFO would block the open) is refused, naming the user's path."""
+    try:
+        st = os.lstat(tmp)
+    except OSError:
+        return
+    if stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
+        remove(tmp)
+        return
+    raise UserError(f"{path}: cannot write it: its temporary name {tmp.name} is taken by "
+                    f"{special_kind(st.st_mode)}; remove it")
+
+
 def write_atomic(path, data, sync=True, fault=None) -> None:
     """Create or replace ``path`` with the bytes ``data`` (or an object with ``write_to(fd)``),
     durably and atomically.
@@ -80,10 +95,13 @@ def write_atomic(path, data, sync=True, fault=None) -> None:
 
     path = Path(path)
     tmp = tmp_name(path)
+    check_replaceable(path)  # never a device, FIFO, socket or directory (UserError)
+    _clear_tmp(path, tmp)
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | os.O_NOFOLLOW
+                     | os.O_NONBLOCK, 0o644)
     except OSError as exc:
-        raise write_failed(tmp, exc) from None
+        raise write_failed(path, exc) from None  # the user's path, never NAME.tmp
     try:
         try:
             if hasattr(data, "write_to"):
@@ -98,12 +116,16 @@ def write_atomic(path, data, sync=True, fault=None) -> None:
         if fault:
             faults.reached(f"{fault}.torn", tmp)
             faults.reached(f"{fault}.written")
+        check_replaceable(path)  # again: something may have appeared at the path meanwhile
         os.replace(tmp, path)
         if fault:
             faults.reached(f"{fault}.renamed")
     except OSError as exc:
         remove(tmp)
         raise write_failed(path, exc) from None
+    except BaseException:
+        remove(tmp)
+        raise
     if not sync:
         return
     try:
@@ -149,3 +171,35 @@ def remove_tree(path) -> None:
         shutil.rmtree(path, ignore_errors=True)
     elif path.exists() or path.is_symlink():
         remove(path)
+
+
+def special_kind(mode) -> str:
+    """'a FIFO (named pipe)', 'a character device', … for a ``st_mode`` that is not a file."""
+    for test, name in ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISDIR, "a directory")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def same_file(a, b) -> bool:
+    """True when paths ``a`` and ``b`` are the same existing file (device and inode)."""
+    try:
+        sa, sb = os.stat(a), os.stat(b)
+    except (OSError, ValueError):
+        return False
+    return (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)
+
+
+def check_replaceable(path, what="output"):
+    """UserError when ``path`` exists and is not a regular file (a device, a FIFO, a socket, a
+    directory): checked before a temporary file is created and again right before the rename
+    (:mod:`simengine.io.output_write` adds the command-level checks)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return
+    if not stat.S_ISREG(st.st_mode):
+        raise UserError(f"{path}: is {special_kind(st.st_mode)}; simengine replaces only regular "
+                        f"files (give a file path for the {what})")

@@ -125,11 +125,18 @@ class FieldOutput:
     def _write(self, batch, complete):
         snaps, ckpt, obs = batch
         written, mine, error, committed = [], {"snaps": [], "ckpt": None, "sums": {}}, None, False
+        # a checkpoint of the very field a snapshot of this write holds (the usual end of a
+        # run) maps that snapshot's parts: the field's bytes are written once. Every rank
+        # decides alike (the same steps and the same sharing by the job).
+        shared = ckpt is not None and any(step == ckpt[0] and phi is ckpt[1]
+                                          for step, phi in snaps)
         try:
             for step, phi in snaps:
                 written.append(self.parts.path_of("phi", step, self.lo, self.lo + phi.shape[0]))
                 mine["snaps"].append(self.parts.append_snapshot(step, phi, self.lo))
-            if ckpt is not None:
+                if shared and step == ckpt[0]:
+                    mine["ckpt"] = mine["snaps"][-1]
+            if ckpt is not None and not shared:
                 step, phi = ckpt
                 if step != self.ckpt_step:
                     written.append(self.parts.path_of("checkpoint", step, self.lo,
@@ -145,7 +152,8 @@ class FieldOutput:
                 snapshots = [(step, [m["snaps"][i] for _, m in gathered])
                              for i, (step, _) in enumerate(snaps)]
                 checkpoint = None if ckpt is None else \
-                    (ckpt[0], [m["ckpt"] for _, m in gathered])
+                    (ckpt[0], [m["ckpt"] for _, m in gathered],
+                     "phi" if shared else "checkpoint")
                 sums = {k: v for _, m in gathered for k, v in m["sums"].items()}
                 try:
                     if getattr(self.job, "structure_factor_k", None) is not None:

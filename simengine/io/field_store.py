@@ -32,15 +32,11 @@ from . import checksum, integrity, part_digests
 from .durable import make_dirs, remove, write_index
 from .h5image import Image, put_array, put_virtual, virtual_mappings
 from .integrity import DAMAGE, Corrupt
-from .layout import (DIGESTED_VERSIONS, FORMAT_VERSION, block_name, foreign_parts, list_parts, parts_dir,
+from .layout import (FORMAT_VERSION, check_version, block_name, foreign_parts, list_parts,
+                     parts_dir,
                      parts_ref, retire_checkpoint_parts, xdmf_path)
+from .layout import RADIAL, SERIES  # noqa: F401 (observables columns; re-exported)
 from .xdmf import write_xdmf
-
-#: observables columns, in file order
-SERIES = ("step", "time", "mass", "free_energy", "phi_min", "phi_max", "length", "wall_time")
-#: the optional series of the radial S(k) (``output.structure_factor``): one row of shells per
-#: observables row, and the shells' mean |k| (``observables/structure_factor_k``)
-RADIAL = "structure_factor"
 
 
 def _blocks(blocks, n0, where):
@@ -160,6 +156,7 @@ class FieldIndex(part_digests.DigestedIndex):
         self.radial_k = None                 # the shells' mean |k| (with RADIAL)
         self.ckpt_step = None
         self.ckpt_blocks = ()
+        self.ckpt_kind = "checkpoint"        # or "phi": the checkpoint maps the snapshot's parts
         self.previous_ckpt = set()           # part names kept one more commit for readers
         self.run_id = self.attrs.setdefault("run_id", part_digests.new_run_id())
         self.digests = {}                    # part name -> SHA-256, for every mapped part
@@ -172,7 +169,9 @@ class FieldIndex(part_digests.DigestedIndex):
     def commit(self, snapshots=(), checkpoint=None, observations=(), complete=False,
                digests=None):
         """Commit new parts and rows: ``snapshots`` = [(step, blocks)], ``checkpoint`` =
-        (step, blocks) or None, ``observations`` = [row dict], ``digests`` = {part name: SHA-256}
+        (step, blocks) or (step, blocks, kind) or None — ``kind`` "phi": the checkpoint is the
+        snapshot at ``step`` (its parts, written once), else its own "checkpoint" parts —
+        ``observations`` = [row dict], ``digests`` = {part name: SHA-256}
         of the new parts (:meth:`FieldParts.take_digests`; a part without one is hashed from its
         file). The parts must be durable already (written by every writer). Raises OutputError;
         then nothing changed."""
@@ -189,16 +188,21 @@ class FieldIndex(part_digests.DigestedIndex):
         for row in observations:
             for k in new_obs:
                 new_obs[k].append(row[k])
-        ckpt_step, ckpt_blocks = self.ckpt_step, self.ckpt_blocks
+        ckpt_step, ckpt_blocks, ckpt_kind = self.ckpt_step, self.ckpt_blocks, self.ckpt_kind
         if checkpoint is not None:
             ckpt_step, ckpt_blocks = int(checkpoint[0]), _blocks(checkpoint[1], n0, str(self.output))
+            ckpt_kind = checkpoint[2] if len(checkpoint) > 2 else "checkpoint"
+            if ckpt_kind == "phi" and (ckpt_step not in new_steps or tuple(ckpt_blocks) !=
+                                       tuple(new_blocks[new_steps.index(ckpt_step)])):
+                raise ValueError(f"a checkpoint at step {ckpt_step} mapping a snapshot that "
+                                 f"is not there with the same blocks")
         if ckpt_step is None:
             raise ValueError("the first commit must include a checkpoint")
         old_ckpt = self.checkpoint_names()
         state = dict(steps=new_steps, snap_blocks=new_blocks, obs=new_obs, ckpt_step=ckpt_step,
-                     ckpt_blocks=ckpt_blocks, complete=bool(complete))
+                     ckpt_blocks=ckpt_blocks, ckpt_kind=ckpt_kind, complete=bool(complete))
         state["digests"] = part_digests.complete(
-            self.output, self._mapped(new_steps, new_blocks, ckpt_step, ckpt_blocks),
+            self.output, self._mapped(new_steps, new_blocks, ckpt_step, ckpt_blocks, ckpt_kind),
             {**self.digests, **(digests or {})})
         from .. import profile
 
@@ -215,29 +219,33 @@ class FieldIndex(part_digests.DigestedIndex):
                        self.spacing, [self.time_of(s) for s in self.steps])
         except OutputError as exc:
             after = after or exc
-        if checkpoint is not None:
+        if checkpoint is not None:  # a checkpoint's own parts only: snapshots stay
+            own = lambda names: {n for n in names if n.startswith("checkpoint/")}  # noqa: E731
             self.previous_ckpt = retire_checkpoint_parts(
-                self.output, self.previous_ckpt, old_ckpt, self.checkpoint_names(), complete)
+                self.output, self.previous_ckpt, own(old_ckpt), own(self.checkpoint_names()),
+                complete)
         faults.reached("commit.retired")
         if after is not None:
             after.committed = True  # the new index is in place: its parts must stay
             raise after
 
     @staticmethod
-    def _mapped(steps, snap_blocks, ckpt_step, ckpt_blocks):
-        names = {block_name("checkpoint", ckpt_step, lo, hi) for lo, hi in ckpt_blocks}
+    def _mapped(steps, snap_blocks, ckpt_step, ckpt_blocks, ckpt_kind="checkpoint"):
+        names = {block_name(ckpt_kind, ckpt_step, lo, hi) for lo, hi in ckpt_blocks}
         for step, blocks in zip(steps, snap_blocks):
             names |= {block_name("phi", step, lo, hi) for lo, hi in blocks}
         return names
 
     def mapped(self):
         """Part names the committed index maps (its virtual datasets)."""
-        return self._mapped(self.steps, self.snap_blocks, self.ckpt_step, self.ckpt_blocks)
+        return self._mapped(self.steps, self.snap_blocks, self.ckpt_step, self.ckpt_blocks,
+                            self.ckpt_kind)
 
     def checkpoint_names(self):
         if self.ckpt_step is None:
             return set()
-        return {block_name("checkpoint", self.ckpt_step, lo, hi) for lo, hi in self.ckpt_blocks}
+        return {block_name(self.ckpt_kind, self.ckpt_step, lo, hi)
+                for lo, hi in self.ckpt_blocks}
 
     def referenced(self):
         """Part names the committed index refers to."""
@@ -247,16 +255,22 @@ class FieldIndex(part_digests.DigestedIndex):
         return names
 
     def record(self, steps, snap_blocks, obs, ckpt_step, ckpt_blocks, complete, digests=None,
-               version=None):
+               version=None, ckpt_kind=None):
         """What the checkpoint digest covers: everything that steers a resume or the series,
-        the run id and the parts' digests."""
+        the run id, the parts' digests and, when the checkpoint maps a snapshot's parts, that
+        (``"source": "phi"``; absent otherwise, as in format 3 and 4 records)."""
+        ckpt_kind = self.ckpt_kind if ckpt_kind is None else ckpt_kind
+        checkpoint = {"step": ckpt_step, "time": self.time_of(ckpt_step),
+                      "blocks": [list(b) for b in ckpt_blocks]}
+        if ckpt_kind != "checkpoint":
+            checkpoint["source"] = ckpt_kind
         flat = np.array([(i, lo, hi) for i, b in enumerate(snap_blocks) for lo, hi in b],
                         dtype=np.int64).reshape(-1, 3)
-        return {"kind": "field", "format": version or FORMAT_VERSION, "grid_shape": list(self.grid_shape),
+        return {"kind": "field", "format": version or FORMAT_VERSION,
+                "grid_shape": list(self.grid_shape),
                 "dtype": self.dtype.str, "spacing": self.spacing, "dt": self.dt,
                 "steps_total": self.steps_total, "complete": bool(complete),
-                "checkpoint": {"step": ckpt_step, "time": self.time_of(ckpt_step),
-                               "blocks": [list(b) for b in ckpt_blocks]},
+                "checkpoint": checkpoint,
                 "snapshots": checksum.array_digest(np.asarray(steps, dtype=np.int64)),
                 "snapshot_blocks": checksum.array_digest(flat),
                 "observables": {k: checksum.array_digest(self._column(obs, k)) for k in obs},
@@ -272,7 +286,8 @@ class FieldIndex(part_digests.DigestedIndex):
             return np.asarray(obs[k], dtype=np.float64).reshape(len(obs[k]), shells)
         return np.asarray(obs[k], dtype=np.int64 if k == "step" else np.float64)
 
-    def _build(self, f, steps, snap_blocks, obs, ckpt_step, ckpt_blocks, complete, digests):
+    def _build(self, f, steps, snap_blocks, obs, ckpt_step, ckpt_blocks, ckpt_kind, complete,
+               digests):
         ref = parts_ref(self.output)
         for k, v in self.attrs.items():
             f.attrs[k] = v
@@ -301,14 +316,16 @@ class FieldIndex(part_digests.DigestedIndex):
         c = f.create_group("checkpoint")
         put_virtual(c, "phi", self.grid_shape, self.dtype,
                     [((lo, *[0] * len(row_shape)), (hi - lo, *row_shape),
-                      f"{ref}/{block_name('checkpoint', ckpt_step, lo, hi)}", "phi")
+                      f"{ref}/{block_name(ckpt_kind, ckpt_step, lo, hi)}", "phi")
                      for lo, hi in ckpt_blocks],
                     attrs={"step": int(ckpt_step), "time": self.time_of(ckpt_step)})
         part_digests.put(f, digests)
         c.attrs["digest"] = checksum.digest(self.record(steps, snap_blocks, obs, ckpt_step,
-                                                        ckpt_blocks, complete, digests))
+                                                        ckpt_blocks, complete, digests,
+                                                        ckpt_kind=ckpt_kind))
         if self.hook is not None:
             self.hook(f)
+        checksum.seal_index(f)  # last: binds every attribute, dataset and mapping of the index
 
     # ------------------------------------------------------------------ resuming
     def truncate(self, step):
@@ -320,15 +337,16 @@ class FieldIndex(part_digests.DigestedIndex):
         self.obs = {k: v[:keep] for k, v in self.obs.items()}
 
     @classmethod
-    def load(cls, output, check_checkpoint=True):
+    def load(cls, output, check_checkpoint=True, legacy=False):
         """The committed state of ``output``, every steering value checked; UserError (exit 2)
-        for a foreign, truncated, corrupted or tampered file."""
+        for a foreign, truncated, corrupted or tampered file. ``legacy``: also a format-3 file
+        (``info --verify``; it has no index digest and is never resumed)."""
         from .reader import open_output
 
         output = Path(output)
         f = open_output(output)
         try:
-            return cls._load(output, f, check_checkpoint)
+            return cls._load(output, f, check_checkpoint, legacy)
         except Corrupt as exc:
             raise UserError(f"{exc}; cannot resume") from None
         except DAMAGE as exc:  # h5py on a damaged index: one line, never a traceback
@@ -338,13 +356,11 @@ class FieldIndex(part_digests.DigestedIndex):
             f.close()
 
     @classmethod
-    def _load(cls, output, f, check_checkpoint):
+    def _load(cls, output, f, check_checkpoint, legacy=False):
         at = lambda name: f"{output}: /{name}"  # noqa: E731
         version = integrity.attr(f, "format_version", f"{output}")
-        if version not in DIGESTED_VERSIONS:
-            raise UserError(f"{output}: written with output format {version}; it can be read but "
-                            f"not resumed by this simengine (format {FORMAT_VERSION}); run again "
-                            f"with --overwrite")
+        check_version(output, version, verifying=legacy)  # format 3: verified, not resumed
+        integrity.check_required(f, output)  # every dataset the stored scenario implies
         if "fields" not in f:
             raise Corrupt(at("fields"), "missing")
         g = f["fields"]
@@ -358,6 +374,7 @@ class FieldIndex(part_digests.DigestedIndex):
                  if k not in ("format_version", "kind", "steps_total", "complete", "parts")}
         self = cls(output, shape, spacing, dt, dtype, attrs,
                    integrity.attr(f, "steps_total", str(output), int))
+        self.format = version
         self.complete = bool(integrity.attr(f, "complete", str(output)))
         steps = integrity.read(f, "fields/step", at("fields/step"), 1, "iu").astype(np.int64)
         times = integrity.read(f, "fields/time", at("fields/time"), 1, "f")
@@ -380,31 +397,38 @@ class FieldIndex(part_digests.DigestedIndex):
         ck_time = integrity.attr(ck, "time", at("checkpoint/phi"), float)
         ck_maps = self._mappings(ck, at("checkpoint/phi"), shape, 0)
         self.ckpt_blocks = tuple(sorted((lo, hi) for _, lo, hi, _ in ck_maps))
+        ref = parts_ref(output) + "/"
+        # the kind of parts the checkpoint maps (the digest below covers it; each file is
+        # checked below to be that kind's part at the checkpoint's step)
+        self.ckpt_kind = "phi" if ck_maps and ck_maps[0][3].startswith(
+            ref + "phi/") else "checkpoint"
         self.run_id = part_digests.run_id_of(f, str(output))
         self.digests = part_digests.get(f, str(output))
         stored = integrity.attr(f["checkpoint"], "digest", at("checkpoint"))
         record = self.record(self.steps, self.snap_blocks, self.obs, self.ckpt_step,
-                             self.ckpt_blocks, self.complete, self.digests, version)
+                             self.ckpt_blocks, self.complete, self.digests, version,
+                             self.ckpt_kind)
         if not checksum.matches(record, stored):
             raise Corrupt(at("checkpoint"), "the checkpoint's step, the series or the parts list "
                                             "do not match their digest (the file was modified)")
         self._check(times, ck_time, at)
         self.snap_blocks = [_blocks(b, shape[0], at("fields/phi")) for b in self.snap_blocks]
         self.ckpt_blocks = _blocks(self.ckpt_blocks, shape[0], at("checkpoint/phi"))
-        ref = parts_ref(output) + "/"
         for kind, maps, name in (("phi", snap_maps, "fields/phi"),
-                                 ("checkpoint", ck_maps, "checkpoint/phi")):
+                                 (self.ckpt_kind, ck_maps, "checkpoint/phi")):
             for i, lo, hi, file in maps:
-                step = self.steps[i] if kind == "phi" else self.ckpt_step
+                step = self.steps[i] if name == "fields/phi" else self.ckpt_step
                 if file != ref + block_name(kind, step, lo, hi):
                     raise Corrupt(at(name), foreign_parts(output, file))
         missing = self.mapped() - set(self.digests)
         if missing:
             raise Corrupt(at("integrity"), f"no digest for part {sorted(missing)[0]!r}")
+        integrity.check_bound(f, output, self.format)  # required datasets, the index digest
         if check_checkpoint:
             parts = FieldParts(output, self.grid_shape, self.dtype)
             for lo, hi in self.ckpt_blocks:
-                parts.read("checkpoint", self.ckpt_step, lo, hi, rows=(lo, lo), check_all=True)
+                parts.read(self.ckpt_kind, self.ckpt_step, lo, hi, rows=(lo, lo),
+                           check_all=True)
         return self
 
     def _check(self, times, ck_time, at):
@@ -415,6 +439,12 @@ class FieldIndex(part_digests.DigestedIndex):
         if ck_time != self.time_of(s):
             raise Corrupt(at("checkpoint/phi"), f"time {ck_time!r} is not step·dt = "
                                                 f"{self.time_of(s)!r}")
+        if self.ckpt_kind == "phi" and s not in self.steps:
+            raise Corrupt(at("checkpoint/phi"), f"maps the snapshot at step {s}, which is not "
+                                                f"in /fields/step")
+        if self.ckpt_kind == "phi" and self.format < FORMAT_VERSION:
+            raise Corrupt(at("checkpoint/phi"), f"maps a snapshot's parts, which format "
+                                                f"{self.format} never did")
         if self.complete and s != self.steps_total:
             raise Corrupt(str(self.output), f"marked complete but the checkpoint is at step {s} "
                                             f"of {self.steps_total}")
@@ -450,7 +480,8 @@ class FieldIndex(part_digests.DigestedIndex):
             for blo, bhi in self.ckpt_blocks:
                 a, b = max(lo, blo), min(hi, bhi)
                 if a < b:
-                    pieces.append(parts.read("checkpoint", self.ckpt_step, blo, bhi, rows=(a, b)))
+                    pieces.append(parts.read(self.ckpt_kind, self.ckpt_step, blo, bhi,
+                                             rows=(a, b)))
         except Corrupt as exc:
             raise UserError(f"{exc}; cannot resume") from None
         return np.concatenate(pieces) if pieces else np.empty((0, *self.grid_shape[1:]),

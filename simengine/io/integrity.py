@@ -11,6 +11,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 
+from .durable import special_kind  # noqa: F401 (re-export)
 from .h5image import read_chunks
 
 
@@ -103,11 +104,67 @@ def open_part(path, where=None):
         raise Corrupt(where, reason(exc)) from None
 
 
-def special_kind(mode) -> str:
-    """'a FIFO (named pipe)', 'a character device', … for a ``st_mode`` that is not a file."""
-    for test, name in ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
-                       (stat.S_ISDIR, "a directory")):
-        if test(mode):
-            return name
-    return "not a regular file"
+def stored_scenario(f, where) -> dict:
+    """The scenario stored in an index (a mapping), or :class:`Corrupt`."""
+    import yaml
+
+    if "scenario" not in f.attrs:   # an index written by library code without one
+        return {}
+    text = attr(f, "scenario", where)
+    try:
+        text = text.decode() if isinstance(text, bytes) else text
+        data = yaml.safe_load(text) if isinstance(text, str) else None
+    except (UnicodeDecodeError, yaml.YAMLError):
+        data = None
+    if not isinstance(data, dict):
+        raise Corrupt(where, "attribute 'scenario' is not a scenario (a YAML mapping)")
+    return data
+
+
+def required_datasets(kind, scenario) -> list:
+    """The datasets an index of ``kind`` written for ``scenario`` always holds (docs/output.md):
+    a resume or ``info --verify`` of an index without one of them is refused."""
+    out = scenario.get("output") or {}
+    if kind == "field":
+        from .layout import RADIAL, SERIES
+
+        names = ["fields/phi", "fields/step", "fields/time", "checkpoint/phi",
+                 *(f"observables/{k}" for k in SERIES)]
+        if isinstance(out, dict) and out.get("structure_factor"):
+            names += [f"observables/{RADIAL}", f"observables/{RADIAL}_k"]
+    else:
+        metrics = scenario.get("metrics") or {}
+        metrics = metrics if isinstance(metrics, dict) else {}
+        names = ["sources", "checkpoint/done", "checkpoint/meta"]
+        if metrics.get("store_distances") or metrics.get("store_predecessors"):
+            names.append("distances")
+        if metrics.get("store_predecessors"):
+            names.append("predecessors")
+    return names + ["integrity/part", "integrity/sha256"]
+
+
+def check_bound(f, output, version) -> None:
+    """What binds an index as a whole (format ≥ 5): every dataset its stored scenario implies is
+    there, and the index digest (:func:`simengine.io.checksum.index_digest`, over every
+    attribute — the stored scenario, ``format_version``, the plan — every dataset and every part
+    mapping) matches. :class:`Corrupt` naming the dataset, or the file."""
+    from . import checksum
+
+    check_required(f, output)
+    from .layout import INDEX_DIGEST_FROM
+
+    if version >= INDEX_DIGEST_FROM and not checksum.index_matches(f):
+        raise Corrupt(str(output), "the index does not match its digest (/integrity@index_digest): "
+                             "an attribute (the stored scenario, the format version, the plan), a "
+                             "dataset or a part mapping was changed, added or removed")
+
+
+def check_required(f, output) -> None:
+    """:class:`Corrupt` naming the first dataset the stored scenario implies that is missing."""
+    where = str(output)
+    kind = attr(f, "kind", where)
+    kind = kind.decode(errors="replace") if isinstance(kind, bytes) else str(kind)
+    scenario = stored_scenario(f, where)
+    for name in required_datasets(kind, scenario):
+        if not isinstance(f.get(name), h5py.Dataset):
+            raise Corrupt(f"{where}: /{name}", "missing (the stored scenario implies it)")

@@ -25,11 +25,38 @@ from pathlib import Path
 from ..errors import UserError
 from .durable import TMP_SUFFIX, describe_oserror, remove, remove_tree
 
-FORMAT_VERSION = 4
-#: formats this simengine resumes and checks part digests of: 3 (plain SHA-256 part digests) and
-#: 4 (SHA-256 tree part digests, :mod:`simengine.io.tree_hash`); a resumed format-3 output is
-#: committed as format 4, its old parts keeping their plain digests
-DIGESTED_VERSIONS = (3, 4)
+FORMAT_VERSION = 5
+#: formats ``info --verify`` checks in full (part digests, the checkpoint digest, the datasets
+#: the stored scenario implies): 3 (plain SHA-256 part digests, no index digest) and 5 (SHA-256
+#: tree part digests, :mod:`simengine.io.tree_hash`, the index digest
+#: ``/integrity@index_digest``, and a field checkpoint taken at a snapshot's step mapping the
+#: snapshot's parts instead of its own). 4 was a development format, never released. Only
+#: :data:`FORMAT_VERSION` is resumed: a format-3 index has no index digest, so its stored scenario
+#: and format version are bound by nothing, and a resume would seal whatever they were edited to
+#: (docs/output.md)
+DIGESTED_VERSIONS = (3, 5)
+#: the first format whose index carries ``/integrity@index_digest`` (checked by ``--resume``,
+#: ``info --verify`` and the readers, :mod:`simengine.io.file_checks`)
+INDEX_DIGEST_FROM = 5
+#: observables columns of a field index, in file order
+SERIES = ("step", "time", "mass", "free_energy", "phi_min", "phi_max", "length", "wall_time")
+#: the optional series of the radial S(k) (``output.structure_factor``): one row of shells per
+#: observables row, and the shells' mean |k| (``observables/structure_factor_k``)
+RADIAL = "structure_factor"
+
+
+def check_version(output, version, verifying=False):
+    """UserError (one line, exit 2) unless an index of format ``version`` is resumed (only
+    :data:`FORMAT_VERSION`) or, ``verifying`` (``info --verify``), checked (:data:`DIGESTED_VERSIONS`)."""
+    if version == FORMAT_VERSION or (verifying and version in DIGESTED_VERSIONS):
+        return
+    why = ""
+    if version == 3:
+        why = (" (a format-3 index has no index digest: its stored scenario is bound by nothing; "
+               "`simengine info --verify` still checks it)")
+    raise UserError(f"{output}: written with output format {version}; it can be read but not "
+                    f"resumed by this simengine (format {FORMAT_VERSION}){why}; run again with "
+                    f"--overwrite")
 
 
 def parts_dir(output) -> Path:
@@ -104,8 +131,12 @@ def check_utf8(path):
                         f"its part files by UTF-8 paths)") from None
 
 
-def check_output_path(output):
-    """One-line errors (exit 2) for an output path that cannot work, before anything is written."""
+def check_output_path(output, inputs=()):
+    """One-line errors (exit 2) for an output path that cannot work, before anything is written:
+    also an output (or its ``.xdmf``) that exists as anything but a regular file, and an output
+    that is one of the run's ``inputs`` (:mod:`simengine.io.output_write`)."""
+    from .durable import check_replaceable, same_file
+
     check_utf8(output)
     output = Path(output)
     if not str(output).strip() or str(output) == ".":
@@ -114,6 +145,12 @@ def check_output_path(output):
     if output.is_dir():
         raise UserError(f"{output}: the output is a directory; give a file name such as "
                         f"{output / 'run.h5'}")
+    for p in (output, xdmf_path(output)):
+        check_replaceable(p)
+    for given in inputs:
+        if given is not None and same_file(output, given):
+            raise UserError(f"{output}: is this run's input ({given}); writing the output there "
+                            f"would destroy it (give another --output)")
     parent = output.parent
     for p in [parent, *parent.parents]:
         if p.exists() and not p.is_dir():

@@ -39,6 +39,9 @@ class OutputLock:
         self.fd = None
 
     def acquire(self):
+        from .durable import check_replaceable
+
+        check_replaceable(self.path, "lock file")  # a FIFO would block the open, a device be lost
         for _ in range(100):  # retried only when another process removed the file meanwhile
             try:
                 # read-only: the lock holds no file open for writing during the run

@@ -23,7 +23,7 @@ from . import checksum, faults, integrity, part_digests
 from .durable import make_dirs, remove, write_index
 from .h5image import Image, put_array, put_scalar, put_virtual, virtual_mappings
 from .integrity import DAMAGE, Corrupt
-from .layout import (DIGESTED_VERSIONS, FORMAT_VERSION, SOURCES_NAME, foreign_parts, list_parts,
+from .layout import (FORMAT_VERSION, check_version, SOURCES_NAME, foreign_parts, list_parts,
                      network_checkpoint_name, parts_dir, parts_ref, retire_checkpoint_parts,
                      rows_name)
 
@@ -181,7 +181,8 @@ class NetworkIndex(part_digests.DigestedIndex):
         return names | {rows_name(a, b) for a, b in self.rows}
 
     def record(self, rows, done, elapsed, layout, small, complete, digests=None, version=None):
-        return {"kind": "network", "format": version or FORMAT_VERSION, "n": self.n, "total": self.total,
+        return {"kind": "network", "format": version or FORMAT_VERSION, "n": self.n,
+                "total": self.total,
                 "done": done, "elapsed": elapsed, "complete": bool(complete),
                 "rows": [list(r) for r in rows],
                 "layout": {k: [list(s), d] for k, (s, d) in layout.items()},
@@ -273,18 +274,20 @@ class NetworkIndex(part_digests.DigestedIndex):
                                             "[i*w, (i+1)*w)"})
         if self.hook is not None:
             self.hook(f)
+        checksum.seal_index(f)  # last: binds every attribute, dataset and mapping of the index
 
     # ------------------------------------------------------------------ resuming
     @classmethod
-    def load(cls, output, check_checkpoint=True):
+    def load(cls, output, check_checkpoint=True, legacy=False):
         """The committed state of ``output``, steering values checked (UserError otherwise).
-        With ``check_checkpoint`` also returns the verified accumulator arrays."""
+        With ``check_checkpoint`` also returns the verified accumulator arrays. ``legacy``: also
+        a format-3 file (``info --verify``)."""
         from .reader import open_output
 
         output = Path(output)
         f = open_output(output)
         try:
-            self = cls._load(output, f)
+            self = cls._load(output, f, legacy)
             state = self.read_state() if check_checkpoint else None
         except Corrupt as exc:
             raise UserError(f"{exc}; cannot resume") from None
@@ -298,13 +301,11 @@ class NetworkIndex(part_digests.DigestedIndex):
         return self, state
 
     @classmethod
-    def _load(cls, output, f):
+    def _load(cls, output, f, legacy=False):
         at = lambda name: f"{output}: /{name}"  # noqa: E731
         version = integrity.attr(f, "format_version", str(output))
-        if version not in DIGESTED_VERSIONS:
-            raise UserError(f"{output}: written with output format {version}; it can be read but "
-                            f"not resumed by this simengine (format {FORMAT_VERSION}); run again "
-                            f"with --overwrite")
+        check_version(output, version, verifying=legacy)  # format 3: verified, not resumed
+        integrity.check_required(f, output)  # every dataset the stored scenario implies
         if "checkpoint" not in f:
             raise Corrupt(at("checkpoint"), "missing")
         c = f["checkpoint"]
@@ -317,6 +318,7 @@ class NetworkIndex(part_digests.DigestedIndex):
         attrs = {k: v for k, v in f.attrs.items()
                  if k not in ("format_version", "kind", "complete", "parts")}
         self = cls(output, attrs, n, total, store_dtype, unreachable)
+        self.format = version
         self.predecessors = dist is not None and "predecessors" in f
         self.complete = bool(integrity.attr(f, "complete", str(output)))
         self.done = integrity.attr(c, "done", at("checkpoint"), int)
@@ -366,6 +368,7 @@ class NetworkIndex(part_digests.DigestedIndex):
         missing = self.mapped() - set(self.digests)
         if missing:
             raise Corrupt(at("integrity"), f"no digest for part {sorted(missing)[0]!r}")
+        integrity.check_bound(f, output, self.format)  # required datasets, the index digest
         return self
 
     def _check(self, at):

@@ -12,9 +12,10 @@ from .layout import check_output_path, probe_writable, remove_output  # noqa: F4
 from .lock import OutputLock
 
 
-def lock_output(output) -> OutputLock:
-    """Check that ``output`` can be written and lock it for this run (UserError otherwise)."""
-    check_output_path(output)
+def lock_output(output, inputs=()) -> OutputLock:
+    """Check that ``output`` can be written (not a special file, not one of ``inputs``) and lock
+    it for this run (UserError otherwise)."""
+    check_output_path(output, inputs)
     probe_writable(output)
     lock = OutputLock(output).acquire()
     ignore_file_size_signal()

@@ -7,11 +7,14 @@ few kB built by h5py) and its bulk chunks are put in file order into a
 window (:data:`WINDOW_BYTES` of whole chunks): a NumPy array gives views of itself (no copy); a
 device array (:class:`DeviceSource`) copies each window into one of a few pinned host buffers,
 reused once the leaves that point into it are written. Each chunk's fletcher32 (HDF5's checksum
-of the chunk, stored after it) is computed in the same threads before its window is put. Host
-memory beyond the source itself: the pinned windows (device sources) and nothing else; the file's
-digest needs no second read.
+of the chunk, stored after it) is computed in threads of its own (:func:`sum_pool`) before its
+window is put. Host memory beyond the source itself: the pinned windows (device sources) and
+nothing else; the file's digest needs no second read.
 """
 from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from numba import njit
@@ -187,10 +190,26 @@ def write_image(image, fd) -> str:
         raise
 
 
+_sum_pool = None
+_sum_lock = threading.Lock()
+
+
+def sum_pool() -> ThreadPoolExecutor:
+    """The threads of the chunks' fletcher32 — not the leaves' (tree_hash.pool): a window's sums
+    queued behind the leaves being written would wait for them, and the writes would then wait
+    for the sums, leaving the disk idle between windows."""
+    global _sum_pool
+    with _sum_lock:
+        if _sum_pool is None:
+            _sum_pool = ThreadPoolExecutor(max_workers=tree_hash.threads(),
+                                           thread_name_prefix="simengine-sum")
+        return _sum_pool
+
+
 def _put_direct(writer, source, cbytes, slots):
     """The chunks ``slots`` = [(file position, chunk index)] (consecutive chunks) of
     ``source``, each followed by its fletcher32, window by window."""
-    pool = tree_hash.pool()
+    pool = sum_pool()
     total = source.nbytes
     per = max(1, WINDOW_BYTES // max(cbytes, 1))
     fence = None

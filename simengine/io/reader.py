@@ -83,6 +83,13 @@ class Result:
             self.file.close()
             raise UserError(f"{self.path}: {len(missing)} part file(s) are missing, e.g. "
                             f"{missing[0]} (the .parts directory must stay beside the file)")
+        from .file_checks import check_output
+
+        try:
+            check_output(self.file, self.path)  # before anything is read or allocated
+        except BaseException:
+            self.file.close()
+            raise
 
     def _foreign_parts(self) -> list:
         """Mapped files outside this index's own ``<name>.parts/`` (a renamed or copied index)."""
@@ -208,8 +215,22 @@ class Result:
             out = np.empty(ds.shape[0], dtype=object)
             out[:] = [_str(v) for v in ds[()]]
             return out
-        n = self.file.attrs.get("graph_n")
-        return np.arange(int(n) if n is not None else 0, dtype=np.int64)
+        n = self.vertex_count
+        return np.arange(n if n is not None else 0, dtype=np.int64)
+
+    @property
+    def vertex_count(self):
+        """The number of vertices the data hold (per-vertex arrays, columns of /distances), or
+        None: sizes come from the data, never from the ``graph_n`` attribute."""
+        for name in ("vertex", "distances"):
+            obj = self.file.get(name)
+            if isinstance(obj, h5py.Dataset):
+                return int(obj.shape[1])
+            if isinstance(obj, h5py.Group):
+                for ds in obj.values():
+                    if isinstance(ds, h5py.Dataset) and ds.ndim == 1:
+                        return int(ds.shape[0])
+        return None
 
     @property
     def source_ids(self) -> np.ndarray:

@@ -146,11 +146,11 @@ def _check_steering(path, kind, good):
         if kind == "field":
             from .field_store import FieldIndex
 
-            index = FieldIndex.load(path, check_checkpoint=False)
+            index = FieldIndex.load(path, check_checkpoint=False, legacy=True)
         else:
             from .network_store import NetworkIndex
 
-            index, _ = NetworkIndex.load(path, check_checkpoint=True)  # as --resume
+            index, _ = NetworkIndex.load(path, check_checkpoint=True, legacy=True)  # as --resume
     except UserError as exc:
         return [str(exc).removesuffix("; cannot resume")]
     return ["\0" + str(p) for p in index.check_parts(good=good)]

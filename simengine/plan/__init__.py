@@ -82,7 +82,7 @@ def network_problem(sc, ranks: int = 1, graph=None) -> NetworkProblem:
         batch=spec.solver.batch, checkpoint_every=int(spec.output.checkpoint_every),
         ranks=max(1, int(ranks)), requested_backend=spec.solver.backend,
         graph_key="graph.generator" if g.generator is not None else "graph.file.path",
-        built=graph)
+        file_path=str(g.file.path) if g.file is not None else "", built=graph)
 
 
 def for_scenario(sc, ranks: int = 1, graph=None) -> Plan:

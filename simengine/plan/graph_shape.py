@@ -167,7 +167,8 @@ def file_shape(sc, g) -> GraphShape:
     else:
         per_byte, maxid = _sample_lines(path)
         lines = int(per_byte * size)
-        n = max(maxid + 1, lines // 8, 1)
+        # sparse ids are renumbered 0..n-1 by the reader: at most 2 vertices per line (i37)
+        n = max(min(maxid + 1, 2 * max(lines, 1)), lines // 8, 1)
         sym = False
         how = f"the size of {g.file.path} and its first lines"
     if g.directed is None:         # what the file describes (docs/network.md, Readers)

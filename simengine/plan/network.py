@@ -91,7 +91,22 @@ def build_network(problem) -> Plan:
     seconds = work / THROUGHPUT.get((where, engine), 1e8)
     return Plan("network", problem, where, engine, c.algorithm, batch, tuple(decisions),
                 tuple(items), problem.ranks, disk, disk_what, work, unit, seconds,
-                summary=summary, choice=c)
+                summary=summary, declared=_declared(problem), choice=c)
+
+
+def _declared(problem):
+    """(key, n, vertices the arcs can use, how) of a graph file whose size is known (parsed, or
+    its header), for the declared-count refusal; None otherwise."""
+    gs = problem.graph
+    if problem.graph_key != "graph.file.path":
+        return None
+    if problem.built is not None:
+        from ..network.declared import touched_vertices
+
+        return (problem.graph_key, gs.n, touched_vertices(problem.built), problem.file_path)
+    if gs.how.startswith("the header"):
+        return (problem.graph_key, gs.n, min(gs.n, 2 * max(gs.num_arcs, 1)), gs.how)
+    return None
 
 
 def work_line(plan: Plan) -> str:

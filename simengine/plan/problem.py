@@ -93,6 +93,7 @@ class NetworkProblem:
     ranks: int = 1
     requested_backend: str = "auto"
     graph_key: str = "graph"       #: the scenario key the graph comes from
+    file_path: str = ""            #: ``graph.file.path`` as written (a graph file)
     #: the built graph, when there is one: the rules that read the graph itself (the GPU's
     #: probe BFS, ``per_source.should_run``) get it; the others read ``graph`` (the shape)
     built: object = field(default=None, compare=False, repr=False)

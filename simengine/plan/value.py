@@ -69,6 +69,9 @@ class Plan:
     work_unit: str = ""
     seconds: float | None = None
     summary: str = ""           #: the plan line after ``plan: <kind> ``
+    #: network, a graph file: (key, n declared, vertices the arcs can use, how) for the
+    #: declared-count refusal (:mod:`simengine.network.declared`)
+    declared: tuple | None = None
     #: the table's own answer (network: :class:`simengine.network.backends.Choice`)
     choice: object = field(default=None, repr=False, compare=False)
 

@@ -47,16 +47,17 @@ def plot_file(path, out_dir=None, gif=True, log=None, fmt="png", dpi=120) -> lis
         from ..summary_plot import plot_summary
 
         return plot_summary(path, out_dir, fmt=fmt, dpi=dpi)
-    out = Path(out_dir) if out_dir else path.with_name(path.stem + "_plots")
-    out.mkdir(parents=True, exist_ok=True)
+    from ..io.output_write import check_target, prepare_dir, save_figure
+
+    out = prepare_dir(Path(out_dir) if out_dir else path.with_name(path.stem + "_plots"),
+                      (path,), "plot folder")
     plt = _mpl()
     log = log or (lambda msg: None)
     written = []
 
     def save(name, fig):
         if fig is not None:
-            written.append(out / f"{name}.{fmt}")
-            fig.savefig(written[-1], dpi=dpi)
+            written.append(save_figure(fig, out / f"{name}.{fmt}", dpi, (path,)))
             plt.close(fig)
 
     with Result(path) as r:
@@ -67,6 +68,7 @@ def plot_file(path, out_dir=None, gif=True, log=None, fmt="png", dpi=120) -> lis
             save("snapshots", snapshot_montage_figure(r, log=log))
             save("phi_histogram", phi_histogram_figure(r))
             if gif:
+                check_target(out / "snapshots.gif", (path,), "figure")  # PIL writes it itself
                 p = snapshot_gif(r, out / "snapshots.gif")
                 if p is not None:
                     written.append(p)

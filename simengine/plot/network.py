@@ -28,7 +28,7 @@ def _source_note(r):
 def _hops(r):
     hist = r.file["distance_histogram"] if "distance_histogram" in r.file else None
     w = float(hist.attrs.get("bin_width", 1.0)) if hist is not None else 1.0
-    return not r.graph.get("weighted") and w == 1.0
+    return not r.graph.get("weighted") and w == 1.0 and (hist is None or len(hist) <= 4096)
 
 
 def distance_histogram_figure(r: Result):
@@ -40,6 +40,10 @@ def distance_histogram_figure(r: Result):
     if hist is None or hist.sum() == 0:
         return None
     w = float(r.file["distance_histogram"].attrs.get("bin_width", 1.0))
+    if len(hist) > 4096:  # at most 4096 bars: merge neighbouring bins (a 2^22-bin file)
+        m = -(-len(hist) // 4096)
+        hist = np.pad(hist, (0, -len(hist) % m)).reshape(-1, m).sum(axis=1)
+        w *= m
     fig, ax = plt.subplots(figsize=(6.8, 4.6), layout="constrained")
     d = np.arange(len(hist))
     if _hops(r):
@@ -128,6 +132,10 @@ def graph_degrees(r: Result):
     sc = r.scenario
     g = sc.get("graph") or {}
     a = r.graph
+    n = r.vertex_count  # sizes from the data: a rebuilt graph must match it before it is built
+    spec = g.get("generator") if isinstance(g.get("generator"), dict) else {}
+    if n is None or not isinstance(spec.get("n", n), int) or spec.get("n", n) != n:
+        return None, "the stored graph description does not match the file's per-vertex data"
     try:
         from ..network import generators, readers
 
