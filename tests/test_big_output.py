@@ -286,7 +286,7 @@ def test_initial_noise_loaded_onto_the_device_by_windows(monkeypatch):
     """A CUDA job loads the seeded noise window by window through pinned buffers: the same field
     as the CPU job's, bit for bit."""
     _cuda()
-    from simengine.field import job as fjob
+    from simengine.control import field_job as fjob
 
     monkeypatch.setattr(fjob, "INIT_WINDOW_BYTES", 3 * 20 * 8)  # 3 rows a window
     sc = api.load(SCENARIO.replace("backend: cpu", "backend: cuda"))
@@ -315,7 +315,7 @@ def test_device_snapshots_written_behind_are_the_host_snapshots(tmp_path, monkey
     computed on the GPU: observe returns no host field) writes, behind the steps, the same
     snapshots, checkpoint and rows as the run that copies the field to the host."""
     _cuda()
-    from simengine.field import job as fjob
+    from simengine.control import field_job as fjob
 
     sc = SCENARIO.replace("backend: cpu", "backend: cuda")
     ref = tmp_path / "ref.h5"
@@ -352,7 +352,7 @@ def test_observation_without_a_field_copy_pins_no_field_buffer(monkeypatch):
     buffer of the field's size; a later observation that copies the field gets one and gives
     the state bit for bit."""
     cuda = _cuda()
-    from simengine.field import job as fjob
+    from simengine.control import field_job as fjob
 
     sizes = []
     pinned = cuda.pinned_array
