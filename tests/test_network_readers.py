@@ -86,7 +86,7 @@ def test_missing_file_and_format(tmp_path):
     with pytest.raises(UserError, match="no such file"):
         read_graph(tmp_path / "nope.txt")
     with pytest.raises(UserError, match="unknown graph format"):
-        read_graph(write(tmp_path, "a.txt", "0 1\n"), format="gml")
+        read_graph(write(tmp_path, "a.txt", "0 1\n"), format="gexf")
 
 
 # ----------------------------------------------------------------------------- format and direction
