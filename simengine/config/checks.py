@@ -11,6 +11,7 @@ import numpy as np
 
 from ..errors import UserError
 from .brief import brief, clip
+from .time_checks import check_time
 
 #: |φ| beyond this is a blow-up for the engine, so no initial or wall value may exceed it
 PHI_LIMIT = 1e6
@@ -187,6 +188,7 @@ def check_field(sc, located):
     if not dt_max > 0:  # NaN or 0: parameters the limit cannot be computed for
         raise UserError(f"{located.where(('model',))}: model: no stable time step exists for "
                         f"these parameters on this grid (limit {dt_max:g})")
+    check_time(spec, located, dt_max if math.isfinite(dt_max) else None)
     # the spectral integrator treats the stiff term implicitly: the explicit limit is not its
     if spec.solver.integrator != "spectral" and spec.time.dt > dt_max \
             and not spec.time.allow_unstable:

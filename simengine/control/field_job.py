@@ -111,7 +111,8 @@ class FieldJob:
         try:
             self.clock = Clock(spec)
         except ValueError as exc:
-            raise UserError(f"{sc.path}: time: {exc}") from None
+            key = ".".join(getattr(exc, "key", ("time",)))
+            raise UserError(f"{sc.path}: {key}: {exc}") from None
         init = spec.initial
         self.phi_range = ((init.mean - init.amplitude, init.mean + init.amplitude)
                           if init.type == "noise" else None)

@@ -227,4 +227,5 @@ def _memory(problem, row):
         snaps += int(problem.end // problem.snapshot_dt)
     full = problem.cells * isz
     disk = snaps * full + 2 * full                 # the snapshots, two checkpoints
-    return items, disk, f"{snaps:,} snapshots and 2 checkpoints of {fmt_bytes(full)}"
+    count = f"{snaps:,}" if snaps < 10 ** 12 else f"{snaps:.3g}"
+    return items, disk, f"{count} snapshots and 2 checkpoints of {fmt_bytes(full)}"

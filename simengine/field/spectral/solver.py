@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..adaptive import reservoir_term
 from ..model import BOUNDARY_KINDS
 from ..params import precision_dtype
 from ..stability import fsecond_max, phi_bounds
@@ -149,9 +150,16 @@ class SpectralFieldSolver:
         self.steps += 1
 
     def _energy_of(self, phi) -> float:
+        """The functional the adaptive controller keeps from rising: F, or for fixed walls the
+        grand potential Ω = F − f′(v)·h^d·Σφ (:func:`..adaptive.reservoir_term`)."""
+        fixed = self.boundary.kind == "fixed"
         if self.comm is None:
-            return energy.free_energy(phi, self.model, self.grid, self.boundary, self.xp)
-        return self._merged(self._partials_of(phi))["free_energy"]
+            F = energy.free_energy(phi, self.model, self.grid, self.boundary, self.xp)
+            total = float(self.xp.sum(phi, dtype=np.float64)) if fixed else 0.0
+        else:
+            merged = self._merged(self._partials_of(phi))
+            F, total = merged["free_energy"], merged["mass"] * self.grid.cells
+        return F - reservoir_term(self.model, self.grid, self.boundary, total)
 
     def energy(self) -> float:
         return self._energy_of(self.scheme.phi)
