@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def scenario(path, name, n, end, integrator, backend, obs_dt, precision="float64", dt=None,
-             tolerance=1e-3):
+             tolerance=1e-3, dims=2):
     if integrator == "spectral":
         time_ = (f"{{end: {end:g}, dt: 0.01, adaptive: true, tolerance: {tolerance:g}}}")
         out = f"{{observables_dt: {obs_dt:g}}}"
@@ -46,7 +46,7 @@ def scenario(path, name, n, end, integrator, backend, obs_dt, precision="float64
         time_ = f"{{dt: {dt:g}, steps: {steps}}}"
         out = f"{{observables_every: {max(1, round(obs_dt / dt))}}}"
     path.write_text(
-        f"kind: field\nname: {name}\ngrid: {{shape: [{n}, {n}]}}\nboundary: {{type: periodic}}\n"
+        f"kind: field\nname: {name}\ngrid: {{shape: {[n] * dims}}}\nboundary: {{type: periodic}}\n"
         f"initial: {{type: noise, mean: 0.0, amplitude: 0.05, seed: 1}}\ntime: {time_}\n"
         f"solver: {{integrator: {integrator}, backend: {backend}, precision: {precision}}}\n"
         f"output: {out}\n")
@@ -88,15 +88,15 @@ def compare(label, n, end, backend, obs_dt, tmp, precision="float64"):
     return ok
 
 
-def big(end, tmp, precision="float64"):
-    n = 4096
-    scen = scenario(tmp / "big.yaml", "big", n, end, "spectral", "cuda", 1000 if end >= 1e4
-                    else end / 10, precision)
+def big(end, tmp, precision="float64", n=4096, dims=2, obs_dt=1000):
+    obs_dt = obs_dt if end >= 10 * obs_dt else end / 10
+    scen = scenario(tmp / "big.yaml", "big", n, end, "spectral", "cuda", obs_dt, precision,
+                    dims=dims)
     wall, last, done = run(scen, tmp / "big.h5")
-    print(f"GPU: {n}² {precision} spectral adaptive to t = {end:g}, observables every Δt = "
-          f"{1000 if end >= 1e4 else end / 10:g}: {wall:.1f} s wall ({last['wall_time']:.1f} s "
+    print(f"GPU: {n}^{dims} {precision} spectral adaptive to t = {end:g}, observables every "
+          f"Δt = {obs_dt:g}: {wall:.1f} s wall ({last['wall_time']:.1f} s "
           f"in the run), F {last['free_energy']:.6g}, L {last['length']:.5g} | {done}")
-    if end < 1e6:
+    if end < 1e6 and dims == 2:
         with h5py.File(tmp / "big.h5", "r") as f:
             t = f["observables/time"][()]
             w = f["observables/wall_time"][()]
@@ -109,6 +109,67 @@ def big(end, tmp, precision="float64"):
         rest = math.log10(1e6 / end)
         print(f"  projected to t = 10⁶ (the last decade's {per_decade:.1f} s × {rest:.1f} more "
               f"decades, an estimate, not a run): {last['wall_time'] + per_decade * rest:.0f} s")
+
+
+#: the issue's grids of the steady-step table, and a rough cost per cell and step (to size runs)
+STEADY = [((512, 512), 200), ((4096, 4096), 200), ((8192, 8192), 60), ((256, 256, 256), 200),
+          ((512, 512, 512), 40)]
+
+
+def steady_scenario(path, shape, steps, precision, backend="cuda"):
+    """Fixed dt = 0.5, ``steps`` steps, observables at step 0 and at the end only."""
+    path.write_text(
+        f"kind: field\nname: steady\ngrid: {{shape: {list(shape)}}}\n"
+        "boundary: {type: periodic}\n"
+        "initial: {type: noise, mean: 0.0, amplitude: 0.05, seed: 1}\n"
+        f"time: {{dt: 0.5, steps: {steps}}}\n"
+        f"solver: {{integrator: spectral, backend: {backend}, precision: {precision}}}\n"
+        f"output: {{observables_every: {steps}}}\n")
+    return path
+
+
+def run_tree(scen, out, tree=None):
+    """``simengine run`` of ``scen`` with ``tree`` (a directory holding a simengine package)
+    first on the path (default: this tree): (process wall s, in-run wall s at the end)."""
+    env = _env()
+    if tree:
+        env["PYTHONPATH"] = str(tree) + os.pathsep + env["PYTHONPATH"]
+    t = time.perf_counter()
+    r = subprocess.run([sys.executable, "-m", "simengine", "run", str(scen), "-o", str(out),
+                        "--overwrite"], capture_output=True, text=True, env=env)
+    wall = time.perf_counter() - t
+    if r.returncode != 0:
+        raise RuntimeError(f"exit {r.returncode}: {r.stderr.strip()[-800:]}")
+    with h5py.File(out, "r") as f:
+        w = f["observables/wall_time"][()]
+    plan = [ln.strip() for ln in r.stderr.splitlines() if "integrator spectral" in ln]
+    return wall, float(w[-1] - w[0]), (plan[0] if plan else "")
+
+
+def steady(tmp, grids, precisions, tree=None, label="this tree", scale=1.0):
+    """The steady step through ``simengine run``: the difference of a short and a long run of
+    fixed steps (observables only at step 0 and at the end), per step."""
+    rows = []
+    for shape, long_steps in grids:
+        for prec in precisions:
+            n2 = max(10, int(long_steps * scale))
+            n1 = max(5, n2 // 5)
+            name = "x".join(map(str, shape))
+            try:
+                a = run_tree(steady_scenario(tmp / "a.yaml", shape, n1, prec), tmp / "a.h5",
+                             tree)
+                b = run_tree(steady_scenario(tmp / "b.yaml", shape, n2, prec), tmp / "b.h5",
+                             tree)
+            except RuntimeError as exc:
+                print(f"steady {label} {name} {prec}: FAILED {exc}", flush=True)
+                continue
+            inrun = 1e3 * (b[1] - a[1]) / (n2 - n1)
+            proc = 1e3 * (b[0] - a[0]) / (n2 - n1)
+            rows.append((name, prec, inrun))
+            print(f"steady {label} {name} {prec}: {inrun:.3f} ms/step in the run "
+                  f"({proc:.3f} by process wall; {n1} vs {n2} steps) | {b[2][:160]}",
+                  flush=True)
+    return rows
 
 
 def profile(n=4096, precision="float64", steps=50):
@@ -148,15 +209,40 @@ def main(argv=None):
     ap.add_argument("--gpu", action="store_true")
     ap.add_argument("--big-end", type=float, default=1e6)
     ap.add_argument("--skip-big", action="store_true")
+    ap.add_argument("--big3d", action="store_true",
+                    help="GPU: 512³ fp64 spectral adaptive to t = 10⁴ (observables every 100)")
     ap.add_argument("--skip-compare", action="store_true")
     ap.add_argument("--profile", action="store_true", help="GPU: the solver's step costs only")
+    ap.add_argument("--steady", action="store_true",
+                    help="GPU: the steady step through `simengine run` at the issue's grids")
+    ap.add_argument("--tree", default=None,
+                    help="--steady: run the simengine of this directory (e.g. main's tree), "
+                         "with a quarter of the steps")
+    ap.add_argument("--grids", default=None,
+                    help="--steady: comma-separated NxN[xN] grids (default: the issue's five)")
+    ap.add_argument("--precisions", default="float64,float32")
     args = ap.parse_args(argv)
+    if args.steady:
+        def pick(text):
+            want = {g.strip() for g in text.split(",") if g.strip()}
+            return [(sh, st) for sh, st in STEADY if "x".join(map(str, sh)) in want]
+
+        grids = pick(args.grids) if args.grids else STEADY
+        precs = [p for p in args.precisions.split(",") if p]
+        with tempfile.TemporaryDirectory() as d:
+            steady(Path(d), grids, precs, tree=args.tree,
+                   label=f"tree={args.tree}" if args.tree else "this-tree",
+                   scale=0.25 if args.tree else 1.0)
+        return 0
     if args.profile:
         sys.path.insert(0, str(ROOT))
         profile()
         return 0
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
+        if args.big3d:
+            big(1e4, tmp, n=512, dims=3, obs_dt=100)
+            return 0
         if args.gpu:
             if not args.skip_big:
                 big(args.big_end, tmp)

@@ -25,6 +25,9 @@ from . import energy
 from .scheme import SBDF2, Kernels
 from .transforms import SYMBOLS, Transform
 
+#: the fused GPU step (:mod:`.gpu_step`) indexes cells in 32 bits
+MAX_CELLS = 2 ** 32 - 1
+
 
 def stabilization_for(model, boundary, phi_range=None) -> float:
     """S = max(0, max f''(φ)) over the φ range the run can visit (the initial range, the
@@ -101,7 +104,14 @@ class SpectralFieldSolver:
                                        self.dtype, xp, workers)
         self.S = (stabilization_for(model, boundary, phi_range) if stabilization is None
                   else float(stabilization))
-        self.scheme = SBDF2(model, boundary, self.transform, kernels, self.S)
+        if backend == "cuda" and self.comm is None and self.cells < MAX_CELLS:
+            from .gpu_step import FusedSBDF2
+
+            self.scheme = FusedSBDF2(xp, model, grid, boundary, self.transform, self.S,
+                                     self.dtype)
+        else:
+            self.scheme = SBDF2(model, boundary, self.transform, kernels, self.S)
+        self.fused = bool(getattr(self.scheme, "fused", False))
         self.name = f"{backend}/spectral/{self.dtype.name}"
 
     def describe(self) -> str:
@@ -110,6 +120,8 @@ class SpectralFieldSolver:
                 + (f", scipy.fft workers {self.transform.workers}"
                    if self.xp is np and self.transform.workers else "")
                 + (", cuFFT" if self.backend == "cuda" else "")
+                + (f" ({self.scheme.fft.name}), fused step and reductions, one read per "
+                   f"adaptive trial" if self.fused else "")
                 + (f", {self.comm.size} slabs of axis 0, transposed through MPI alltoall"
                    if self.comm is not None else ""))
 
@@ -149,18 +161,30 @@ class SpectralFieldSolver:
         self.steps += 1
 
     def _energy_of(self, phi) -> float:
+        if self.fused:
+            return self.scheme.energy_of_sums(self.scheme.sums(phi))
         if self.comm is None:
             return energy.free_energy(phi, self.model, self.grid, self.boundary, self.xp)
         return self._merged(self._partials_of(phi))["free_energy"]
 
     def energy(self) -> float:
+        if self.fused:  # kept from the accepted trial's reduction
+            return self.scheme.energy()
         return self._energy_of(self.scheme.phi)
 
     def trial_energy(self) -> float:
+        if self.fused:  # computed with the trial's error estimate, in the same read
+            return self.scheme.trial_energy()
         return self._energy_of(self.scheme.trial_phi)
 
     # ------------------------------------------------------------------ observables
     def _partials_of(self, phi):
+        if self.fused:
+            from ..observables import FieldPartials
+
+            v = self.scheme.sums(phi)
+            return FieldPartials(self.cells, float(v[1]), float(v[3]), float(v[4]),
+                                 float(v[5]), float(v[6]))
         if self.comm is None:
             return energy.partials(phi, self.model, self.boundary, self.xp)
         from .slabs import slab_partials
