@@ -130,7 +130,7 @@ class NumpyPlans:
 
 
 class HostReal:
-    """CupyTransform's contract (orthonormal real transforms) with scipy."""
+    """TransformCopy's contract (orthonormal real transforms) with scipy."""
 
     ncomp = 1
     scale = 1.0
@@ -146,26 +146,36 @@ class HostReal:
         real[...] = self.tr.inverse(np.asarray(spec))
 
 
-def pair(shape, kind, precision="float64", symbol="fd"):
+def pair(shape, kind, precision="float64", symbol="fd", cpu=False):
     model, grid = CahnHilliard(), Grid(shape)
     b = Boundary(kind, 0.3 if kind == "fixed" else 0.0)
     S = stabilization_for(model, b, (-0.4, 0.4))
     dt = np.dtype(precision)
     host_tr = Transform(shape, grid.spacing, kind, symbol, dt, np)
     host = SBDF2(model, b, host_tr, Kernels(np, dt), S)
-    fft = NumpyPlans(shape) if kind == "periodic" else HostReal(host_tr)
-    fused = FusedSBDF2(FakeCp, model, grid, b, host_tr, S, dt, module=Twins(shape), fft=fft)
+    if cpu:  # the numba module and scipy.fft: what the CPU solver runs
+        from simengine.field.spectral.cpu_kernels import CpuModule, HostArrays, ScipyPlans
+        from simengine.field.spectral.gpu_step import TransformCopy
+
+        fft = ScipyPlans(shape, 2) if kind == "periodic" else TransformCopy(host_tr)
+        fused = FusedSBDF2(HostArrays, model, grid, b, host_tr, S, dt, module=CpuModule(),
+                           fft=fft)
+    else:
+        fft = NumpyPlans(shape) if kind == "periodic" else HostReal(host_tr)
+        fused = FusedSBDF2(FakeCp, model, grid, b, host_tr, S, dt, module=Twins(shape),
+                           fft=fft)
     phi0 = (0.3 * np.random.default_rng(2).standard_normal(shape)).astype(dt)
     host.load(phi0)
     fused.load(phi0)
     return host, fused, model, grid, b
 
 
+@pytest.mark.parametrize("cpu", [False, True], ids=["twins", "numba"])
 @pytest.mark.parametrize("shape,kind", [((12, 10), "periodic"), ((6, 5, 8), "periodic"),
                                         ((12, 9), "mirror"), ((7, 6, 5), "fixed"),
                                         ((15,), "periodic")])
-def test_fused_fixed_steps_equal_the_host_scheme(shape, kind):
-    host, fused, *_ = pair(shape, kind)
+def test_fused_fixed_steps_equal_the_host_scheme(shape, kind, cpu):
+    host, fused, *_ = pair(shape, kind, cpu=cpu)
     host.step(0.1, 3)
     fused.step(0.1, 3)
     np.testing.assert_allclose(fused.phi, host.phi, rtol=0, atol=1e-13)
@@ -176,10 +186,11 @@ def test_fused_fixed_steps_equal_the_host_scheme(shape, kind):
     assert not np.isnan(np.asarray(fused.phi)).any()
 
 
+@pytest.mark.parametrize("cpu", [False, True], ids=["twins", "numba"])
 @pytest.mark.parametrize("shape,kind", [((12, 10), "periodic"), ((12, 9), "mirror"),
-                                        ((7, 6, 5), "fixed")])
-def test_fused_trials_give_the_host_error_and_energy(shape, kind):
-    host, fused, model, grid, b = pair(shape, kind)
+                                        ((7, 6, 5), "fixed"), ((6, 5, 8), "periodic")])
+def test_fused_trials_give_the_host_error_and_energy(shape, kind, cpu):
+    host, fused, model, grid, b = pair(shape, kind, cpu=cpu)
     for dt in (0.2, 0.3, 0.25, 0.4):
         e_host = host.trial(dt)
         e_fused = fused.trial(dt)
@@ -205,10 +216,13 @@ def _energy(phi, model, grid, b):
     return energy.free_energy(phi, model, grid, b, np)
 
 
-def test_sums_are_the_field_partials():
-    _, fused, model, grid, b = pair((9, 8), "fixed")
+@pytest.mark.parametrize("cpu", [False, True], ids=["twins", "numba"])
+@pytest.mark.parametrize("kind,shape", [("fixed", (9, 8)), ("periodic", (5, 6, 7)),
+                                        ("mirror", (6, 4, 5))])
+def test_sums_are_the_field_partials(kind, shape, cpu):
+    _, fused, model, grid, b = pair(shape, kind, cpu=cpu)
     v = fused.sums()
-    p = observables.field_partials(np.asarray(fused.phi), 0, 9, model, b)
+    p = observables.field_partials(np.asarray(fused.phi), 0, shape[0], model, b)
     assert (v[1], v[3], v[4], v[5], v[6]) == pytest.approx(
         (p.sum_phi, p.sum_f, p.sum_grad2, p.min, p.max), rel=1e-12)
 

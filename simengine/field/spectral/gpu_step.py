@@ -59,13 +59,13 @@ class PlanTransform:
         self.inv.fft(spec, real, self._cufft.CUFFT_INVERSE)
 
 
-class CupyTransform:
+class TransformCopy:
     """Mirror / fixed: the orthonormal real transforms of :class:`.transforms.Transform`
-    (allocating; copied into the step's buffers)."""
+    (CuPy's or scipy's; they allocate, the result is copied into the step's buffers)."""
 
     def __init__(self, transform):
         self.tr = transform
-        self.name = f"cupyx {transform.name}"
+        self.name = transform.name + (" (cupyx)" if transform.xp is not np else "")
         self.scale = 1.0
         self.ncomp = 1
 
@@ -148,7 +148,7 @@ class FusedSBDF2:
         self.out = cp.empty(2 * gk.NSUMS, dtype=np.float64)
         if fft is None:
             fft = (PlanTransform(cp, self.shape, self.g, self.ghat)
-                   if self.kind == "periodic" else CupyTransform(transform))
+                   if self.kind == "periodic" else TransformCopy(transform))
         self.fft = fft
         self.ip, self.ic, self.iq = None, 0, 1  # indices of φⁿ⁻¹, φⁿ, candidate
         self.dt_prev = None
@@ -207,7 +207,8 @@ class FusedSBDF2:
                             (self.part, np.int32(gk.BLOCKS), self.out[slot * gk.NSUMS:]))
 
     def _read(self, slots=1):
-        return self.out[:slots * gk.NSUMS].get()
+        v = self.out[:slots * gk.NSUMS]
+        return v.get() if hasattr(v, "get") else np.array(v)
 
     def energy_of_sums(self, v) -> float:
         h = float(self.grid.spacing)

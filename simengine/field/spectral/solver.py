@@ -104,11 +104,19 @@ class SpectralFieldSolver:
                                        self.dtype, xp, workers)
         self.S = (stabilization_for(model, boundary, phi_range) if stabilization is None
                   else float(stabilization))
-        if backend == "cuda" and self.comm is None and self.cells < MAX_CELLS:
-            from .gpu_step import FusedSBDF2
+        if self.comm is None and self.cells < MAX_CELLS:
+            from .gpu_step import FusedSBDF2, TransformCopy
 
-            self.scheme = FusedSBDF2(xp, model, grid, boundary, self.transform, self.S,
-                                     self.dtype)
+            if backend == "cuda":
+                self.scheme = FusedSBDF2(xp, model, grid, boundary, self.transform, self.S,
+                                         self.dtype)
+            else:  # the same step with numba kernels and scipy.fft (workers = threads)
+                from .cpu_kernels import CpuModule, HostArrays, ScipyPlans
+
+                fft = (ScipyPlans(grid.shape, workers) if boundary.kind == "periodic"
+                       else TransformCopy(self.transform))
+                self.scheme = FusedSBDF2(HostArrays, model, grid, boundary, self.transform,
+                                         self.S, self.dtype, module=CpuModule(), fft=fft)
         else:
             self.scheme = SBDF2(model, boundary, self.transform, kernels, self.S)
         self.fused = bool(getattr(self.scheme, "fused", False))
@@ -120,8 +128,10 @@ class SpectralFieldSolver:
                 + (f", scipy.fft workers {self.transform.workers}"
                    if self.xp is np and self.transform.workers else "")
                 + (", cuFFT" if self.backend == "cuda" else "")
-                + (f" ({self.scheme.fft.name}), fused step and reductions, one read per "
-                   f"adaptive trial" if self.fused else "")
+                + ((f" ({self.scheme.fft.name}), fused step and reductions, one read per "
+                    f"adaptive trial") if self.fused and self.backend == "cuda" else "")
+                + (", fused numba step and reductions" if self.fused and self.backend == "cpu"
+                   else "")
                 + (f", {self.comm.size} slabs of axis 0, transposed through MPI alltoall"
                    if self.comm is not None else ""))
 

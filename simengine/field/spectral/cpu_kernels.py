@@ -1,0 +1,188 @@
+"""The fused spectral step's kernels (:mod:`.gpu_kernels`) for the CPU: numba, parallel over the
+run's threads, the same arguments as the CUDA launches (``grid``/``block`` ignored), so
+:class:`.gpu_step.FusedSBDF2` drives both. Differences from the CUDA module: ``sb_sums`` writes
+the totals themselves into ``part[:7]`` (numba's parallel reduction), ``sb_final`` copies them.
+
+The transforms are ``scipy.fft`` with ``workers`` = the run's threads (:class:`ScipyPlans`:
+periodic, real FFT with the inverse unnormalised like cuFFT's; mirror / fixed through
+:class:`.gpu_step.TransformCopy`).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+
+@njit(parallel=True, cache=True)
+def _g(phi, prev, g, w, have, a0, a1, a2, a3, fv, sc, v):
+    for i in prange(phi.size):
+        p = phi[i]
+        s = (1 + w) * p - w * prev[i] if have else p
+        g[i] = a0 + s * (a1 + s * (a2 + s * a3)) - fv - sc * (s - v)
+
+
+@njit(parallel=True, cache=True)
+def _update(hat, prev, ghat, out, ns, ncomp, tab, m1, m2, o1, o2, mob, kap, stab, c1, c2, a,
+            dt, scale, have):
+    for k in prange(ns):
+        i2 = k % m2
+        r = k // m2
+        lam = tab[r // m1] + tab[o1 + r % m1] + tab[o2 + i2]
+        mlam = mob * lam
+        dop = mob * kap * lam * lam - mob * stab * lam
+        den = a + dt * dop
+        for c in range(ncomp):
+            j = k * ncomp + c
+            num = c1 * hat[j] + dt * mlam * ghat[j]
+            if have:
+                num = num - c2 * prev[j]
+            o = num / den
+            out[j] = o
+            ghat[j] = o * scale
+
+
+@njit(parallel=True, cache=True)
+def _sums(x, y, z, mode, w, n0, n1, n2, nd, kind, v, a0, b1, b2, a3):
+    sd = 0.0
+    sx = 0.0
+    sxx = 0.0
+    sf = 0.0
+    sg = 0.0
+    mn = np.inf
+    mx = -np.inf
+    rows = n0 * n1
+    for r in prange(rows):
+        j0 = r // n1
+        j1 = r % n1
+        base = r * n2
+        for j2 in range(n2):
+            i = base + j2
+            p = np.float64(x[i])
+            sx += p
+            sxx += p * p
+            sf += p * (a0 + p * (b1 + p * (b2 + p * a3 / 4.0)))
+            mn = min(mn, p)
+            mx = max(mx, p)
+            g = 0.0
+            if nd >= 3:
+                g += _axis_term(x, i, p, j0, n0, n1 * n2, kind, v)
+            if nd >= 2:
+                g += _axis_term(x, i, p, j1, n1, n2, kind, v)
+            g += _axis_term(x, i, p, j2, n2, 1, kind, v)
+            sg += g
+            if mode == 1:
+                d = p - np.float64(y[i])
+                sd += d * d
+            elif mode == 2:
+                d = p - np.float64((1 + w) * y[i] - w * z[i])
+                sd += d * d
+    return sd, sx, sxx, sf, sg, mn, mx
+
+
+@njit(cache=True, inline="always")
+def _axis_term(x, i, p, j, m, s, kind, v):
+    t = 0.0
+    if j + 1 < m:
+        d = np.float64(x[i + s]) - p
+        t += d * d
+    elif kind == 0:
+        d = np.float64(x[i - j * s]) - p
+        t += d * d
+    elif kind == 2:
+        d = v - p
+        t += d * d
+    if kind == 2 and j == 0:
+        d = p - v
+        t += d * d
+    return t
+
+
+@njit(parallel=True, cache=True)
+def _combine(x, y, z, a, b):
+    for i in prange(x.size):
+        z[i] = a * x[i] + b * y[i]
+
+
+@njit(parallel=True, cache=True)
+def _shift(x, v):
+    for i in prange(x.size):
+        x[i] = x[i] + v
+
+
+def _flat(a):
+    return a.reshape(-1)
+
+
+class CpuModule:
+    """``get_function(name)`` → a callable taking the CUDA launch's ``(grid, block, args)``."""
+
+    def get_function(self, name):
+        return getattr(self, name)
+
+    @staticmethod
+    def sb_g(grid, block, args):
+        phi, prev, g, n, w, have = args[:6]
+        _g(_flat(phi), _flat(prev), _flat(g), w, bool(have), *args[6:])
+
+    @staticmethod
+    def sb_update(grid, block, args):
+        hat, prev, ghat, out, ns, ncomp, tab, m1, m2, o1, o2 = args[:11]
+        _update(_flat(hat), _flat(prev), _flat(ghat), _flat(out), int(ns), int(ncomp), tab,
+                int(m1), int(m2), int(o1), int(o2), *args[11:19], bool(args[19]))
+
+    @staticmethod
+    def sb_sums(grid, block, args):
+        x, y, z, mode, w, n0, n1, n2, nd, kind, v, a0, b1, b2, a3, part = args
+        part[:7] = _sums(_flat(x), _flat(y), _flat(z), int(mode), w, int(n0), int(n1),
+                         int(n2), int(nd), int(kind), float(v), float(a0), float(b1),
+                         float(b2), float(a3))
+
+    @staticmethod
+    def sb_final(grid, block, args):
+        part, _nblocks, out = args
+        out[:7] = part[:7]
+
+    @staticmethod
+    def sb_combine(grid, block, args):
+        x, y, z, _n, a, b = args
+        _combine(_flat(x), _flat(y), _flat(z), a, b)
+
+    @staticmethod
+    def sb_shift(grid, block, args):
+        x, _n, v = args
+        _shift(_flat(x), v)
+
+
+class HostArrays:
+    """The three array constructors :class:`.gpu_step.FusedSBDF2` calls, on the host."""
+
+    empty = staticmethod(np.empty)
+    empty_like = staticmethod(np.empty_like)
+
+    @staticmethod
+    def asarray(a, dtype=None):
+        return np.asarray(a, dtype=dtype)
+
+
+class ScipyPlans:
+    """Periodic: ``scipy.fft.rfftn`` / ``irfftn`` (unnormalised inverse, like cuFFT's C2R;
+    ``norm="forward"`` puts the 1/N on the forward side, which the update applies itself)."""
+
+    ncomp = 2
+
+    def __init__(self, shape, workers):
+        import scipy.fft as sfft
+
+        self.f, self.shape = sfft, tuple(int(n) for n in shape)
+        self.kw = {"workers": workers} if workers else {}
+        self.scale = 1.0 / math.prod(self.shape)
+        self.name = f"scipy.fft rfftn, workers {workers}"
+
+    def forward(self, real, spec):
+        spec[...] = self.f.rfftn(real, **self.kw)
+
+    def inverse(self, spec, real):
+        real[...] = self.f.irfftn(spec, s=self.shape, norm="forward", overwrite_x=True,
+                                  **self.kw)
