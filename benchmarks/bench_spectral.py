@@ -172,6 +172,61 @@ def steady(tmp, grids, precisions, tree=None, label="this tree", scale=1.0):
     return rows
 
 
+def cpu_step(n=1024, repeat=8):
+    """CPU, one process, fp64, periodic: the solver's step against a plain NumPy/scipy.fft SBDF2
+    step (scipy.fft without workers, NumPy pointwise expressions, the error norm as NumPy
+    writes it), both from the same state, best of ``repeat``."""
+    import numba
+    import numpy as np
+    import scipy.fft as sfft
+
+    from simengine.field.initial import noise
+    from simengine.field.model import Boundary, CahnHilliard, Grid
+    from simengine.field.spectral.solver import SpectralFieldSolver
+    from simengine.field.spectral.transforms import laplacian_symbol
+
+    g = Grid((n, n))
+    phi0 = noise(g.shape, 0.0, 0.05, 1)
+    s = SpectralFieldSolver(CahnHilliard(), g, Boundary("periodic"), dt=0.5, backend="cpu")
+    s.load(phi0)
+    s.advance(3)
+    phi, prev = s.state(), phi0.copy()
+    hat, prev_hat = sfft.rfftn(phi), sfft.rfftn(prev)
+    lam = laplacian_symbol(g.shape, 1.0, "periodic")
+    S, dt, w = s.S, 0.5, 1.0
+    dop = lam * lam - S * lam
+
+    def plain():
+        star = (1 + w) * phi - w * prev
+        gg = star ** 3 - star - S * star
+        gh = sfft.rfftn(gg)
+        nh = ((1 + w) * hat - w * w / (1 + w) * prev_hat + dt * lam * gh) / \
+            ((1 + 2 * w) / (1 + w) + dt * dop)
+        new = sfft.irfftn(nh, s=g.shape)
+        d = new - star
+        return float(np.mean(d * d)) / float(np.var(new))
+
+    def best(fn):
+        fn()
+        ts = []
+        for _ in range(repeat):
+            t = time.perf_counter()
+            fn()
+            ts.append(time.perf_counter() - t)
+        return 1e3 * min(ts)
+
+    def trial():
+        s.trial(0.5)
+        s.trial_energy()
+        s.accept()
+
+    p, f, a = best(plain), best(lambda: s.advance(1)), best(trial)
+    print(f"CPU {n}² fp64, {numba.get_num_threads()} threads: plain NumPy/scipy.fft SBDF2 step "
+          f"(error norm included) {p:.1f} ms; simengine fixed step {f:.1f} ms ({p / f:.1f}x), "
+          f"adaptive trial + energy + accept {a:.1f} ms ({p / a:.1f}x) | {s.describe()}",
+          flush=True)
+
+
 def profile(n=4096, precision="float64", steps=50):
     """ms per fixed SBDF2 step, per adaptive trial (step + error estimate) and per free-energy
     check of the GPU solver alone (the cost behind the CLI figures)."""
@@ -221,7 +276,13 @@ def main(argv=None):
     ap.add_argument("--grids", default=None,
                     help="--steady: comma-separated NxN[xN] grids (default: the issue's five)")
     ap.add_argument("--precisions", default="float64,float32")
+    ap.add_argument("--cpu-step", type=int, default=0, metavar="N",
+                    help="CPU: the solver's step at N² against a plain NumPy/scipy.fft step")
     args = ap.parse_args(argv)
+    if args.cpu_step:
+        sys.path.insert(0, str(ROOT))
+        cpu_step(args.cpu_step)
+        return 0
     if args.steady:
         def pick(text):
             want = {g.strip() for g in text.split(",") if g.strip()}

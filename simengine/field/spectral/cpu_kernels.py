@@ -26,21 +26,23 @@ def _g(phi, prev, g, w, have, a0, a1, a2, a3, fv, sc, v):
 @njit(parallel=True, cache=True)
 def _update(hat, prev, ghat, out, ns, ncomp, tab, m1, m2, o1, o2, mob, kap, stab, c1, c2, a,
             dt, scale, have):
-    for k in prange(ns):
-        i2 = k % m2
-        r = k // m2
-        lam = tab[r // m1] + tab[o1 + r % m1] + tab[o2 + i2]
-        mlam = mob * lam
-        dop = mob * kap * lam * lam - mob * stab * lam
-        den = a + dt * dop
-        for c in range(ncomp):
-            j = k * ncomp + c
-            num = c1 * hat[j] + dt * mlam * ghat[j]
-            if have:
-                num = num - c2 * prev[j]
-            o = num / den
-            out[j] = o
-            ghat[j] = o * scale
+    rows = ns // m2
+    for r in prange(rows):  # one row of the last axis at a time: no division per mode
+        lr = tab[r // m1] + tab[o1 + r % m1]
+        base = r * m2 * ncomp
+        for i2 in range(m2):
+            lam = lr + tab[o2 + i2]
+            mlam = mob * lam
+            dop = mob * kap * lam * lam - mob * stab * lam
+            den = a + dt * dop
+            for c in range(ncomp):
+                j = base + i2 * ncomp + c
+                num = c1 * hat[j] + dt * mlam * ghat[j]
+                if have:
+                    num = num - c2 * prev[j]
+                o = num / den
+                out[j] = o
+                ghat[j] = o * scale
 
 
 @njit(parallel=True, cache=True)
@@ -57,46 +59,65 @@ def _sums(x, y, z, mode, w, n0, n1, n2, nd, kind, v, a0, b1, b2, a3):
         j0 = r // n1
         j1 = r % n1
         base = r * n2
+        # the row one step further along axis 1 / axis 0 (the wrapped row for periodic; -1:
+        # none, a wall for fixed)
+        up1 = base + n2 if j1 + 1 < n1 else (base - j1 * n2 if kind == 0 else -1)
+        up0 = base + n1 * n2 if j0 + 1 < n0 else (base - j0 * n1 * n2 if kind == 0 else -1)
+        rsx = 0.0
+        rsxx = 0.0
+        rsf = 0.0
+        rsg = 0.0
+        rsd = 0.0
+        rmn = np.inf
+        rmx = -np.inf
         for j2 in range(n2):
             i = base + j2
             p = np.float64(x[i])
-            sx += p
-            sxx += p * p
-            sf += p * (a0 + p * (b1 + p * (b2 + p * a3 / 4.0)))
-            mn = min(mn, p)
-            mx = max(mx, p)
-            g = 0.0
-            if nd >= 3:
-                g += _axis_term(x, i, p, j0, n0, n1 * n2, kind, v)
+            rsx += p
+            rsxx += p * p
+            rsf += p * (a0 + p * (b1 + p * (b2 + p * a3 / 4.0)))
+            rmn = min(rmn, p)
+            rmx = max(rmx, p)
+            if j2 + 1 < n2:
+                d = np.float64(x[i + 1]) - p
+                rsg += d * d
             if nd >= 2:
-                g += _axis_term(x, i, p, j1, n1, n2, kind, v)
-            g += _axis_term(x, i, p, j2, n2, 1, kind, v)
-            sg += g
+                if up1 >= 0:
+                    d = np.float64(x[up1 + j2]) - p
+                    rsg += d * d
+                elif kind == 2:
+                    rsg += (v - p) * (v - p)
+                if kind == 2 and j1 == 0:
+                    rsg += (p - v) * (p - v)
+            if nd >= 3:
+                if up0 >= 0:
+                    d = np.float64(x[up0 + j2]) - p
+                    rsg += d * d
+                elif kind == 2:
+                    rsg += (v - p) * (v - p)
+                if kind == 2 and j0 == 0:
+                    rsg += (p - v) * (p - v)
             if mode == 1:
                 d = p - np.float64(y[i])
-                sd += d * d
+                rsd += d * d
             elif mode == 2:
                 d = p - np.float64((1 + w) * y[i] - w * z[i])
-                sd += d * d
+                rsd += d * d
+        # the last axis' wrap or walls
+        first = np.float64(x[base])
+        last = np.float64(x[base + n2 - 1])
+        if kind == 0:
+            rsg += (first - last) * (first - last)
+        elif kind == 2:
+            rsg += (v - last) * (v - last) + (first - v) * (first - v)
+        sx += rsx
+        sxx += rsxx
+        sf += rsf
+        sg += rsg
+        sd += rsd
+        mn = min(mn, rmn)
+        mx = max(mx, rmx)
     return sd, sx, sxx, sf, sg, mn, mx
-
-
-@njit(cache=True, inline="always")
-def _axis_term(x, i, p, j, m, s, kind, v):
-    t = 0.0
-    if j + 1 < m:
-        d = np.float64(x[i + s]) - p
-        t += d * d
-    elif kind == 0:
-        d = np.float64(x[i - j * s]) - p
-        t += d * d
-    elif kind == 2:
-        d = v - p
-        t += d * d
-    if kind == 2 and j == 0:
-        d = p - v
-        t += d * d
-    return t
 
 
 @njit(parallel=True, cache=True)
@@ -184,5 +205,11 @@ class ScipyPlans:
         spec[...] = self.f.rfftn(real, **self.kw)
 
     def inverse(self, spec, real):
-        real[...] = self.f.irfftn(spec, s=self.shape, norm="forward", overwrite_x=True,
-                                  **self.kw)
+        """``spec`` is destroyed: the complex axes in place, then the real one (≈ 20 % less
+        than ``irfftn``, which copies, measured at 1024²)."""
+        f, kw, nd = self.f, self.kw, len(self.shape)
+        if nd > 1:
+            spec = f.ifftn(spec, axes=tuple(range(nd - 1)), norm="forward", overwrite_x=True,
+                           **kw)
+        real[...] = f.irfft(spec, n=self.shape[-1], axis=-1, norm="forward", overwrite_x=True,
+                            **kw)
