@@ -113,7 +113,7 @@ def big(end, tmp, precision="float64", n=4096, dims=2, obs_dt=1000):
 
 #: the issue's grids of the steady-step table, and a rough cost per cell and step (to size runs)
 STEADY = [((512, 512), 200), ((4096, 4096), 200), ((8192, 8192), 60), ((256, 256, 256), 200),
-          ((512, 512, 512), 40)]
+          ((512, 512, 512), 40), ((16384, 16384), 20)]
 
 
 def steady_scenario(path, shape, steps, precision, backend="cuda"):
@@ -128,15 +128,28 @@ def steady_scenario(path, shape, steps, precision, backend="cuda"):
     return path
 
 
-def run_tree(scen, out, tree=None):
+def mpiexec(ranks):
+    """``mpiexec -n ranks`` (Open MPI: the environment's PYTHONPATH passed on), or [] for 1."""
+    if ranks <= 1:
+        return []
+    import shutil
+
+    exe = shutil.which("mpiexec") or str(Path(sys.executable).with_name("mpiexec"))
+    v = subprocess.run([exe, "--version"], capture_output=True, text=True).stdout
+    return [exe, "-n", str(ranks)] + (["-x", "PYTHONPATH"] if "Open MPI" in v else [])
+
+
+def run_tree(scen, out, tree=None, ranks=1):
     """``simengine run`` of ``scen`` with ``tree`` (a directory holding a simengine package)
-    first on the path (default: this tree): (process wall s, in-run wall s at the end)."""
+    first on the path (default: this tree), on ``ranks`` MPI ranks: (process wall s, in-run wall
+    s at the end, the start-up line naming the integrator)."""
     env = _env()
     if tree:
         env["PYTHONPATH"] = str(tree) + os.pathsep + env["PYTHONPATH"]
     t = time.perf_counter()
-    r = subprocess.run([sys.executable, "-m", "simengine", "run", str(scen), "-o", str(out),
-                        "--overwrite"], capture_output=True, text=True, env=env)
+    r = subprocess.run(mpiexec(ranks) + [sys.executable, "-m", "simengine", "run", str(scen),
+                                         "-o", str(out), "--overwrite"],
+                       capture_output=True, text=True, env=env)
     wall = time.perf_counter() - t
     if r.returncode != 0:
         raise RuntimeError(f"exit {r.returncode}: {r.stderr.strip()[-800:]}")
@@ -146,7 +159,7 @@ def run_tree(scen, out, tree=None):
     return wall, float(w[-1] - w[0]), (plan[0] if plan else "")
 
 
-def steady(tmp, grids, precisions, tree=None, label="this tree", scale=1.0):
+def steady(tmp, grids, precisions, tree=None, label="this tree", scale=1.0, ranks=1):
     """The steady step through ``simengine run``: the difference of a short and a long run of
     fixed steps (observables only at step 0 and at the end), per step."""
     rows = []
@@ -157,16 +170,16 @@ def steady(tmp, grids, precisions, tree=None, label="this tree", scale=1.0):
             name = "x".join(map(str, shape))
             try:
                 a = run_tree(steady_scenario(tmp / "a.yaml", shape, n1, prec), tmp / "a.h5",
-                             tree)
+                             tree, ranks)
                 b = run_tree(steady_scenario(tmp / "b.yaml", shape, n2, prec), tmp / "b.h5",
-                             tree)
+                             tree, ranks)
             except RuntimeError as exc:
                 print(f"steady {label} {name} {prec}: FAILED {exc}", flush=True)
                 continue
             inrun = 1e3 * (b[1] - a[1]) / (n2 - n1)
             proc = 1e3 * (b[0] - a[0]) / (n2 - n1)
             rows.append((name, prec, inrun))
-            print(f"steady {label} {name} {prec}: {inrun:.3f} ms/step in the run "
+            print(f"steady {label} ranks={ranks} {name} {prec}: {inrun:.3f} ms/step in the run "
                   f"({proc:.3f} by process wall; {n1} vs {n2} steps) | {b[2][:160]}",
                   flush=True)
     return rows
@@ -274,8 +287,12 @@ def main(argv=None):
                     help="--steady: run the simengine of this directory (e.g. main's tree), "
                          "with a quarter of the steps")
     ap.add_argument("--grids", default=None,
-                    help="--steady: comma-separated NxN[xN] grids (default: the issue's five)")
+                    help="--steady: comma-separated NxN[xN] grids (default: the issue's five; "
+                         "16384x16384 on request)")
     ap.add_argument("--precisions", default="float64,float32")
+    ap.add_argument("--ranks", type=int, default=1,
+                    help="--steady: through `mpiexec -n RANKS simengine run` (one GPU per rank "
+                         "where there are as many; ranks share the GPUs otherwise)")
     ap.add_argument("--cpu-step", type=int, default=0, metavar="N",
                     help="CPU: the solver's step at N² against a plain NumPy/scipy.fft step")
     args = ap.parse_args(argv)
@@ -288,12 +305,12 @@ def main(argv=None):
             want = {g.strip() for g in text.split(",") if g.strip()}
             return [(sh, st) for sh, st in STEADY if "x".join(map(str, sh)) in want]
 
-        grids = pick(args.grids) if args.grids else STEADY
+        grids = pick(args.grids) if args.grids else STEADY[:5]
         precs = [p for p in args.precisions.split(",") if p]
         with tempfile.TemporaryDirectory() as d:
             steady(Path(d), grids, precs, tree=args.tree,
                    label=f"tree={args.tree}" if args.tree else "this-tree",
-                   scale=0.25 if args.tree else 1.0)
+                   scale=0.25 if args.tree else 1.0, ranks=args.ranks)
         return 0
     if args.profile:
         sys.path.insert(0, str(ROOT))

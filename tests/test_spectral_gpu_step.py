@@ -236,3 +236,42 @@ def test_symbol_table_is_the_laplacian_symbol():
         lam = tab[i0] + tab[o1 + i1] + tab[o2 + i2]
         want = laplacian_symbol(shape, 1.0, kind, "exact")
         np.testing.assert_array_equal(lam.reshape(want.shape), want)
+
+
+class HostCupy:
+    """NumPy under another name, with CuPy's ``asnumpy``: the slab transform's device branch
+    (host staging of the transpose, DST-I through the odd extension) run on the host."""
+
+    def __getattr__(self, name):
+        return getattr(np, name)
+
+    @staticmethod
+    def asnumpy(a):
+        return np.array(a)
+
+
+class OneRank:
+    rank, size, local_rank = 0, 1, 0
+
+    @staticmethod
+    def alltoall(blocks):
+        assert all(type(b) is np.ndarray for b in blocks)  # host copies go to MPI
+        return list(blocks)
+
+
+@pytest.mark.parametrize("shape", [(12, 10), (6, 5, 8)], ids=str)
+@pytest.mark.parametrize("kind", ["periodic", "mirror", "fixed"])
+def test_slab_transform_device_branch_equals_the_whole_grid_transform(shape, kind):
+    import scipy.fft as sfft
+
+    from simengine.field.spectral.slabs import SlabTransform
+
+    xp = HostCupy()
+    st = SlabTransform(shape, 1.0, kind, "fd", np.float64, OneRank(), [(0, shape[0])], xp=xp,
+                       fft=sfft)
+    assert "host memory" in st.transport
+    tr = Transform(shape, 1.0, kind, "fd", np.float64, np)
+    a = np.random.default_rng(5).standard_normal(shape)
+    np.testing.assert_allclose(st.forward(a), tr.forward(a), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(st.inverse(tr.forward(a)), a, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(np.asarray(st.lam), tr.lam)

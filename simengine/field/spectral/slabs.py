@@ -1,4 +1,4 @@
-"""The spectral solve on slabs of axis 0, one per MPI rank (CPU).
+"""The spectral solve on slabs of axis 0, one per MPI rank (CPU, or one GPU per rank with CuPy).
 
 Each rank holds rows ``[start, stop)`` of the real field. A forward transform runs the boundary's
 1-D transforms along axes 1 … d−1 on the rank's rows, transposes (``comm.alltoall``, the layout
@@ -10,6 +10,12 @@ splits whole modes), the symbol is that block of the one-process symbol, and the
 is local: the result equals the one-process run to rounding (the reductions add in another
 order). The error estimate and the free energy are reduced over the ranks, so every rank takes
 the same accept/reject decisions.
+
+On GPUs (``xp`` = CuPy) the 1-D transforms are cuFFT through ``cupyx.scipy.fft`` (DST-I through
+the odd extension, :func:`.transforms._dst1_axis_xp`) and the transpose is staged through host
+memory: the blocks are copied to the host, exchanged by ``alltoall`` and copied back (the GPU
+host's MPI is not CUDA-aware; docs/field.md). The observables' partial sums of a slab are
+computed from its host copy.
 """
 from __future__ import annotations
 
@@ -17,16 +23,18 @@ import numpy as np
 
 from ..observables import FieldPartials, field_partials, split_cols
 from .scheme import Kernels, relative
-from .transforms import TRANSFORM_NAMES, axis_symbol
+from .transforms import TRANSFORM_NAMES, _dst1_axis_xp, axis_symbol
 
 
-def _axis(f, kind, a, ax, forward, n=None, workers=None):
-    """One axis of the boundary's transform (``f``: scipy.fft); complex FFT on every axis but
-    the last of a periodic field (rfft there)."""
-    kw = {"workers": workers} if workers else {}
+def _axis(f, kind, a, ax, forward, n=None, workers=None, xp=np):
+    """One axis of the boundary's transform (``f``: scipy.fft or cupyx.scipy.fft); complex FFT
+    on every axis but the last of a periodic field (rfft there)."""
+    kw = {"workers": workers} if workers and xp is np else {}
     if kind == "mirror":
         return (f.dct if forward else f.idct)(a, type=2, norm="ortho", axis=ax, **kw)
     if kind == "fixed":
+        if xp is not np:  # CuPy has no DST-I; orthonormal DST-I is its own inverse
+            return _dst1_axis_xp(a, ax, xp)
         return (f.dst if forward else f.idst)(a, type=1, norm="ortho", axis=ax, **kw)
     last = ax == a.ndim - 1
     if forward:
@@ -37,15 +45,23 @@ def _axis(f, kind, a, ax, forward, n=None, workers=None):
 class SlabTransform:
     """:class:`.transforms.Transform`'s interface over one rank's slab (collective calls)."""
 
-    def __init__(self, shape, h, kind, symbol, dtype, comm, rows, workers=None):
-        import scipy.fft as sfft
+    def __init__(self, shape, h, kind, symbol, dtype, comm, rows, workers=None, xp=np,
+                 fft=None):
+        """``fft``: the transforms' module (default scipy.fft for NumPy, cupyx.scipy.fft for
+        CuPy; the host tests pass scipy.fft with a stand-in for CuPy)."""
+        if fft is not None:
+            sfft = fft
+        elif xp is np:
+            import scipy.fft as sfft
+        else:
+            import cupyx.scipy.fft as sfft
 
         if kind not in TRANSFORM_NAMES:
             raise ValueError(f"unknown boundary {kind!r}")
         if len(shape) < 2:
             raise ValueError("integrator spectral on MPI ranks needs a grid of 2 or 3 axes")
         self.shape = tuple(int(n) for n in shape)
-        self.kind, self.symbol, self.xp = kind, symbol, np
+        self.kind, self.symbol, self.xp = kind, symbol, xp
         self.dtype = np.dtype(dtype)
         self.name = TRANSFORM_NAMES[kind]
         self.workers = workers
@@ -64,38 +80,53 @@ class SlabTransform:
                 s = s[c0:c1]
             view = s.reshape([-1 if a == ax else 1 for a in range(nd)])
             lam = view if lam is None else lam + view
-        self.lam = np.ascontiguousarray(lam.astype(self.dtype))
+        self.lam = xp.asarray(np.ascontiguousarray(lam.astype(self.dtype)))
         self.complex = kind == "periodic"
         self.spectrum_shape = tuple(self.lam.shape)
+        #: how the transpose moves the blocks (the start-up log quotes it)
+        self.transport = ("MPI alltoall" if xp is np else
+                          "MPI alltoall, staged through host memory (device → host, alltoall, "
+                          "host → device; MPI is not assumed CUDA-aware)")
+
+    def _alltoall(self, blocks, axis):
+        """Exchange the blocks (rank q gets ``blocks[q]``) and join what arrives along ``axis``
+        (device blocks through host copies)."""
+        xp = self.xp
+        if xp is np:
+            return np.concatenate(self.comm.alltoall(blocks), axis=axis)
+        got = self.comm.alltoall([xp.asnumpy(b) for b in blocks])
+        return xp.concatenate([xp.asarray(g) for g in got], axis=axis)
 
     def forward(self, a):
+        xp, f = self.xp, self._f
         for ax in range(a.ndim - 1, 0, -1):  # the last axis first (rfft), then the others
-            a = _axis(self._f, self.kind, a, ax, True, workers=self.workers)
-        send = [np.ascontiguousarray(a[:, c0:c1]) for c0, c1 in self.cols]
-        a = np.concatenate(self.comm.alltoall(send), axis=0)
-        return _axis(self._f, self.kind, a, 0, True, workers=self.workers)
+            a = _axis(f, self.kind, a, ax, True, workers=self.workers, xp=xp)
+        a = self._alltoall([xp.ascontiguousarray(a[:, c0:c1]) for c0, c1 in self.cols], 0)
+        return _axis(f, self.kind, a, 0, True, workers=self.workers, xp=xp)
 
     def inverse(self, s):
-        s = _axis(self._f, self.kind, s, 0, False, workers=self.workers)
-        send = [np.ascontiguousarray(s[r0:r1]) for r0, r1 in self.rows]
-        s = np.concatenate(self.comm.alltoall(send), axis=1)
+        xp, f = self.xp, self._f
+        s = _axis(f, self.kind, s, 0, False, workers=self.workers, xp=xp)
+        s = self._alltoall([xp.ascontiguousarray(s[r0:r1]) for r0, r1 in self.rows], 1)
         for ax in range(1, s.ndim):
-            s = _axis(self._f, self.kind, s, ax, False, n=self.shape[ax], workers=self.workers)
-        return s.real if np.iscomplexobj(s) else s
+            s = _axis(f, self.kind, s, ax, False, n=self.shape[ax], workers=self.workers,
+                      xp=xp)
+        return s.real if s.dtype.kind == "c" else s
 
 
 class SlabKernels(Kernels):
     """The pointwise parts on one slab; the error norm reduced over the ranks."""
 
-    def __init__(self, dtype, comm):
-        super().__init__(np, dtype)
+    def __init__(self, dtype, comm, xp=np):
+        super().__init__(xp, dtype)
         self.comm = comm
 
     def rms_diff(self, x, y) -> float:
+        xp = self.xp
         d = (x - y).astype(np.float64)
         x64 = x.astype(np.float64)
-        local = np.array([np.sum(d * d), np.sum(x64), np.sum(x64 * x64), x.size],
-                         dtype=np.float64)
+        local = xp.stack([xp.sum(d * d), xp.sum(x64), xp.sum(x64 * x64)])
+        local = np.append(local.get() if hasattr(local, "get") else local, x.size)
         sd2, sx, sxx, n = self.comm.allreduce_array(local, "sum")
         mean = sx / n
         return relative(sd2 / n, sxx / n - mean * mean)
@@ -106,6 +137,8 @@ def slab_partials(phi, comm, rows, model, boundary) -> FieldPartials:
     rank — rank 0's for the last rank of a periodic grid — is exchanged for the forward
     difference across the slab's top)."""
     r, size = comm.rank, comm.size
+    if hasattr(phi, "get"):  # a device slab: its host copy
+        phi = phi.get()
     first = np.ascontiguousarray(phi[:1])
     firsts = comm.allgather(first)
     top = r == size - 1

@@ -75,13 +75,13 @@ class SpectralFieldSolver:
         self.lo, self.hi = 0, int(b - a)
         self.owned_shape = (int(b - a),) + tuple(int(n) for n in grid.shape[1:])
         self.steps = 0
-        if self.comm is not None and backend != "cpu":
-            raise ValueError("integrator spectral on MPI ranks runs on the CPU (backend: cpu); "
-                             "its GPU form runs in one process")
         if backend == "cuda":
             cp = cupy_module()
+            if device is None and self.comm is not None:  # one GPU per rank (node-local)
+                device = self.comm.local_rank % cp.cuda.runtime.getDeviceCount()
             if device is not None:
                 cp.cuda.Device(int(device)).use()
+            self.device = device
             from .gpu import GpuKernels
 
             xp, kernels = cp, GpuKernels(cp, self.dtype)
@@ -96,9 +96,9 @@ class SpectralFieldSolver:
         if self.comm is not None:
             from .slabs import SlabKernels, SlabTransform
 
-            kernels = SlabKernels(self.dtype, self.comm)
+            kernels = SlabKernels(self.dtype, self.comm, xp)
             self.transform = SlabTransform(grid.shape, grid.spacing, boundary.kind, symbol,
-                                           self.dtype, self.comm, rows, workers)
+                                           self.dtype, self.comm, rows, workers, xp)
         else:
             self.transform = Transform(grid.shape, grid.spacing, boundary.kind, symbol,
                                        self.dtype, xp, workers)
@@ -132,8 +132,8 @@ class SpectralFieldSolver:
                     f"adaptive trial") if self.fused and self.backend == "cuda" else "")
                 + (", fused numba step and reductions" if self.fused and self.backend == "cpu"
                    else "")
-                + (f", {self.comm.size} slabs of axis 0, transposed through MPI alltoall"
-                   if self.comm is not None else ""))
+                + (f", {self.comm.size} slabs of axis 0, transposed through "
+                   f"{self.transform.transport}" if self.comm is not None else ""))
 
     # ------------------------------------------------------------------ state
     def load(self, phi) -> None:
