@@ -83,7 +83,7 @@ def bare(cp, shape, dtype, repeat):
     return _bench(naive, repeat), _bench(planned, repeat)
 
 
-def solver_parts(cp, shape, precision, repeat, label):
+def solver_parts(cp, shape, precision, repeat, label, boundary="periodic"):
     """The imported tree's solver: fixed step, adaptive trial, and each part of its step."""
     import numpy as np
 
@@ -92,7 +92,8 @@ def solver_parts(cp, shape, precision, repeat, label):
     from simengine.field.spectral.solver import SpectralFieldSolver
 
     g = Grid(tuple(shape))
-    s = SpectralFieldSolver(CahnHilliard(), g, Boundary("periodic"), dt=0.5,
+    b = Boundary(boundary, 0.3 if boundary == "fixed" else 0.0)
+    s = SpectralFieldSolver(CahnHilliard(), g, b, dt=0.5,
                             precision=precision, backend="cuda")
     s.load(noise(g.shape, 0.0, 0.05, 1, np.dtype(precision)))
     s.advance(3)
@@ -153,6 +154,8 @@ def main(argv=None):
     ap.add_argument("--precision", nargs="+", default=["float64", "float32"])
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--no-bare", action="store_true")
+    ap.add_argument("--boundary", default="periodic", help="the solver's boundary (the bare "
+                    "step is periodic)")
     args = ap.parse_args(argv)
     import cupy as cp
     import numpy as np
@@ -163,12 +166,13 @@ def main(argv=None):
     for n in args.sizes:
         shape = (n,) * args.dims
         for prec in args.precision:
-            label = f"{'x'.join(map(str, shape))} {prec}"
+            label = f"{'x'.join(map(str, shape))} {prec}" + (
+                f" {args.boundary}" if args.boundary != "periodic" else "")
             if not args.no_bare:
                 (g0, h0), (g1, h1) = bare(cp, shape, np.dtype(prec), args.repeat)
                 _say(label, "bare cupy step", g0, h0)
                 _say(label, "bare step, plans+buffers", g1, h1)
-            solver_parts(cp, shape, prec, args.repeat, label)
+            solver_parts(cp, shape, prec, args.repeat, label, args.boundary)
             cp.get_default_memory_pool().free_all_blocks()
     return 0
 

@@ -1,7 +1,9 @@
 """The fused spectral step's kernels (:mod:`.gpu_kernels`) for the CPU: numba, parallel over the
 run's threads, the same arguments as the CUDA launches (``grid``/``block`` ignored), so
 :class:`.gpu_step.FusedSBDF2` drives both. Differences from the CUDA module: ``sb_sums`` writes
-the totals themselves into ``part[:7]`` (numba's parallel reduction), ``sb_final`` copies them.
+the totals themselves into ``part[:7]`` (per-row sums in parallel, added in row order: the same
+result for any thread count), ``sb_final`` copies them. No scalar reduction across a parallel
+loop (numba 0.68's parfor pass rejected one on the GPU image: "unexpected cycle in lookup()").
 
 The transforms are ``scipy.fft`` with ``workers`` = the run's threads (:class:`ScipyPlans`:
 periodic, real FFT with the inverse unnormalised like cuFFT's; mirror / fixed through
@@ -46,23 +48,32 @@ def _update(hat, prev, ghat, out, ns, ncomp, tab, m1, m2, o1, o2, mob, kap, stab
 
 
 @njit(parallel=True, cache=True)
-def _sums(x, y, z, mode, w, n0, n1, n2, nd, kind, v, a0, b1, b2, a3):
-    sd = 0.0
-    sx = 0.0
-    sxx = 0.0
-    sf = 0.0
-    sg = 0.0
-    mn = np.inf
-    mx = -np.inf
-    rows = n0 * n1
-    for r in prange(rows):
+def _row_sums(x, y, z, mode, w, n0, n1, n2, nd, kind, v, a0, b1, b2, a3, acc):
+    """``acc[r]`` = the seven sums of row r of the last axis (no reduction variable across
+    the parallel loop: each row writes its own slot, added afterwards in order)."""
+    for r in prange(n0 * n1):
         j0 = r // n1
         j1 = r % n1
         base = r * n2
         # the row one step further along axis 1 / axis 0 (the wrapped row for periodic; -1:
         # none, a wall for fixed)
-        up1 = base + n2 if j1 + 1 < n1 else (base - j1 * n2 if kind == 0 else -1)
-        up0 = base + n1 * n2 if j0 + 1 < n0 else (base - j0 * n1 * n2 if kind == 0 else -1)
+        up1 = -1
+        if j1 + 1 < n1:
+            up1 = base + n2
+        elif kind == 0:
+            up1 = base - j1 * n2
+        up0 = -1
+        if j0 + 1 < n0:
+            up0 = base + n1 * n2
+        elif kind == 0:
+            up0 = base - j0 * n1 * n2
+        wall1 = nd >= 2 and kind == 2 and (j1 == 0 or j1 + 1 == n1)
+        wall0 = nd >= 3 and kind == 2 and (j0 == 0 or j0 + 1 == n0)
+        nwall = (1 if wall1 else 0) + (1 if wall0 else 0)
+        if nd >= 2 and kind == 2 and n1 == 1:
+            nwall += 1  # first and last face at once
+        if nd >= 3 and kind == 2 and n0 == 1:
+            nwall += 1
         rsx = 0.0
         rsxx = 0.0
         rsf = 0.0
@@ -76,27 +87,22 @@ def _sums(x, y, z, mode, w, n0, n1, n2, nd, kind, v, a0, b1, b2, a3):
             rsx += p
             rsxx += p * p
             rsf += p * (a0 + p * (b1 + p * (b2 + p * a3 / 4.0)))
-            rmn = min(rmn, p)
-            rmx = max(rmx, p)
+            if p < rmn:
+                rmn = p
+            if p > rmx:
+                rmx = p
+            t = 0.0
             if j2 + 1 < n2:
                 d = np.float64(x[i + 1]) - p
-                rsg += d * d
-            if nd >= 2:
-                if up1 >= 0:
-                    d = np.float64(x[up1 + j2]) - p
-                    rsg += d * d
-                elif kind == 2:
-                    rsg += (v - p) * (v - p)
-                if kind == 2 and j1 == 0:
-                    rsg += (p - v) * (p - v)
-            if nd >= 3:
-                if up0 >= 0:
-                    d = np.float64(x[up0 + j2]) - p
-                    rsg += d * d
-                elif kind == 2:
-                    rsg += (v - p) * (v - p)
-                if kind == 2 and j0 == 0:
-                    rsg += (p - v) * (p - v)
+                t += d * d
+            if nd >= 2 and up1 >= 0:
+                d = np.float64(x[up1 + j2]) - p
+                t += d * d
+            if nd >= 3 and up0 >= 0:
+                d = np.float64(x[up0 + j2]) - p
+                t += d * d
+            t += nwall * (p - v) * (p - v)
+            rsg += t
             if mode == 1:
                 d = p - np.float64(y[i])
                 rsd += d * d
@@ -110,14 +116,20 @@ def _sums(x, y, z, mode, w, n0, n1, n2, nd, kind, v, a0, b1, b2, a3):
             rsg += (first - last) * (first - last)
         elif kind == 2:
             rsg += (v - last) * (v - last) + (first - v) * (first - v)
-        sx += rsx
-        sxx += rsxx
-        sf += rsf
-        sg += rsg
-        sd += rsd
-        mn = min(mn, rmn)
-        mx = max(mx, rmx)
-    return sd, sx, sxx, sf, sg, mn, mx
+        acc[r, 0] = rsd
+        acc[r, 1] = rsx
+        acc[r, 2] = rsxx
+        acc[r, 3] = rsf
+        acc[r, 4] = rsg
+        acc[r, 5] = rmn
+        acc[r, 6] = rmx
+
+
+def _sums(x, y, z, mode, w, n0, n1, n2, nd, kind, v, a0, b1, b2, a3):
+    acc = np.empty((n0 * n1, 7))
+    _row_sums(x, y, z, mode, w, n0, n1, n2, nd, kind, v, a0, b1, b2, a3, acc)
+    s = acc[:, :5].sum(axis=0)
+    return (s[0], s[1], s[2], s[3], s[4], acc[:, 5].min(), acc[:, 6].max())
 
 
 @njit(parallel=True, cache=True)
