@@ -74,6 +74,8 @@ def command(args) -> int:
             summary, graph = parse_graph_file(sc, log=_note)
             lines.append(f"{name}: graph {summary}")
             n = graph.n if graph is not None else None
+        if spec.metrics.implied_note():
+            _note(spec.metrics.implied_note())
         s = spec.metrics.sources
         if n is not None and sample_note(s, n):
             _note(sample_note(s, n))

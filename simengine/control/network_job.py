@@ -40,6 +40,8 @@ class NetworkJob:
         self.graph = graph
         self.graph_seconds = graph_seconds      # generated or read: start-up
         m = spec.metrics
+        if m.implied_note():
+            self.log(m.implied_note())
         if isinstance(m.sources, list):
             from ..network.sources import listed_source_indices
 

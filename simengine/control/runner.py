@@ -128,6 +128,24 @@ def plan_network(sc: Scenario, comm, force=False, output=None, log=None):
     return on_root(comm, check, sc, comm.size, force, output, built[0]), built
 
 
+def start_job(sc: Scenario, comm, force=False, output=None, log=None):
+    """The run's start-up before any output exists: the resource check and the run's one plan
+    (on rank 0, broadcast), then the job built from it (``simengine validate`` makes the same
+    plan the same way, :func:`simengine.validate.network_plan`)."""
+    from .. import profile
+    from ..parallel import on_root
+    from ..resources import check
+
+    graph = None
+    with profile.phase("start-up: resources checked"):
+        if sc.kind == "network":       # the one plan reads the built graph
+            plan, graph = plan_network(sc, comm, force, output, log)
+        else:
+            plan = on_root(comm, check, sc, comm.size, force, output)
+    with profile.phase("start-up: solver set-up"):
+        return make_job(sc, log, comm, plan, graph)
+
+
 # =============================================================================== the controller
 class Runner:
     """Runs one scenario to completion (or to an interrupt), writing ``output``."""
@@ -220,25 +238,15 @@ class Runner:
                 self._lock = None
 
     def _run(self) -> int:
-        from ..parallel import bind_gpu, on_root
-
-        from ..resources import check
-
         from .. import profile
+        from ..parallel import bind_gpu, on_root
 
         profile.mark("run started")
         comm = self.comm
         with profile.phase("start-up: GPU bound"):
             device = bind_gpu(comm) if self.sc.spec.solver.backend in ("auto", "cuda") else None
         # memory estimates against the machine, before any large allocation or output file
-        graph = None
-        with profile.phase("start-up: resources checked"):
-            if self.sc.kind == "network":       # the one plan reads the built graph
-                plan, graph = plan_network(self.sc, comm, self.force, self.output, self.log)
-            else:
-                plan = on_root(comm, check, self.sc, comm.size, self.force, self.output)
-        with profile.phase("start-up: solver set-up"):
-            job = make_job(self.sc, self.log, comm, plan, graph)
+        job = start_job(self.sc, comm, self.force, self.output, self.log)
         self.log(job.run_plan.line)       # rank 0; the same line as simengine validate
         with profile.phase("start-up: output opened"):
             fresh, ck = on_root(comm, self._open, job)
