@@ -267,9 +267,7 @@ def test_validate_is_run_cpu(tmp_path, capsys, monkeypatch, kind, mode, directed
 
 #: the whole ``simengine run`` (output and its /plan) once per input kind
 WHOLE = [(kind, KINDS[kind][2][-1], kind not in ("metis",), "auto") for kind in KINDS] + [
-    ("metis-fmt", "none", False, "bfs"), ("edgelist", "none", False, "dobfs"),
-    ("mtx-pattern", "none", True, "msbfs"), ("dimacs", "int", True, "dial"),
-    ("edgelist", "int", False, "bfs")]
+    ("mtx-pattern", "none", True, "msbfs"), ("edgelist", "int", False, "bfs")]
 
 
 @pytest.mark.parametrize("kind,mode,directed,alg", WHOLE)
@@ -321,3 +319,50 @@ def test_predecessors_imply_distances_in_validate_and_run(tmp_path, capsys, monk
         d, p = f["distances"][()], f["predecessors"][()]
     assert d.shape == p.shape == (N, N)
     assert np.isfinite(d).all()
+
+
+#: the CUDA rows under the simulator (tiny graphs): every algorithm on a file of each weight
+#: kind, both directions, and on a generator; on a real GPU the same cases run on the device
+CUDA_CASES = [c for c in CASES if c[0] == "edgelist" or (c[0] == "generator" and not c[2])]
+
+
+@pytest.mark.parametrize("kind,mode,directed,alg", CUDA_CASES,
+                         ids=[f"{k}-{m}-{'dir' if d else 'und'}-{a}"
+                              for k, m, d, a in CUDA_CASES])
+def test_validate_is_run_cuda(tmp_path, capsys, monkeypatch, kind, mode, directed, alg):
+    monkeypatch.chdir(tmp_path)
+    check_case(tmp_path, capsys, kind, mode, directed, alg, backend="cuda")
+
+
+#: 2 MPI ranks: a representative case of each row family (the plan line is rank 0's, once)
+RANKS = [("metis-fmt", "none", False, "bfs"), ("dimacs", "int", True, "dial")]
+
+
+@pytest.mark.parametrize("kind,mode,directed,alg", RANKS)
+def test_two_ranks_run_the_validated_plan(tmp_path, capsys, monkeypatch, kind, mode, directed,
+                                          alg):
+    import os
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import h5py
+
+    monkeypatch.chdir(tmp_path)
+    scen = write_case(tmp_path, kind, mode, directed, alg)
+    line, verr = validate(capsys, scen)
+    assert line is not None, verr
+    mpiexec = shutil.which("mpiexec") or str(Path(sys.executable).with_name("mpiexec"))
+    env = dict(os.environ, NUMBA_NUM_THREADS="1", OMP_NUM_THREADS="1",
+               MPIR_CVAR_CH4_PROGRESS_THROTTLE="true", HYDRA_LAUNCHER="fork")
+    out = tmp_path / "o.h5"
+    r = subprocess.run([mpiexec, "-n", "2", sys.executable, "-m", "simengine", "run", str(scen),
+                        "--output", str(out)], capture_output=True, text=True, timeout=600,
+                       env=env, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert _lines(r.stderr, "plan: ") == [line]
+    with h5py.File(out, "r") as f:
+        assert f.attrs["plan"] == line and f["plan"].attrs["ranks"] == 2
+        md = float(f["statistics/mean_distance"][()])
+    assert md == pytest.approx(file_reference(kind, mode, directed)[0], rel=1e-12)
