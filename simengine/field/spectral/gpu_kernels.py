@@ -17,6 +17,9 @@ NSUMS = 7
 #: blocks of the first reduction stage (fixed: the order of the sums does not depend on the GPU)
 BLOCKS = 1024
 THREADS = 256
+#: the row kernels' blocks (sb_update, sb_sums): ROW_LANES threads along a row ×
+#: ROWS_PER_BLOCK rows (ROW_LANES · ROWS_PER_BLOCK = THREADS)
+ROW_LANES, ROWS_PER_BLOCK = 32, 8
 FINAL_THREADS = 512
 #: boundary codes of ``sb_sums``
 KIND_CODE = {"periodic": 0, "mirror": 1, "fixed": 2}
@@ -39,35 +42,41 @@ extern "C" __global__ void sb_g(const T* phi, const T* prev, T* g, long long n, 
 
 // hat, prev, ghat, out: complex spectra as interleaved (re, im) pairs, or real spectra
 // (ncomp = 1); ns modes; tab: the axes' symbols one after the other (offsets 0, o1, o2), the
-// spectrum's shape padded in front to (m0, m1, m2)
+// spectrum's shape padded in front to (m0, m1, m2). Blocks of ROW_LANES × ROWS_PER_BLOCK threads:
+// threadIdx.y takes rows of the last axis (the row's part of the symbol once per row),
+// threadIdx.x the modes along the row.
 extern "C" __global__ void sb_update(const T* hat, const T* prev, T* ghat, T* out, long long ns,
                                      int ncomp, const double* tab, unsigned int m1,
                                      unsigned int m2, unsigned int o1, unsigned int o2,
                                      double mob, double kap,
                                      double stab, T c1, T c2, T a, T dt, T scale, int have)
 {
-    LOOP(k, ns) {
-        unsigned int kk = (unsigned int)k;  // cells < 2^32 (FusedSBDF2 checks)
-        unsigned int i2 = kk % m2;
-        unsigned int r = kk / m2;
-        unsigned int i1 = r % m1;
-        unsigned int i0 = r / m1;
-        double lam = tab[i0] + tab[o1 + i1] + tab[o2 + i2];
-        T mlam = (T)(mob * lam);
-        T dop = (T)(mob * kap * lam * lam - mob * stab * lam);
-        T den = a + dt * dop;
-        for (int c = 0; c < ncomp; ++c) {
-            long long j = k * ncomp + c;
-            T num = c1 * hat[j] + dt * mlam * ghat[j];
-            if (have) num = num - c2 * prev[j];
-            T o = num / den;
-            out[j] = o;
-            ghat[j] = o * scale;
+    unsigned int rows = (unsigned int)(ns / m2);
+    for (unsigned int r = blockIdx.x * blockDim.y + threadIdx.y; r < rows;
+         r += gridDim.x * blockDim.y) {
+        double lr = tab[r / m1] + tab[o1 + r % m1];
+        long long base = (long long)r * m2 * ncomp;
+        for (unsigned int i2 = threadIdx.x; i2 < m2; i2 += blockDim.x) {
+            double lam = lr + tab[o2 + i2];
+            T mlam = (T)(mob * lam);
+            T dop = (T)(mob * kap * lam * lam - mob * stab * lam);
+            T den = a + dt * dop;
+            for (int c = 0; c < ncomp; ++c) {
+                long long j = base + (long long)i2 * ncomp + c;
+                T num = c1 * hat[j] + dt * mlam * ghat[j];
+                if (have) num = num - c2 * prev[j];
+                T o = num / den;
+                out[j] = o;
+                ghat[j] = o * scale;
+            }
         }
     }
 }
 
-// mode 0: no difference term; 1: d = x - y; 2: d = x - ((1+w) y - w z) (y = phi, z = prev)
+// mode 0: no difference term; 1: d = x - y; 2: d = x - ((1+w) y - w z) (y = phi, z = prev).
+// Blocks of ROW_LANES × ROWS_PER_BLOCK threads: threadIdx.y takes rows of the last axis (the
+// neighbouring rows and the walls decided once per row, as spectral/cpu_kernels.py's
+// _row_sums), threadIdx.x the cells along the row.
 extern "C" __global__ void sb_sums(const T* x, const T* y, const T* z, int mode, T w,
                                    unsigned int n0, unsigned int n1, unsigned int n2, int nd,
                                    int kind,
@@ -77,49 +86,64 @@ extern "C" __global__ void sb_sums(const T* x, const T* y, const T* z, int mode,
     __shared__ double sh[7][THREADS];
     double sd = 0, sx = 0, sxx = 0, sf = 0, sg = 0;
     double mn = INF, mx = -INF;
-    long long n = (long long)n0 * n1 * n2;
-    unsigned int len[3] = {n0, n1, n2};
-    long long str[3] = {(long long)n1 * n2, (long long)n2, 1};
-    LOOP(i, n) {
-        double p = (double)x[i];
-        unsigned int ii = (unsigned int)i, q2 = ii / n2;
-        unsigned int jx[3] = {q2 / n1, q2 % n1, ii % n2};
-        sx += p;
-        sxx += p * p;
-        sf += p * (a0 + p * (b1 + p * (b2 + p * a3 / 4.0)));
-        mn = fmin(mn, p);
-        mx = fmax(mx, p);
-        for (int ax = 3 - nd; ax < 3; ++ax) {
-            long long j = jx[ax], m = len[ax], s = str[ax];  // j, m < 2^32
-            if (j + 1 < m) {
-                double d = (double)x[i + s] - p;
-                sg += d * d;
+    unsigned int rows = n0 * n1;
+    for (unsigned int r = blockIdx.x * blockDim.y + threadIdx.y; r < rows;
+         r += gridDim.x * blockDim.y) {
+        unsigned int j0 = r / n1, j1 = r % n1;
+        long long base = (long long)r * n2;
+        long long up1 = -1, up0 = -1;
+        if (j1 + 1 < n1) up1 = base + n2;
+        else if (kind == 0) up1 = base - (long long)j1 * n2;
+        if (j0 + 1 < n0) up0 = base + (long long)n1 * n2;
+        else if (kind == 0) up0 = base - (long long)j0 * n1 * n2;
+        int nwall = 0;
+        if (nd >= 2 && kind == 2) nwall += (j1 == 0) + (j1 + 1 == n1);
+        if (nd >= 3 && kind == 2) nwall += (j0 == 0) + (j0 + 1 == n0);
+        for (unsigned int j2 = threadIdx.x; j2 < n2; j2 += blockDim.x) {
+            long long i = base + j2;
+            double p = (double)x[i];
+            sx += p;
+            sxx += p * p;
+            sf += p * (a0 + p * (b1 + p * (b2 + p * a3 / 4.0)));
+            mn = fmin(mn, p);
+            mx = fmax(mx, p);
+            double t = 0;
+            if (j2 + 1 < n2) {
+                double d = (double)x[i + 1] - p;
+                t += d * d;
             } else if (kind == 0) {
-                double d = (double)x[i - j * s] - p;
-                sg += d * d;
+                double d = (double)x[base] - p;
+                t += d * d;
             } else if (kind == 2) {
-                double d = v - p;
-                sg += d * d;
+                t += (v - p) * (v - p);
             }
-            if (kind == 2 && j == 0) {
-                double d = p - v;
-                sg += d * d;
+            if (kind == 2 && j2 == 0) t += (p - v) * (p - v);
+            if (nd >= 2 && up1 >= 0) {
+                double d = (double)x[up1 + j2] - p;
+                t += d * d;
             }
-        }
-        if (mode == 1) {
-            double d = p - (double)y[i];
-            sd += d * d;
-        } else if (mode == 2) {
-            T st = (T)((1 + w) * y[i] - w * z[i]);
-            double d = p - (double)st;
-            sd += d * d;
+            if (nd >= 3 && up0 >= 0) {
+                double d = (double)x[up0 + j2] - p;
+                t += d * d;
+            }
+            t += nwall * (p - v) * (p - v);
+            sg += t;
+            if (mode == 1) {
+                double d = p - (double)y[i];
+                sd += d * d;
+            } else if (mode == 2) {
+                T st = (T)((1 + w) * y[i] - w * z[i]);
+                double d = p - (double)st;
+                sd += d * d;
+            }
         }
     }
-    int t = threadIdx.x;
+    int t = threadIdx.y * blockDim.x + threadIdx.x;
+    int nt = blockDim.x * blockDim.y;
     sh[0][t] = sd; sh[1][t] = sx; sh[2][t] = sxx; sh[3][t] = sf; sh[4][t] = sg;
     sh[5][t] = mn; sh[6][t] = mx;
     __syncthreads();
-    for (int h = blockDim.x / 2; h > 0; h >>= 1) {
+    for (int h = nt / 2; h > 0; h >>= 1) {
         if (t < h) {
             for (int q = 0; q < 5; ++q) sh[q][t] += sh[q][t + h];
             sh[5][t] = fmin(sh[5][t], sh[5][t + h]);

@@ -175,8 +175,10 @@ class FusedSBDF2:
         t = self.dtype.type
         have = prev_hat is not None
         m0, m1, m2 = self.m
+        rows = self.ns // m2
         self._k["sb_update"](
-            self._grid(self.ns), (gk.THREADS,),
+            (max(1, min(gk.BLOCKS * 4, -(-rows // gk.ROWS_PER_BLOCK))),),
+            (gk.ROW_LANES, gk.ROWS_PER_BLOCK),
             (self._spec_flat(hat), self._spec_flat(prev_hat if have else hat),
              self._spec_flat(self.ghat), self._spec_flat(out_hat), np.int64(self.ns),
              np.int32(self.fft.ncomp), self.tab, np.uint32(m1), np.uint32(m2),
@@ -197,7 +199,7 @@ class FusedSBDF2:
         mode = 0 if y is None else (1 if z is None else 2)
         n0, n1, n2 = padded(self.shape)
         a0, b1, b2, a3 = self._coef
-        self._k["sb_sums"]((gk.BLOCKS,), (gk.THREADS,),
+        self._k["sb_sums"]((gk.BLOCKS,), (gk.ROW_LANES, gk.ROWS_PER_BLOCK),
                            (x, x if y is None else y, x if z is None else z, np.int32(mode),
                             self.dtype.type(w), np.uint32(n0), np.uint32(n1), np.uint32(n2),
                             np.int32(len(self.shape)), np.int32(gk.KIND_CODE[self.kind]),
