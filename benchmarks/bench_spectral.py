@@ -1,18 +1,27 @@
-"""The spectral integrator against explicit RK2, both through `simengine run` (issue 39).
+"""The spectral integrator through `simengine run`: against explicit RK2 (issue 39), its steady
+step against the bare CuPy step, and late-time runs (issue 49).
 
-    python benchmarks/bench_spectral.py [--quick]            # CPU
-    python benchmarks/bench_spectral.py --gpu [--big-end T]  # one GPU (CuPy)
+    python benchmarks/bench_spectral.py [--quick]            # CPU: spectral vs RK2
+    python benchmarks/bench_spectral.py --cpu-step 1024      # CPU: the step vs plain NumPy/scipy
+    python benchmarks/bench_spectral.py --gpu                # one GPU: everything below
+    python benchmarks/bench_spectral.py --steady [--grids 4096x4096,...] [--ranks 2] [--tree DIR]
+    python benchmarks/bench_spectral.py --big3d | --big-n 8192 --big-end 1e5 [--ranks 2]
 
 CPU (default): 256² (``--quick``: 128² to t = 10³) to t = 10⁴, periodic, critical quench. Two runs
 in this call: the spectral integrator with adaptive steps (tolerance 10⁻³) and RK2 at dt = 0.02
 (0.8 of its stability limit 1/40); printed: the wall time of each (the whole CLI process), their
 ratio (target ≥ 10×), and the relative differences of F and L at the end (targets 1 % and 2 %).
+``--cpu-step N``: the solver's fixed step and adaptive trial at N² fp64 against a plain
+NumPy/scipy.fft SBDF2 step (target ≥ 3× at 1024² on 2 cores).
 
-GPU (``--gpu``): 4096² fp64 spectral adaptive to t = ``--big-end`` (default 10⁶) with observables
-every Δt = 1000 (wall time of the CLI process and in-run time; target ≤ 6 min at t = 10⁶); and
-512² to t = 10⁴ spectral adaptive against RK2 at dt = 0.02, both on the GPU (F within 1 %, L
-within 2 %, wall ratio). With a smaller ``--big-end`` the in-run time is also projected to t =
-10⁶ from the steps' cost (said so in the output).
+GPU (``--gpu``): the steady step (``--steady``) at 512², 4096², 8192², 256³, 512³ in fp64 and
+fp32; 4096² fp64 spectral adaptive to t = ``--big-end`` (default 10⁶) with observables every
+Δt = 1000 (target ≤ 20 s of run); 512³ fp64 to t = 10⁴ (observables every Δt = 100); 512² to
+t = 10⁴ against RK2 at dt = 0.02, both on the GPU (F within 1 %, L within 2 %, wall ratio).
+``--steady``: the difference of two runs of fixed steps (observables at the ends only), per step,
+in-run time; ``--tree DIR`` runs another tree's simengine (main's: before/after); ``--ranks N``
+runs ``mpiexec -n N simengine run`` (one GPU per rank where there are as many). The bare CuPy
+step and the parts of the solver's step: ``benchmarks/spectral_parts.py``.
 """
 from __future__ import annotations
 
@@ -53,11 +62,11 @@ def scenario(path, name, n, end, integrator, backend, obs_dt, precision="float64
     return path
 
 
-def run(scen, out):
+def run(scen, out, ranks=1):
     t = time.perf_counter()
-    r = subprocess.run([sys.executable, "-m", "simengine", "run", str(scen), "-o", str(out),
-                        "--overwrite", "--quiet"], capture_output=True, text=True,
-                       env=_env())
+    r = subprocess.run(mpiexec(ranks) + [sys.executable, "-m", "simengine", "run", str(scen),
+                                         "-o", str(out), "--overwrite", "--quiet"],
+                       capture_output=True, text=True, env=_env())
     wall = time.perf_counter() - t
     if r.returncode != 0:
         raise SystemExit(f"{scen.name}: exit {r.returncode}: {r.stderr.strip()[-2000:]}")
@@ -88,12 +97,13 @@ def compare(label, n, end, backend, obs_dt, tmp, precision="float64"):
     return ok
 
 
-def big(end, tmp, precision="float64", n=4096, dims=2, obs_dt=1000):
+def big(end, tmp, precision="float64", n=4096, dims=2, obs_dt=1000, ranks=1):
     obs_dt = obs_dt if end >= 10 * obs_dt else end / 10
     scen = scenario(tmp / "big.yaml", "big", n, end, "spectral", "cuda", obs_dt, precision,
                     dims=dims)
-    wall, last, done = run(scen, tmp / "big.h5")
-    print(f"GPU: {n}^{dims} {precision} spectral adaptive to t = {end:g}, observables every "
+    wall, last, done = run(scen, tmp / "big.h5", ranks)
+    print(f"GPU ({ranks} rank(s)): {n}^{dims} {precision} spectral adaptive to t = {end:g}, "
+          f"observables every "
           f"Δt = {obs_dt:g}: {wall:.1f} s wall ({last['wall_time']:.1f} s "
           f"in the run), F {last['free_energy']:.6g}, L {last['length']:.5g} | {done}")
     if end < 1e6 and dims == 2:
@@ -276,6 +286,8 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="CPU: 128² to t = 10³")
     ap.add_argument("--gpu", action="store_true")
     ap.add_argument("--big-end", type=float, default=1e6)
+    ap.add_argument("--big-n", type=int, default=0,
+                    help="GPU: only the adaptive run of an N² grid to --big-end (with --ranks)")
     ap.add_argument("--skip-big", action="store_true")
     ap.add_argument("--big3d", action="store_true",
                     help="GPU: 512³ fp64 spectral adaptive to t = 10⁴ (observables every 100)")
@@ -319,11 +331,16 @@ def main(argv=None):
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         if args.big3d:
-            big(1e4, tmp, n=512, dims=3, obs_dt=100)
+            big(1e4, tmp, n=512, dims=3, obs_dt=100, ranks=args.ranks)
             return 0
-        if args.gpu:
+        if args.big_n:  # e.g. issue 53: --big-n 8192 --big-end 1e5 --ranks 2
+            big(args.big_end, tmp, n=args.big_n, ranks=args.ranks)
+            return 0
+        if args.gpu:  # the issue's whole table in one call
+            steady(tmp, STEADY[:5], ["float64", "float32"])
             if not args.skip_big:
                 big(args.big_end, tmp)
+                big(1e4, tmp, n=512, dims=3, obs_dt=100)
             if not args.skip_compare:
                 compare("GPU", 512, 1e4, "cuda", 100, tmp)
             return 0
