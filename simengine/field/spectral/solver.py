@@ -23,10 +23,8 @@ from ..params import precision_dtype
 from ..stability import fsecond_bound
 from . import energy
 from .scheme import SBDF2, Kernels
+from .gpu_step import MAX_CELLS, FusedSBDF2, TransformCopy
 from .transforms import SYMBOLS, Transform
-
-#: the fused GPU step (:mod:`.gpu_step`) indexes cells in 32 bits
-MAX_CELLS = 2 ** 32 - 1
 
 
 def stabilization_for(model, boundary, phi_range=None) -> float:
@@ -105,8 +103,6 @@ class SpectralFieldSolver:
         self.S = (stabilization_for(model, boundary, phi_range) if stabilization is None
                   else float(stabilization))
         if self.comm is None and self.cells < MAX_CELLS:
-            from .gpu_step import FusedSBDF2, TransformCopy
-
             if backend == "cuda":
                 self.scheme = FusedSBDF2(xp, model, grid, boundary, self.transform, self.S,
                                          self.dtype)
