@@ -14,14 +14,14 @@ the same accept/reject decisions.
 On GPUs (``xp`` = CuPy) the 1-D transforms are cuFFT through ``cupyx.scipy.fft`` (DST-I through
 the odd extension, :func:`.transforms._dst1_axis_xp`) and the transpose is staged through host
 memory: the blocks are copied to the host, exchanged by ``alltoall`` and copied back (the GPU
-host's MPI is not CUDA-aware; docs/field.md). The observables' partial sums of a slab are
-computed from its host copy.
+host's MPI is not CUDA-aware; docs/field.md). The observables' partial sums of a slab are taken
+on its device (:func:`slab_sums`; only the slab's first row goes to the other ranks).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..observables import FieldPartials, field_partials, split_cols
+from ..observables import FieldPartials, split_cols
 from .scheme import Kernels, relative
 from .transforms import TRANSFORM_NAMES, _dst1_axis_xp, axis_symbol
 
@@ -135,20 +135,49 @@ class SlabKernels(Kernels):
 def slab_partials(phi, comm, rows, model, boundary) -> FieldPartials:
     """:class:`FieldPartials` of this rank's rows ``phi`` (collective: the first row of the next
     rank — rank 0's for the last rank of a periodic grid — is exchanged for the forward
-    difference across the slab's top)."""
+    difference across the slab's top). A device slab is reduced on its device (only the first
+    row and five sums move)."""
     r, size = comm.rank, comm.size
-    if hasattr(phi, "get"):  # a device slab: its host copy
-        phi = phi.get()
-    first = np.ascontiguousarray(phi[:1])
-    firsts = comm.allgather(first)
-    top = r == size - 1
+    xp = np
+    if hasattr(phi, "get"):
+        import cupy as xp
+    first = phi[:1].get() if xp is not np else np.ascontiguousarray(phi[:1])
+    firsts = comm.allgather(np.ascontiguousarray(first))
     above = None
-    if not top:
+    if r < size - 1:
         above = firsts[r + 1]
     elif boundary.kind == "periodic" and size > 1:
         above = firsts[0]
-    parts = ([np.zeros_like(phi[:1])] if r > 0 else []) + [phi] + \
-        ([above] if above is not None else [])
-    local = np.concatenate(parts, axis=0)
-    lo = 1 if r > 0 else 0
-    return field_partials(local, lo, lo + phi.shape[0], model, boundary)
+    return slab_sums(phi, None if above is None else xp.asarray(above), r == 0, model,
+                     boundary, xp)
+
+
+def slab_sums(phi, above, first, model, boundary, xp=np) -> FieldPartials:
+    """:class:`FieldPartials` of the owned rows ``phi`` in ``xp``'s memory (one read back):
+    ``above`` — the row after the slab's last one (the next rank's first; None at the global
+    top face: periodic wraps to the slab's own first row, fixed adds (v − φ)², mirror nothing);
+    ``first`` — the slab holds the global first row (fixed: its wall term)."""
+    p = phi.astype(np.float64)
+    kind, v = boundary.kind, float(boundary.value)
+    a0, a1, a2, a3 = (float(c) for c in model.coefficients)
+    zero = xp.zeros((), dtype=np.float64)
+    g = zero
+    for ax in range(p.ndim):
+        d = xp.diff(p, axis=ax)
+        g = g + xp.sum(d * d)
+        lo, hi = xp.take(p, 0, axis=ax), xp.take(p, -1, axis=ax)
+        if ax == 0 and above is not None:
+            w = above.reshape(hi.shape).astype(np.float64) - hi
+            g = g + xp.sum(w * w)
+            hi = None  # the top face is not the wall
+        if kind == "periodic" and hi is not None:
+            g = g + xp.sum((lo - hi) * (lo - hi))
+        elif kind == "fixed":
+            if hi is not None:
+                g = g + xp.sum((v - hi) * (v - hi))
+            if ax > 0 or first:
+                g = g + xp.sum((lo - v) * (lo - v))
+    f = xp.sum(p * (a0 + p * (a1 / 2.0 + p * (a2 / 3.0 + p * a3 / 4.0))))
+    vals = xp.stack([xp.sum(p), f, g, xp.min(p), xp.max(p)])
+    s, f, g, lo, hi = (float(x) for x in (vals.get() if hasattr(vals, "get") else vals))
+    return FieldPartials(int(phi.size), s, f, g, lo, hi)
