@@ -182,9 +182,10 @@ DEVICE_MIN_CELLS = 1 << 16
 
 
 def device_spectrum_for(solver, grid, boundary, ranks: int, radial: bool = False, comm=None,
-                        slabs=None):
+                        slabs=None, level=None):
     """``(DeviceSpectrum or None, why)``: where the run computes S(k) and why (one line for the
-    start-up log). The environment variable ``SIMENGINE_SPECTRUM`` (``host`` / ``device`` /
+    start-up log); ``level``: the one-process device form also sums the interface crossings of
+    the field at that level (:func:`simengine.field.lengths.interface_area_sum`). The environment variable ``SIMENGINE_SPECTRUM`` (``host`` / ``device`` /
     ``auto``) overrides the size rule, for benchmarks and diagnosis."""
     import os
 
@@ -209,7 +210,8 @@ def device_spectrum_for(solver, grid, boundary, ranks: int, radial: bool = False
             why, ds.peer_refusal = slab_memory_reasons(int(ds.cp.cuda.runtime.memGetInfo()[0]),
                                                        *ds.gpu_bytes())
         else:
-            ds = DeviceSpectrum(grid.shape, float(grid.spacing), boundary.kind, radial=radial)
+            ds = DeviceSpectrum(grid.shape, float(grid.spacing), boundary.kind, radial=radial,
+                                level=level)
     except RuntimeError as exc:
         ds, why = None, str(exc)
     if ranks > 1:  # all ranks take the same path (a rank without CuPy moves all to the host)
@@ -275,13 +277,18 @@ def _setup(obj, shape, spacing, boundary_kind):
 class DeviceSpectrum:
     """The length scale (and optionally the radial S(k)) of device fields of one shape.
 
-    ``DeviceSpectrum(shape, spacing, boundary_kind, radial=False)``; raises RuntimeError with
-    the reason when CuPy cannot run here (:func:`cupy_or_reason`)."""
+    ``DeviceSpectrum(shape, spacing, boundary_kind, radial=False, level=None)``; with a
+    ``level`` each enqueued field's interface crossings are summed too
+    (:meth:`PendingSpectrum.interface_area`). Raises RuntimeError with the reason when CuPy
+    cannot run here (:func:`cupy_or_reason`)."""
 
-    def __init__(self, shape, spacing: float, boundary_kind: str, radial: bool = False):
+    def __init__(self, shape, spacing: float, boundary_kind: str, radial: bool = False,
+                 level=None):
         _setup(self, shape, spacing, boundary_kind)
         cp = self.cp
         self.radial = bool(radial)
+        self.level = None if level is None else float(level)
+        self.periodic = boundary_kind == "periodic"
         self.nb = shells(self.shape, self.spacing, self.kind)
         # device buffers owned by CuPy, seen by the numba kernel through views made without a
         # synchronisation (CUDA-array-interface imports otherwise wait for the exporter's stream,
@@ -311,6 +318,12 @@ class DeviceSpectrum:
 
         cp = self.cp
         a = _cupy_view(cp, field, self.shape).astype(cp.float64)  # a copy: the field stays
+        area = None
+        if self.level is not None:  # the interface crossings (a device scalar, no wait)
+            from .lengths import interface_area_sum
+
+            area = interface_area_sum(a, a[0] if self.periodic else None, self.spacing,
+                                      self.level, self.periodic, xp=cp)
         a -= a.mean()
         spec = spectrum(a, self.kind, xp=cp)
         flat = spec.view(cp.float64).reshape(-1) if self.kind == FOURIER else spec.reshape(-1)
@@ -325,7 +338,7 @@ class DeviceSpectrum:
             self._bins.copy_to_host(host_bins, stream=stream)
         event = cuda.event(timing=False)
         event.record(stream)
-        return PendingSpectrum(self, event, host_partial, host_bins, nblk)
+        return PendingSpectrum(self, event, host_partial, host_bins, nblk, area)
 
     def length(self, field, bounds=None) -> float:
         """The length scale of a device field (synchronous)."""
@@ -443,9 +456,15 @@ def _cupy_view(cp, field, shape):
 class PendingSpectrum:
     """A spectrum enqueued by :meth:`DeviceSpectrum.enqueue`."""
 
-    def __init__(self, owner, event, host_partial, host_bins, blocks):
+    def __init__(self, owner, event, host_partial, host_bins, blocks, area=None):
         self._owner, self._event = owner, event
         self._partial, self._bins, self._blocks = host_partial, host_bins, blocks
+        self._area = area
+
+    def interface_area(self):
+        """The interface area of the field (:func:`simengine.field.lengths.interface_area`),
+        None when the spectrum has no level."""
+        return None if self._area is None else float(self._area)
 
     def result(self, bounds=None):
         """``(length, radial)``: the length scale (``inf`` for a flat field, given its global

@@ -1,0 +1,271 @@
+"""The coarsening length measures (simengine/field/lengths.py, interface_energy.py) against plain
+NumPy computations on fields of known interface length and known S(k), their slab sums against
+the whole field, and the fits (simengine/coarsening.py) against synthetic power laws."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from simengine import coarsening
+from simengine.field import lengths
+from simengine.field.interface_energy import (interface_constants, numeric_constants,
+                                              quartic_constants)
+from simengine.field.model import Boundary, CahnHilliard, Grid
+from simengine.field.observables import free_energy
+from simengine.field.spectrum import radial_structure_factor
+
+
+def _grid(n, d):
+    x = np.arange(n) + 0.5
+    return np.meshgrid(*([x] * d), indexing="ij")
+
+
+def plain_area(phi, h, level, periodic):
+    """The weighted crossings written edge by edge (the definition of lengths.interface_area)."""
+    u = np.asarray(phi, dtype=np.float64) - level
+    if u.ndim == 1:
+        u = u[:, None]
+        axes = [0]
+    else:
+        axes = list(range(u.ndim))
+    shape = u.shape
+    total = 0.0
+
+    def at(idx):
+        out = list(idx)
+        for ax in axes:
+            if out[ax] >= shape[ax]:
+                if not periodic:
+                    return None
+                out[ax] -= shape[ax]
+        return tuple(out)
+
+    def fwd(idx, b):
+        """Forward difference along b at cell idx (0 past a non-periodic end)."""
+        nxt = list(idx)
+        nxt[b] += 1
+        j = at(nxt)
+        return 0.0 if j is None else u[j] - u[idx]
+
+    for idx in np.ndindex(shape):
+        for a in axes:
+            nxt = list(idx)
+            nxt[a] += 1
+            j = at(nxt)
+            if j is None or (u[idx] >= 0) == (u[j] >= 0):
+                continue
+            g = [u[j] - u[idx] if b == a else 0.5 * (fwd(idx, b) + fwd(j, b)) for b in axes]
+            g = np.array(g)
+            total += np.sqrt((g * g).sum()) / np.abs(g).sum()
+    return total * h ** (0 if len(axes) == 1 else u.ndim - 1)
+
+
+@pytest.mark.parametrize("shape", [(40,), (11, 9), (6, 5, 7)])
+@pytest.mark.parametrize("periodic", [True, False])
+def test_interface_area_is_the_edge_by_edge_definition(shape, periodic):
+    rng = np.random.default_rng(len(shape))
+    phi = rng.standard_normal(shape)
+    got = lengths.interface_area(phi, phi[0] if periodic else None, 0.7, 0.1, periodic)
+    assert got == pytest.approx(plain_area(phi, 0.7, 0.1, periodic), rel=1e-12)
+
+
+def test_interface_area_of_a_circle_a_sphere_and_oblique_stripes():
+    X, Y = _grid(256, 2)
+    R = 50.3
+    circle = np.tanh((R - np.hypot(X - 128.2, Y - 127.7)) / math.sqrt(2))
+    assert lengths.interface_area(circle, circle[0], 1.0, 0.0, True) == pytest.approx(
+        2 * math.pi * R, rel=5e-3)
+    # stripes along (2, 3): 2·√13 interfaces of length 256/√13·... (total 2√13·256)
+    stripes = np.sin(2 * np.pi * (2 * X + 3 * Y + 0.1) / 256)
+    assert lengths.interface_area(stripes, stripes[0], 1.0, 0.0, True) == pytest.approx(
+        2 * math.sqrt(13) * 256, rel=1e-4)
+    X, Y, Z = _grid(64, 3)
+    R = 20.2
+    sphere = np.tanh((R - np.sqrt((X - 32.1) ** 2 + (Y - 31.8) ** 2 + (Z - 32.3) ** 2))
+                     / math.sqrt(2))
+    # spacing 0.5: the same sphere in cells of half the size has a quarter of the area
+    assert lengths.interface_area(sphere, sphere[0], 0.5, 0.0, True) == pytest.approx(
+        4 * math.pi * R * R / 4, rel=5e-3)
+
+
+@pytest.mark.parametrize("shape", [(30,), (17, 12), (9, 8, 6)])
+@pytest.mark.parametrize("periodic", [True, False])
+def test_interface_area_of_slabs_sums_to_the_whole_field(shape, periodic):
+    rng = np.random.default_rng(7)
+    phi = rng.standard_normal(shape)
+    whole = lengths.interface_area(phi, phi[0] if periodic else None, 1.0, 0.0, periodic)
+    for cuts in ([0, 3, shape[0]], [0, 1, 4, shape[0]]):
+        parts = 0.0
+        for i, (a, b) in enumerate(zip(cuts, cuts[1:])):
+            last = i == len(cuts) - 2
+            after = phi[b] if not last else (phi[0] if periodic else None)
+            parts += lengths.interface_area(phi[a:b], after, 1.0, 0.0, periodic)
+        assert parts == pytest.approx(whole, rel=1e-12)
+
+
+def test_interface_constants_closed_form_numeric_and_the_energy_length_of_stripes():
+    c = interface_constants(CahnHilliard())
+    assert (c.low, c.high, c.sigma) == pytest.approx((-1.0, 1.0, 2 * math.sqrt(2) / 3))
+    assert c.f_min(0.0) == pytest.approx(-0.25) and c.f_min(0.3) == pytest.approx(-0.25)
+    asym = CahnHilliard(kappa=2.0, coefficients=(0.1, -1.0, 0.3, 1.0))
+    a, b = quartic_constants(asym.coefficients, 2.0), numeric_constants(asym.f, 2.0)
+    for x, y in ((a.low, b.low), (a.high, b.high), (a.sigma, b.sigma), (a.slope, b.slope),
+                 (a.offset, b.offset)):
+        assert x == pytest.approx(y, rel=1e-7, abs=1e-9)
+    # the coexisting phases: equal slopes and the tangent through both
+    for x in (a.low, a.high):
+        assert asym.fprime(x) == pytest.approx(a.slope, abs=1e-12)
+        assert asym.f(x) == pytest.approx(a.offset + a.slope * x, abs=1e-12)
+    assert interface_constants(CahnHilliard(coefficients=(0.0, 1.0, 0.0, 1.0))) is None
+    # stripes of equilibrium profiles tanh(x/√2), period λ: L_E = λ (2 interfaces per period);
+    # the lattice's own σ differs from the continuum's by O(h²/ξ²): 1.6 % at h = 1
+    m = CahnHilliard()
+    lam = 32.0
+    for h, tol in ((1.0, 0.025), (0.25, 0.002)):
+        n = int(4 * lam / h)
+        x = (np.arange(n) + 0.25) * h
+        prof = np.tanh((lam / 4 - np.abs((x % lam) - lam / 2)) / math.sqrt(2))
+        phi = np.tile(prof, (8, 1))
+        F = free_energy(phi, m, Grid(phi.shape, h), Boundary("periodic"))
+        le = lengths.energy_length(F, phi.mean(), phi.size, h, 2, c)
+        assert le == pytest.approx(lam, rel=tol)
+        area = lengths.interface_area(phi, phi[0], h, 0.0, True)
+        assert phi.size * h * h / area == pytest.approx(lam / 2, rel=1e-9)  # 1/S_v = λ/2
+
+
+def test_shell_length_is_the_unweighted_first_moment_of_the_radial_profile():
+    rng = np.random.default_rng(3)
+    phi = rng.standard_normal((48, 40))
+    k, s = radial_structure_factor(phi, 0.5)
+    assert lengths.shell_length(k, s) == pytest.approx(2 * np.pi * s.sum() / (k * s).sum(),
+                                                      rel=1e-14)
+    kk = np.array([1.0, 2.0, np.nan])
+    assert lengths.shell_length(kk, np.array([1.0, 1.0, 5.0])) == pytest.approx(
+        2 * np.pi * 2 / 3)
+
+
+def test_correlation_zero_of_a_field_with_one_shell_of_modes():
+    """φ = Σ cos(k·x) over the modes of one ring |k| ≈ k₀: C(r) = J₀(k₀ r), first zero
+    2.4048/k₀; and against the plain mode sum Σ_k S(k) J₀(|k| r) from the FFT."""
+    from scipy.optimize import brentq
+    from scipy.special import j0
+
+    n = 128
+    X, Y = _grid(n, 2)
+    f = np.fft.fftfreq(n) * n
+    KX, KY = np.meshgrid(f, f, indexing="ij")
+    ring = np.abs(np.hypot(KX, KY) - 10) < 0.5
+    rng = np.random.default_rng(4)
+    spec = np.where(ring, np.exp(2j * np.pi * rng.random(ring.shape)), 0)
+    phi = np.fft.ifft2(spec).real
+    k, s = radial_structure_factor(phi, 1.0)
+    counts = lengths.shell_counts((n, n), 1.0)
+    counts = counts[counts > 0]                     # the shells radial_structure_factor gives
+    assert len(counts) == len(k)
+    r0 = lengths.correlation_zero(k, s, counts, 2, n / 2, 1.0)
+    k0 = 2 * np.pi * 10 / n
+    assert r0 == pytest.approx(2.404825557695773 / k0, rel=0.02)
+    S = np.abs(np.fft.fft2(phi - phi.mean())) ** 2
+    kmag = 2 * np.pi / n * np.hypot(KX, KY)
+    keep = (kmag > 0) & (kmag <= np.pi)
+
+    def c(r):
+        return float((S[keep] * j0(kmag[keep] * r)).sum())
+
+    rr = np.arange(0.25, n / 2, 0.25)
+    first = next(i for i, r in enumerate(rr) if c(r) <= 0)
+    want = brentq(c, rr[first - 1], rr[first])
+    assert r0 == pytest.approx(want, rel=0.01)
+
+
+def test_correlation_zero_in_1d_and_3d_kernels():
+    k = np.array([0.5])
+    s = np.array([1.0])
+    counts = np.array([1.0])
+    assert lengths.correlation_zero(k, s, counts, 1, 100.0, 1.0) == pytest.approx(np.pi)
+    assert lengths.correlation_zero(k, s, counts, 3, 100.0, 1.0) == pytest.approx(2 * np.pi)
+    assert lengths.correlation_zero(k, s, counts, 1, 2.0, 1.0) == float("inf")
+
+
+def test_measures_of_a_row_and_the_shell_counts_are_the_radial_profile_of_ones():
+    from simengine.field.spectrum import radial_sums
+
+    phi = np.random.default_rng(5).standard_normal((20, 16))
+    counts, _, _ = radial_sums(phi, 1.0)
+    np.testing.assert_array_equal(lengths.shell_counts((20, 16), 1.0), counts)
+    m = CahnHilliard()
+    F = free_energy(phi, m, Grid(phi.shape), Boundary("periodic"))
+    k, s = radial_structure_factor(phi, 1.0)
+    from simengine.field.spectrum import shell_profile
+
+    row = lengths.measures(F, phi.mean(), 40.0, shell_profile(*radial_sums(phi, 1.0)),
+                           phi.shape, 1.0, "periodic", interface_constants(m))
+    assert row["interface_density"] == pytest.approx(40.0 / 320)
+    assert row["length_interface"] == pytest.approx(8.0)
+    assert row["length_shell"] == pytest.approx(lengths.shell_length(k, s))
+    assert set(row) == set(lengths.COLUMNS)
+
+
+# ------------------------------------------------------------------------------------- fits
+def _series(t, n=1 / 3, noise=0.01, seed=0, a=1.7):
+    rng = np.random.default_rng(seed)
+    return a * t ** n * np.exp(noise * rng.standard_normal(len(t)))
+
+
+def test_power_law_fit_on_log_spaced_rows_recovers_the_exponent_with_its_error():
+    t = np.linspace(1, 1e4, 20000)                 # uniform rows: most in the last decade
+    hits = 0
+    for seed in range(20):
+        f = coarsening.fit_measure(t, _series(t, seed=seed), t_sep=10.0)
+        assert f.ok and f.t_lo == pytest.approx(100, rel=0.01) and f.t_hi == 1e4
+        assert 19 <= f.points <= 21                 # 10 rows per decade over two decades
+        hits += abs(f.exponent - 1 / 3) <= 2 * f.stderr
+        assert f.stderr < 0.01
+    assert hits >= 17                               # ≈ 95 % within 2σ
+    rows = coarsening.log_rows(t, t >= 100)
+    per_decade = np.histogram(np.log10(t[rows]), bins=[2, 3, 4.0001])[0]
+    assert abs(per_decade[0] - per_decade[1]) <= 1
+
+
+def test_cube_law_fit_recovers_K_and_the_box_rule_stops_the_window():
+    t = np.geomspace(1, 1e5, 400)
+    L0, K, t0 = 5.0, 2.5, 100.0
+    L = np.cbrt(L0 ** 3 + K * (t - t0).clip(0))
+    f = coarsening.fit_measure(t, L, t_sep=100.0)
+    assert f.rate == pytest.approx(K, rel=1e-9) and f.rate_change == pytest.approx(0, abs=1e-9)
+    assert f.cube0 == pytest.approx(L0 ** 3 + K * (f.t_lo - t0), rel=1e-9)
+    box = 4 * L[np.searchsorted(t, 3e4)]             # L reaches a quarter of the box at 3·10⁴
+    g = coarsening.fit_measure(t, L, t_sep=100.0, box=box)
+    assert g.t_hi < 3e4 and g.t_hi > 2.5e4
+    h = coarsening.fit_measure(t, L, t_sep=100.0, box=4 * L[np.searchsorted(t, 500)])
+    assert not h.ok and "less than the 1 needed" in h.note and "of the box" in h.note
+    assert h.line().startswith("length ?: no fit (")
+
+
+def test_a_drifting_exponent_widens_the_error_and_lines_are_the_stated_format():
+    t = np.geomspace(10, 1e4, 301)
+    L = t ** (0.25 + 0.03 * np.log10(t / 10))      # the local exponent drifts 0.25 → 0.34
+    f = coarsening.fit_measure(t, L, measure="energy", column="length_energy")
+    assert f.stderr >= 0.02                         # half the halves' difference, not 1e-4
+    import re
+
+    assert re.fullmatch(r"length energy: exponent n = 0\.\d+ ± 0\.\d+ over t in \[100, 10000\]; "
+                        r"L³ − L₀³ = K\(t − t₀\), K = .+ \(second half / first [+-]\d+\.\d%\); "
+                        r"\d+ log-spaced rows", f.line()), f.line()
+    inv, n = coarsening.local_exponent(t, L, f.rows)
+    assert np.all(np.diff(n) > 0) and np.all(np.diff(inv) < 0)
+
+
+def test_fits_use_the_energy_length_for_the_box_rule_and_skip_missing_measures():
+    t = np.geomspace(1, 1e4, 200)
+    obs = {"time": t, "phi_min": -np.ones_like(t), "phi_max": np.ones_like(t),
+           "length_energy": 2 * t ** 0.33, "length": t ** 0.25,
+           "length_shell": np.full_like(t, np.nan)}
+    got = coarsening.fits(obs, {"grid": {"shape": [400, 400], "spacing": 1.0}})
+    assert list(got) == ["energy", "moment"]        # the default first; all-NaN left out
+    # L_E = 2 t^0.33 reaches 100 at t ≈ 1.4·10⁵: no cut; with a 100-cell box at t ≈ 9.7·10³
+    assert got["energy"].t_hi == pytest.approx(1e4)
+    small = coarsening.fits(obs, {"grid": {"shape": [100, 100]}})
+    assert small["moment"].t_hi == small["energy"].t_hi < 1e4
