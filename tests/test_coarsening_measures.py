@@ -269,3 +269,53 @@ def test_fits_use_the_energy_length_for_the_box_rule_and_skip_missing_measures()
     assert got["energy"].t_hi == pytest.approx(1e4)
     small = coarsening.fits(obs, {"grid": {"shape": [100, 100]}})
     assert small["moment"].t_hi == small["energy"].t_hi < 1e4
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("shape", [(64,), (63, 50), (20, 17, 12)], ids=str)
+@pytest.mark.parametrize("boundary", ["periodic", "mirror"])
+def test_device_interface_area_and_shells_equal_the_host(shape, boundary):
+    """The CuPy twin (the same code on the device field, summed with its S(k)): the host's
+    interface area within 1e-12 and the row's measures within 1e-10."""
+    import numba
+    from numba import cuda
+
+    from simengine.field import spectrum_cuda as spc
+    from simengine.field.measuring import Measurer
+    from simengine.field.observables import length_and_radial
+
+    cp, why = spc.cupy_or_reason()
+    if cp is None or numba.config.ENABLE_CUDASIM:
+        pytest.skip(why or "needs a real GPU")
+    phi = np.random.default_rng(2).standard_normal(shape) * 0.5 + 0.05
+    grid, bnd = Grid(shape, 0.6), Boundary(boundary)
+    ms = Measurer(CahnHilliard(), grid, bnd)
+    ds = spc.DeviceSpectrum(shape, 0.6, boundary, radial=True, level=ms.area_level)
+    pending = ds.enqueue(cuda.to_device(phi.reshape(-1)))
+    length, radial = pending.result()
+    assert pending.interface_area() == pytest.approx(ms.host_area(phi), rel=1e-12)
+    row = ms.complete({"free_energy": 1.0, "mass": 0.0}, pending.interface_area(), radial)
+    _, host_radial = length_and_radial(phi, 0.6, boundary, radial=True)
+    ref = ms.complete({"free_energy": 1.0, "mass": 0.0}, ms.host_area(phi), host_radial)
+    for k in lengths.COLUMNS:
+        assert row[k] == pytest.approx(ref[k], rel=1e-10), k
+
+
+@pytest.mark.parametrize("shape", [(13,), (7, 6), (5, 4, 3)], ids=str)
+@pytest.mark.parametrize("periodic", [True, False])
+@pytest.mark.parametrize("with_after", [True, False])
+def test_the_cuda_kernel_is_the_numpy_definition(shape, periodic, with_after):
+    """simengine/field/lengths_cuda.py (the CUDA simulator here, the GPU on a GPU machine)
+    against lengths.interface_area on the same block, with and without the next row."""
+    from numba import cuda
+
+    from simengine.field.lengths_cuda import device_area
+
+    rng = np.random.default_rng(sum(shape))
+    phi = rng.standard_normal(shape).astype(np.float32 if len(shape) == 2 else np.float64)
+    after = rng.standard_normal(shape[1:] or (1,)) if with_after else None
+    want = lengths.interface_area(phi, after if len(shape) > 1 else
+                                  (None if after is None else after[0]), 0.5, 0.2, periodic)
+    got = device_area(cuda.to_device(phi.reshape(-1)), shape, 0.5, 0.2, periodic,
+                      None if after is None else cuda.to_device(after.reshape(-1)))
+    assert want > 0 and got == pytest.approx(want, rel=1e-12)

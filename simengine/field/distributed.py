@@ -481,14 +481,13 @@ def _rank_area(comm, solver, slabs, grid, spectrum, phi, level) -> float:
     periodic = solver.boundary.kind == "periodic"
     start, stop = slabs[comm.rank].start, slabs[comm.rank].stop
     shape = (stop - start,) + tuple(int(n) for n in grid.shape[1:])
-    if phi is None:  # the slab stays on the GPU
+    if phi is None:  # the slab stays on the GPU: lengths_cuda's kernel
         from .spectrum_cuda import _cupy_view
 
-        xp = spectrum.cp
-        block = _cupy_view(xp, solver.owned_device(), shape)
-        first = xp.asnumpy(block[0]) if shape[0] else None
+        cp = spectrum.cp
+        block = _cupy_view(cp, solver.owned_device(), shape)
+        first = cp.asnumpy(block[0]) if shape[0] else None
     else:
-        xp = np
         block = np.asarray(phi).reshape(shape)
         first = np.array(block[0]) if shape[0] else None
     firsts = comm.allgather(first)
@@ -500,7 +499,14 @@ def _rank_area(comm, solver, slabs, grid, spectrum, phi, level) -> float:
             break
     if not shape[0]:
         return float(np.sum(comm.allgather(0.0)))
-    if after is not None and xp is not np:
-        after = xp.asarray(after)
-    mine = float(interface_area_sum(block, after, float(grid.spacing), level, periodic, xp=xp))
+    if phi is None:
+        from numba import cuda
+
+        from .lengths_cuda import device_area
+
+        mine = device_area(cuda.as_cuda_array(block.reshape(-1)), shape, float(grid.spacing),
+                           level, periodic, None if after is None else
+                           cuda.to_device(np.ascontiguousarray(after).reshape(-1)))
+    else:
+        mine = float(interface_area_sum(block, after, float(grid.spacing), level, periodic))
     return float(np.sum(comm.allgather(mine)))

@@ -299,13 +299,20 @@ class DeviceSpectrum:
         self._bins = _numba_view(self._bins_cp) if radial else None
         self._slots = []
         self._next = 0
+        self._area = None
+        if self.level is not None:  # the interface crossings' block sums (lengths_cuda)
+            from .lengths_cuda import MAX_BLOCKS as AREA_BLOCKS
+
+            self._area = cuda.device_array(AREA_BLOCKS, dtype=np.float64)
 
     def _host_slot(self):
         """Pinned host buffers used in turn (a result stays valid until 3 more are enqueued)."""
         if len(self._slots) < 4:
             self._slots.append((cuda.pinned_array((MAX_BLOCKS, 2), dtype=np.float64),
                                 cuda.pinned_array(3 * self.nb, dtype=np.float64)
-                                if self.radial else None))
+                                if self.radial else None,
+                                cuda.pinned_array(self._area.shape[0], dtype=np.float64)
+                                if self._area is not None else None))
             return self._slots[-1]
         self._next = (self._next + 1) % len(self._slots)
         return self._slots[self._next]
@@ -317,28 +324,35 @@ class DeviceSpectrum:
         from .spectrum import spectrum
 
         cp = self.cp
-        a = _cupy_view(cp, field, self.shape).astype(cp.float64)  # a copy: the field stays
-        area = None
-        if self.level is not None:  # the interface crossings (a device scalar, no wait)
-            from .lengths import interface_area_sum
+        view = _cupy_view(cp, field, self.shape)
+        stream = cuda.default_stream()
+        area_blocks = 0
+        if self._area is not None:  # the interface crossings, one kernel on the field itself
+            from .lengths_cuda import launch_area
 
-            area = interface_area_sum(a, a[0] if self.periodic else None, self.spacing,
-                                      self.level, self.periodic, xp=cp)
+            flat = view.reshape(-1)
+            row = self.cells // self.shape[0]
+            area_blocks = launch_area(_numba_view(flat), self.shape, self.level, self.periodic,
+                                      self._area, _numba_view(flat[:row]) if self.periodic
+                                      else None, stream=stream)
+        a = view.astype(cp.float64)  # a copy: the field stays
         a -= a.mean()
         spec = spectrum(a, self.kind, xp=cp)
         flat = spec.view(cp.float64).reshape(-1) if self.kind == FOURIER else spec.reshape(-1)
-        stream = cuda.default_stream()
         if self.radial:
             self._bins_cp.fill(0)
         nblk = launch_sums(_numba_view(flat), self.shape, self.spacing, self.kind,
                            self._partial, self._bins, stream=stream)
-        host_partial, host_bins = self._host_slot()
+        host_partial, host_bins, host_area = self._host_slot()
         self._partial.copy_to_host(host_partial, stream=stream)
         if self.radial:
             self._bins.copy_to_host(host_bins, stream=stream)
+        if self._area is not None:
+            self._area.copy_to_host(host_area, stream=stream)
         event = cuda.event(timing=False)
         event.record(stream)
-        return PendingSpectrum(self, event, host_partial, host_bins, nblk, area)
+        return PendingSpectrum(self, event, host_partial, host_bins, nblk,
+                               (host_area, area_blocks) if self._area is not None else None)
 
     def length(self, field, bounds=None) -> float:
         """The length scale of a device field (synchronous)."""
@@ -463,8 +477,14 @@ class PendingSpectrum:
 
     def interface_area(self):
         """The interface area of the field (:func:`simengine.field.lengths.interface_area`),
-        None when the spectrum has no level."""
-        return None if self._area is None else float(self._area)
+        None when the spectrum has no level (waits for the copies)."""
+        if self._area is None:
+            return None
+        from .lengths_cuda import area_of_partial
+
+        self._event.synchronize()
+        return area_of_partial(self._area[0], self._area[1], self._owner.shape,
+                               self._owner.spacing)
 
     def result(self, bounds=None):
         """``(length, radial)``: the length scale (``inf`` for a flat field, given its global
