@@ -319,3 +319,66 @@ def test_the_cuda_kernel_is_the_numpy_definition(shape, periodic, with_after):
     got = device_area(cuda.to_device(phi.reshape(-1)), shape, 0.5, 0.2, periodic,
                       None if after is None else cuda.to_device(after.reshape(-1)))
     assert want > 0 and got == pytest.approx(want, rel=1e-12)
+
+
+SWEEP = """\
+kind: field
+name: cs
+grid: {shape: [128, 128], spacing: 1.0}
+boundary: {type: periodic}
+model: {mobility: 1.0, kappa: 1.0, potential: {b: 1.0, u: 1.0}}
+initial: {type: noise, mean: 0.0, amplitude: 0.05, seed: 1}
+time: {end: 1000, dt: 0.01, adaptive: true, tolerance: 0.001}
+solver: {integrator: spectral, backend: cpu, precision: float64}
+output: {observables_dt: 5, snapshot_dt: 500, checkpoint_dt: 1000}
+sweep:
+  initial.seed: [1, 2]
+"""
+
+
+def test_sweep_summaries_info_and_plot_carry_the_fits(tmp_path, capsys):
+    """Two seeds of a small coarsening run: the summary's exponent and K columns are each
+    output's fits, the grouped table their mean ± s.e.; `info` and `plot` print one line per
+    measure in the stated format; the coarsening figure is written."""
+    import csv
+    import re
+
+    from simengine.cli import main
+    from simengine.io.reader import Result
+
+    p = tmp_path / "s.yaml"
+    p.write_text(SWEEP)
+    d = tmp_path / "out"
+    assert main(["sweep", str(p), "-d", str(d), "-q"]) == 0
+    assert main(["sweep", str(p), "-d", str(d), "--collect"]) == 0
+    capsys.readouterr()
+    with open(d / "cs-summary.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    with open(d / "cs-grouped.csv", newline="") as fh:
+        grouped = list(csv.DictReader(fh))
+    want = []
+    for row in rows:
+        with Result(d / f"{row['name']}.h5") as r:
+            f = coarsening.fits(r.observables, r.scenario)
+        assert f["energy"].ok, f["energy"].note
+        assert float(row["exponent_energy"]) == f["energy"].exponent
+        assert float(row["K_energy_se"]) == f["energy"].rate_stderr
+        assert float(row["exponent_moment"]) == f["moment"].exponent
+        want.append(f["energy"].exponent)
+    assert float(grouped[0]["exponent_energy_mean"]) == pytest.approx(np.mean(want), rel=1e-12)
+    assert float(grouped[0]["exponent_energy_se"]) == pytest.approx(
+        np.std(want, ddof=1) / np.sqrt(2), rel=1e-12)
+    out = d / f"{rows[0]['name']}.h5"
+    line = re.compile(r"length (energy|interface|shell|correlation|moment): exponent n = "
+                      r"\d\.\d+ ± \d\.\d+ over t in \[[\d.e+]+, [\d.e+]+\]; .+")
+    assert main(["info", str(out)]) == 0
+    info = capsys.readouterr().out.splitlines()
+    fits = [ln for ln in info if ln.startswith("length ")]
+    assert [ln.split(":")[0] for ln in fits] == [
+        "length energy", "length interface", "length shell", "length correlation",
+        "length moment", "length fits"]
+    assert all(line.fullmatch(ln) for ln in fits[:-1]), fits
+    assert main(["plot", str(out), "--out", str(tmp_path / "png"), "--no-gif"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[:6] == fits
+    assert (tmp_path / "png" / "coarsening.png").stat().st_size > 10000
