@@ -382,3 +382,35 @@ def test_sweep_summaries_info_and_plot_carry_the_fits(tmp_path, capsys):
     printed = capsys.readouterr().out.splitlines()
     assert printed[:6] == fits
     assert (tmp_path / "png" / "coarsening.png").stat().st_size > 10000
+
+
+@pytest.mark.parametrize("shared", [True, False])
+def test_shell_sums_after_the_first_call_add_only_S(shared, monkeypatch):
+    """The device S(k) sums the shells' counts and Σ|k| once (``geometry``) and later only
+    Σ S, in shared memory per block where the shells fit: the profile of a second field equals
+    the host's (simulator or GPU)."""
+    from numba import cuda
+
+    from simengine.field import spectrum as sp
+    from simengine.field import spectrum_cuda as spc
+
+    if not shared:
+        monkeypatch.setattr(spc, "SHARED_SHELLS", 0)
+    shape, h, kind = (12, 10), 0.8, sp.FOURIER
+    nb = sp.shells(shape, h, kind)
+    bins_host = np.zeros(3 * nb)
+    partial = cuda.device_array((spc.MAX_BLOCKS, 2), dtype=np.float64)
+    rng = np.random.default_rng(9)
+    for call in range(2):
+        phi = rng.standard_normal(shape)
+        spec = sp.spectrum(phi - phi.mean(), kind)
+        flat = np.ascontiguousarray(spec.reshape(-1).view(np.float64))
+        bins_host[2::3] = 0                        # what DeviceSpectrum zeroes after call 0
+        bins = cuda.to_device(bins_host)
+        spc.launch_sums(cuda.to_device(flat), shape, h, kind, partial, bins,
+                        geometry=call == 0)
+        bins_host = bins.copy_to_host()
+        k_dev, s_dev = spc.radial_from_bins(bins_host, shape, kind)
+        k, s = radial_structure_factor(phi, h)
+        np.testing.assert_allclose(k_dev, k, rtol=1e-12)
+        np.testing.assert_allclose(s_dev, s, rtol=1e-12)

@@ -22,6 +22,9 @@ from .spectrum import (COSINE, FOURIER, KMAX_TOL, SHELL_NUDGE, length_of_sums, s
 
 THREADS = 256
 MAX_BLOCKS = 1024
+#: radial profiles of up to this many shells sum S per block in shared memory (one atomic per
+#: shell and block to global memory), larger ones with an atomic per mode
+SHARED_SHELLS = 4096
 SIMULATED = bool(numba.config.ENABLE_CUDASIM)
 
 
@@ -41,22 +44,32 @@ def cupy_or_reason():
 
 
 @functools.lru_cache(maxsize=None)
-def sums_kernel(complex_spectrum: bool, radial: bool):
+def sums_kernel(complex_spectrum: bool, radial: bool, shared_bins: bool = False):
     """Per-block ``[Σ w·P, Σ w·|k|·P]`` over a spectrum stored as ``(n0, n1, n2)`` (P = re² + im²
     of a complex entry, x² of a real one; w the entry's weight, 0 at k = 0), and with ``radial``
-    the shell sums ``[Σ w, Σ w·|k|, Σ w·P]`` of shells 1 … nb−1 (|k| ≤ kmax) by atomics. The
-    block may be part of a larger spectrum (offsets ``o0, o1, o2``; a rank's share on slabs).
-    ``half``: 1 = the last axis is an ``rfftn`` half spectrum, 0 = full Fourier axes, −1 =
-    cosine modes."""
+    the shell sums ``[Σ w, Σ w·|k|, Σ w·P]`` of shells 1 … nb−1 (|k| ≤ kmax) by atomics; with
+    ``geometry`` false only Σ w·P (the counts and Σ w·|k| are the grid's, left as they are).
+    ``shared_bins`` (nb ≤ :data:`SHARED_SHELLS`): Σ w·P is summed per block in shared memory
+    first. The block may be part of a larger spectrum (offsets ``o0, o1, o2``; a rank's share
+    on slabs). ``half``: 1 = the last axis is an ``rfftn`` half spectrum, 0 = full Fourier
+    axes, −1 = cosine modes."""
     NTH = THREADS
     NUDGE = 0.5 + SHELL_NUDGE
+    SH = SHARED_SHELLS if shared_bins else 1
 
     @cuda.jit
     def kernel(spec, n0, n1, n2, o0, o1, o2, full0, full1, full2, u0, u1, u2, half, dk, kmax,
-               nb, partial, bins):
+               nb, partial, bins, geometry):
         s_p = cuda.shared.array(NTH, numba.float64)
         s_k = cuda.shared.array(NTH, numba.float64)
+        s_bins = cuda.shared.array(SH, numba.float64)
         tid = cuda.threadIdx.x
+        if radial and shared_bins:
+            j = tid
+            while j < nb:
+                s_bins[j] = 0
+                j += NTH
+            cuda.syncthreads()
         total = n0 * n1 * n2
         acc_p = numba.float64(0)
         acc_k = numba.float64(0)
@@ -95,13 +108,24 @@ def sums_kernel(complex_spectrum: bool, radial: bool):
                 if radial:
                     sh = numba.int64(math.floor(kk / dk + NUDGE))
                     if sh > 0 and sh < nb and kk <= kmax:
-                        cuda.atomic.add(bins, 3 * sh, w)
-                        cuda.atomic.add(bins, 3 * sh + 1, w * kk)
-                        cuda.atomic.add(bins, 3 * sh + 2, w * p)
+                        if geometry:
+                            cuda.atomic.add(bins, 3 * sh, w)
+                            cuda.atomic.add(bins, 3 * sh + 1, w * kk)
+                        if shared_bins:
+                            cuda.atomic.add(s_bins, sh, w * p)
+                        else:
+                            cuda.atomic.add(bins, 3 * sh + 2, w * p)
             t += stride
         s_p[tid] = acc_p
         s_k[tid] = acc_k
         cuda.syncthreads()
+        if radial and shared_bins:
+            j = tid
+            while j < nb:
+                if s_bins[j] != 0:
+                    cuda.atomic.add(bins, 3 * j + 2, s_bins[j])
+                j += NTH
+            cuda.syncthreads()
         step = NTH // 2
         while step > 0:
             if tid < step:
@@ -133,13 +157,14 @@ def _geometry(shape, spacing: float, kind: str):
 
 
 def launch_sums(spec_flat, shape, spacing: float, kind: str, partial, bins=None, stream=0,
-                block=None, field_shape=None):
+                block=None, field_shape=None, geometry=True):
     """Enqueue :func:`sums_kernel` on a device spectrum (flat float64: interleaved re/im for
     ``fourier``); ``partial``: a device (MAX_BLOCKS, 2) float64 array; ``bins``: a zeroed device
     float64 array of 3·shells, or None; ``block``: ``(stored, offsets, half)`` of a share of a
     full spectrum (default: the whole ``rfftn``/cosine spectrum of ``shape``); ``field_shape``:
-    the field's shape for the radial shells where ``shape`` is padded (a 1-D field on slabs).
-    Returns the number of blocks written."""
+    the field's shape for the radial shells where ``shape`` is padded (a 1-D field on slabs);
+    ``geometry`` false: only the Σ S entries of ``bins`` are added to (the counts and Σ |k|
+    entries keep a former call's). Returns the number of blocks written."""
     stored, full, units, half = _geometry(shape, spacing, kind)
     offsets = (0, 0, 0)
     if block is not None:
@@ -149,14 +174,14 @@ def launch_sums(spec_flat, shape, spacing: float, kind: str, partial, bins=None,
     radial = bins is not None
     fshape = shape if field_shape is None else field_shape
     nb = shells(fshape, spacing, kind) if radial else 0
-    kern = sums_kernel(kind == FOURIER, radial)
+    kern = sums_kernel(kind == FOURIER, radial, radial and nb <= SHARED_SHELLS)
     out_bins = bins if radial else partial  # unused without radial
     kern[blocks, THREADS, stream](spec_flat, stored[0], stored[1], stored[2], offsets[0],
                                   offsets[1], offsets[2], full[0], full[1], full[2], units[0],
                                   units[1], units[2], half,
                                   shell_width(fshape, spacing, kind),
                                   math.pi / spacing * (1 + KMAX_TOL), nb,
-                                  partial, out_bins)
+                                  partial, out_bins, bool(geometry))
     return blocks
 
 
@@ -299,6 +324,7 @@ class DeviceSpectrum:
         self._bins = _numba_view(self._bins_cp) if radial else None
         self._slots = []
         self._next = 0
+        self._geometry_done = False
         self._area = None
         if self.level is not None:  # the interface crossings' block sums (lengths_cuda)
             from .lengths_cuda import MAX_BLOCKS as AREA_BLOCKS
@@ -339,10 +365,14 @@ class DeviceSpectrum:
         a -= a.mean()
         spec = spectrum(a, self.kind, xp=cp)
         flat = spec.view(cp.float64).reshape(-1) if self.kind == FOURIER else spec.reshape(-1)
-        if self.radial:
+        geometry = not self._geometry_done  # the shells' counts and Σ|k|: the first call only
+        if self.radial and geometry:
             self._bins_cp.fill(0)
+        elif self.radial:
+            self._bins_cp[2::3] = 0
         nblk = launch_sums(_numba_view(flat), self.shape, self.spacing, self.kind,
-                           self._partial, self._bins, stream=stream)
+                           self._partial, self._bins, stream=stream, geometry=geometry)
+        self._geometry_done = self.radial
         host_partial, host_bins, host_area = self._host_slot()
         self._partial.copy_to_host(host_partial, stream=stream)
         if self.radial:
