@@ -167,10 +167,9 @@ def _fit_lines(r) -> list:
     """The coarsening fits of a field run, one line per length measure (simengine.coarsening)."""
     if r.kind != "field":
         return []
-    from .coarsening import RULE, fit_lines
+    from .coarsening import fit_lines
 
-    lines = fit_lines(r.observables, r.scenario)
-    return [*lines, f"length fits: {RULE}"] if lines else []
+    return fit_lines(r.observables, r.scenario, rule=True)
 
 
 def _cmd_plot(args):

@@ -202,6 +202,8 @@ def fits(obs, scenario=None) -> dict:
     return out
 
 
-def fit_lines(obs, scenario=None) -> list:
-    """One line per measure (:meth:`CoarseningFit.line`), the default's first."""
-    return [f.line() for f in fits(obs, scenario).values()]
+def fit_lines(obs, scenario=None, rule: bool = False) -> list:
+    """One line per measure (:meth:`CoarseningFit.line`), the default's first; with ``rule`` a
+    last line states the window rule (what `simengine info` and `plot` print)."""
+    lines = [f.line() for f in fits(obs, scenario).values()]
+    return lines + [f"length fits: {RULE}"] if lines and rule else lines
