@@ -414,3 +414,37 @@ def test_shell_sums_after_the_first_call_add_only_S(shared, monkeypatch):
         k, s = radial_structure_factor(phi, h)
         np.testing.assert_allclose(k_dev, k, rtol=1e-12)
         np.testing.assert_allclose(s_dev, s, rtol=1e-12)
+
+
+def test_an_index_written_before_the_measures_resumes_with_them(tmp_path, monkeypatch):
+    """An output whose index has only the columns written before the coarsening measures (the
+    writer's column list of then) resumes: its digest holds, the rows before the resume read
+    the new columns as NaN and the rows after carry them; the other columns equal an
+    uninterrupted run's."""
+    import h5py
+    from integrity_helpers import run, scenario
+
+    from simengine.io import faults, field_store
+
+    sc = scenario(tmp_path, "field")
+    ref = tmp_path / "ref.h5"
+    assert run(sc, ref) == 0
+    old = tmp_path / "old.h5"
+    with monkeypatch.context() as m:
+        m.setattr(field_store, "SERIES", field_store.REQUIRED_SERIES)
+        faults.arm("commit.retired", 3)
+        try:
+            with pytest.raises(faults.FaultInjected):
+                run(sc, old)
+        finally:
+            faults.disarm()
+    with h5py.File(old, "r") as f:
+        assert "observables/length_energy" not in f and "observables/length" in f
+        before = len(f["observables/step"])
+    assert run(sc, old, resume=True) == 0
+    with h5py.File(old, "r") as f, h5py.File(ref, "r") as g:
+        le = f["observables/length_energy"][()]
+        assert np.isnan(le[:before]).all() and np.isfinite(le[before:]).all()
+        np.testing.assert_array_equal(le[before:], g["observables/length_energy"][before:])
+        for k in ("step", "mass", "free_energy", "length"):
+            np.testing.assert_array_equal(f[f"observables/{k}"][()], g[f"observables/{k}"][()])

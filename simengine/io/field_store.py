@@ -381,8 +381,6 @@ class FieldIndex(part_digests.DigestedIndex):
         self.obs = {k: integrity.read(f, f"observables/{k}", at(f"observables/{k}"), 1,
                                       "iu" if k == "step" else "f").tolist()
                     for k in SERIES if k in REQUIRED_SERIES or f"observables/{k}" in f}
-        for k in MEASURE_SERIES:  # an index written before the coarsening measures
-            self.obs.setdefault(k, [float("nan")] * len(self.obs["step"]))
         if f"observables/{RADIAL}" in f:
             self.radial_k = integrity.read(f, f"observables/{RADIAL}_k",
                                            at(f"observables/{RADIAL}_k"), 1, "f")
@@ -415,6 +413,8 @@ class FieldIndex(part_digests.DigestedIndex):
             raise Corrupt(at("checkpoint"), "the checkpoint's step, the series or the parts list "
                                             "do not match their digest (the file was modified)")
         self._check(times, ck_time, at)
+        for k in MEASURE_SERIES:  # an index written before the coarsening measures (its
+            self.obs.setdefault(k, [float("nan")] * len(self.obs["step"]))  # digest: without)
         self.snap_blocks = [_blocks(b, shape[0], at("fields/phi")) for b in self.snap_blocks]
         self.ckpt_blocks = _blocks(self.ckpt_blocks, shape[0], at("checkpoint/phi"))
         for kind, maps, name in (("phi", snap_maps, "fields/phi"),
