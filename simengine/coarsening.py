@@ -171,6 +171,22 @@ def local_exponent(t, length, rows):
     return inv, n
 
 
+def huse_extrapolation(inv, n):
+    """``(n∞, its standard error, slope)`` of the line n = n∞ + c/L through the local exponents
+    (Huse 1986: n(L) = 1/3 − O(1/L)); None with fewer than 4 finite points."""
+    inv, n = np.asarray(inv, float), np.asarray(n, float)
+    ok = np.isfinite(inv) & np.isfinite(n)
+    if ok.sum() < 4:
+        return None
+    c, n_inf, _ = _ols(inv[ok], n[ok])
+    x, m = inv[ok], ok.sum()
+    resid = n[ok] - (c * x + n_inf)
+    s2 = float((resid ** 2).sum()) / (m - 2)
+    sxx = float(((x - x.mean()) ** 2).sum())
+    se = float(np.sqrt(s2 * (1.0 / m + x.mean() ** 2 / sxx))) if sxx > 0 else float("nan")
+    return n_inf, se, c
+
+
 def box_side(scenario) -> float:
     """The smallest box side N·h of a field scenario (inf when unknown)."""
     grid = (scenario or {}).get("grid") or {}

@@ -448,3 +448,11 @@ def test_an_index_written_before_the_measures_resumes_with_them(tmp_path, monkey
         np.testing.assert_array_equal(le[before:], g["observables/length_energy"][before:])
         for k in ("step", "mass", "free_energy", "length"):
             np.testing.assert_array_equal(f[f"observables/{k}"][()], g[f"observables/{k}"][()])
+
+
+def test_huse_extrapolation_of_the_local_exponent():
+    inv = np.linspace(0.01, 0.1, 12)
+    n = 1 / 3 - 0.8 * inv + 1e-4 * np.random.default_rng(1).standard_normal(12)
+    n_inf, se, c = coarsening.huse_extrapolation(inv, n)
+    assert abs(n_inf - 1 / 3) < 4 * se and se < 1e-3 and c == pytest.approx(-0.8, rel=0.02)
+    assert coarsening.huse_extrapolation(inv[:3], n[:3]) is None
