@@ -6,10 +6,12 @@ from __future__ import annotations
 import math
 import os
 import stat
+import time
 
 import numpy as np
 
 from ..errors import UserError
+from ..machine import fmt_seconds
 from .brief import brief, clip
 from .time_checks import check_time
 
@@ -254,7 +256,9 @@ def parse_graph_file(sc, log=None, max_lines=VALIDATE_MAX_LINES):
 
     g = sc.spec.graph
     path = sc.resolve(g.file.path)
+    t0 = time.perf_counter()
     res = read_for_scenario(path, g, log=log, max_lines=max_lines)
+    took = f" (read in {fmt_seconds(time.perf_counter() - t0)})"
     name = FORMAT_NAMES[res.format]
     if not res.complete:
         return (f"{name} file {path}: the first {max_lines} lines are well-formed "
@@ -267,7 +271,7 @@ def parse_graph_file(sc, log=None, max_lines=VALIDATE_MAX_LINES):
     kind = "arcs" if graph.directed else "edges"
     weighted = ", weighted" if graph.weights is not None else ""
     return (f"{name} file {path}: n = {graph.n}, {graph.num_edges} {kind}"
-            f"{', directed' if graph.directed else ''}{weighted}"), graph
+            f"{', directed' if graph.directed else ''}{weighted}{took}"), graph
 
 
 def check_graph_file(sc, log=None, max_lines=VALIDATE_MAX_LINES) -> str:

@@ -179,6 +179,10 @@ def file_shape(sc, g) -> GraphShape:
     weighted = g.weights != "none"       # absent: the file's weight column, when it has one
     # the readers keep Python lists of ints/floats (≈ 100 bytes per line), then CSRGraph.from_edges
     build = 100 * lines + 48 * arcs
+    if fmt in ("gml", "pajek"):       # networkx's whole Python graph of the file
+        from ..network.readers.via_networkx import nx_memory
+
+        build = max(build, nx_memory(path, size))
     return GraphShape(n, arcs, weighted, not weighted, not weighted, directed, build, how)
 
 
