@@ -198,7 +198,7 @@ def read_via_networkx(path, fmt, directed, weights, check_memory=True) -> GraphR
         w = w_all
         bad = ~np.isfinite(w)
         if bad.any():
-            raise UserError(f"{path}: expected finite edge weights, got {w[bad][0]!r}")
+            raise UserError(f"{path}: expected finite edge weights, got {float(w[bad][0])}")
         neg = np.flatnonzero(w < 0)
         if len(neg):
             res.negative_weight = (None, float(w[neg[0]]))   # no line number to name
