@@ -242,6 +242,9 @@ def test_cube_law_fit_recovers_K_and_the_box_rule_stops_the_window():
     h = coarsening.fit_measure(t, L, t_sep=100.0, box=4 * L[np.searchsorted(t, 500)])
     assert not h.ok and "less than the 1 needed" in h.note and "of the box" in h.note
     assert h.line().startswith("length ?: no fit (")
+    # a box the domains fill at separation already: no window, said so (t ≈ the start)
+    k = coarsening.fit_measure(t, L, t_sep=100.0, box=L[0])
+    assert not k.ok and "t spans 0.00 decades" in k.note and "(t ≈ 100)" in k.note, k.note
 
 
 def test_a_drifting_exponent_widens_the_error_and_lines_are_the_stated_format():
