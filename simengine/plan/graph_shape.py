@@ -153,6 +153,26 @@ def _sample_lines(path, limit=1 << 20):
     return len(lines) / max(1, len(text)) * ratio, ids
 
 
+def _sample_graphml(path, limit=1 << 20):
+    """<node and <edge elements per byte of the file (its first MiB; per compressed byte for
+    gzip)."""
+    import gzip
+    import zlib
+
+    try:
+        if str(path).endswith(".gz"):
+            with open(path, "rb") as raw, gzip.GzipFile(fileobj=raw) as f:
+                text = f.read(limit)
+                used = max(1, raw.tell())
+        else:
+            with open(path, "rb") as f:
+                text = f.read(limit)
+                used = max(1, len(text))
+    except (OSError, EOFError, zlib.error):
+        return 0.0
+    return (text.count(b"<node") + text.count(b"<edge")) / used
+
+
 def file_shape(sc, g) -> GraphShape:
     from ..network.readers import guess_format
 
@@ -164,6 +184,11 @@ def file_shape(sc, g) -> GraphShape:
         n, entries, sym = head
         lines = entries
         how = f"the header of {g.file.path}"
+    elif fmt == "graphml":           # elements, not lines (a GraphML file may be one line)
+        elements = int(_sample_graphml(path) * size) + 1     # bounds both nodes and edges
+        lines, n = elements, elements
+        sym = False
+        how = f"the size of {g.file.path} and its first elements"
     else:
         per_byte, maxid = _sample_lines(path)
         lines = int(per_byte * size)

@@ -177,6 +177,11 @@ class _Parser:
                     self.p.Parse(block, not block)
                     if not block:
                         break
+        except UserError:
+            raise
+        except (LookupError, ValueError) as exc:     # an unknown or unsupported encoding
+            raise UserError(f"{self.path}:{self.p.CurrentLineNumber}: cannot read as GraphML "
+                            f"({type(exc).__name__}: {_excerpt(exc)})") from None
         except xml.parsers.expat.ExpatError as exc:
             raise UserError(f"{self.path}:{exc.lineno}: not well-formed GraphML (XML: "
                             f"{xml.parsers.expat.ErrorString(exc.code)})") from None
