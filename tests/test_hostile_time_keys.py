@@ -200,3 +200,20 @@ def test_fixed_wall_grand_potential_never_rises(tmp_path):
     omega = F - 6.0 * mean * 64             # f′(2) = −2 + 8 = 6, h = 1, 64 cells
     assert F[-1] > F[0] + 1                 # the reservoir feeds the box
     assert np.all(np.diff(omega) <= 1e-9 * np.abs(omega[:-1]) + 1e-9)
+
+
+@pytest.mark.gpu
+def test_fixed_wall_adaptive_run_on_the_gpu(tmp_path):
+    """The fused GPU step's functional is Ω too (SpectralFieldSolver.energy on CuPy arrays):
+    the wall at 2.0 reaches its end on the device, as on the host."""
+    pytest.importorskip("cupy")
+    from simengine.resources import real_gpu
+
+    if not real_gpu():
+        pytest.skip("needs a real CUDA GPU")
+    path = scenario(tmp_path, "spectral-adaptive", (("boundary.value", 2.0), ("time.end", 4.0)))
+    d = yaml.safe_load(path.read_text())
+    d["solver"]["backend"] = "cuda"
+    path.write_text(yaml.safe_dump(d))
+    rc, err = command(["run", str(path), "-o", str(tmp_path / "o.h5")])
+    assert rc == 0, err[-600:]
