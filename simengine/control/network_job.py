@@ -241,7 +241,8 @@ class NetworkJob:
             raise UserError(f"{f.filename}: cannot resume: the graph differs from the one "
                             f"in the file (content hash mismatch)")
         ck = f["checkpoint"]
-        return {"state": {k: v[()] for k, v in ck.items()}, "done": int(ck.attrs["done"]),
+        # each by its path: a renamed pair's index opens virtual datasets with its own parts
+        return {"state": {k: f[f"checkpoint/{k}"][()] for k in ck}, "done": int(ck.attrs["done"]),
                 "elapsed": float(ck.attrs.get("elapsed", 0.0)),
                 "complete": bool(f.attrs.get("complete", False))}
 

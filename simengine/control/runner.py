@@ -157,7 +157,7 @@ class Runner:
                 return True, None
             raise UserError(f"{out}: output file exists; pass --resume to continue it or "
                             f"--overwrite to replace it")
-        f = open_output(out)
+        f = open_output(out, relinked=True)  # a pair renamed by hand reads its own parts
         try:
             kind = f.attrs["kind"]
             kind = kind.decode() if isinstance(kind, bytes) else str(kind)
