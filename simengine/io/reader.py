@@ -271,6 +271,67 @@ class Result:
             return ck[0]
         return self.phi[-1] if len(steps) else None
 
+    # -- bounded reads (figures of fields of any size: the read cap bounds memory)
+    def _latest(self):
+        """(dataset, index or None, step, time) of the latest stored field: the checkpoint when
+        it is not older than the last snapshot, else the last snapshot; nothing is read."""
+        steps = self.snapshot_steps
+        if "checkpoint/phi" in self.file:
+            ds = self.file["checkpoint/phi"]
+            step = int(ds.attrs["step"])
+            if len(steps) == 0 or step >= steps[-1]:
+                return ds, None, step, float(ds.attrs["time"])
+        if not len(steps):
+            return None
+        return self.phi, len(steps) - 1, int(steps[-1]), float(self.snapshot_times[-1])
+
+    @staticmethod
+    def _stride(shape, itemsize, limit):
+        """The smallest step s with prod(ceil(n / s)) · itemsize ≤ limit."""
+        s = 1
+        while int(np.prod([-(-n // s) for n in shape], dtype=np.float64)) * itemsize > limit:
+            s += 1
+        return s
+
+    def plane(self, i=None):
+        """``(array, k, stride)`` for figures of snapshot ``i`` (None: the latest field): a 1D or
+        2D field whole, a 3D field's mid-plane z = k along the first axis, read alone (never the
+        whole snapshot). An array larger than the read cap (:func:`file_checks.read_limit`)
+        is read with a stride: every ``stride``-th point on each axis (``stride`` 1: all)."""
+        from .file_checks import read_limit
+
+        if i is None:
+            latest = self._latest()
+            if latest is None:
+                return None
+            ds, i, _, _ = latest
+        else:
+            ds = self.phi
+        grid = ds.shape if i is None else ds.shape[1:]
+        lead = () if i is None else (int(i),)
+        k = grid[0] // 2 if len(grid) == 3 else None
+        shape = grid[1:] if k is not None else grid
+        s = self._stride(shape, ds.dtype.itemsize, read_limit())
+        sel = lead + ((k,) if k is not None else ()) + (slice(None, None, s),) * len(shape)
+        return ds[sel], k, s
+
+    def sample(self, i):
+        """Snapshot ``i`` as a flat float64 array of at most the read cap (every ``stride``-th
+        point on each axis: ``(values, stride)``)."""
+        from .file_checks import read_limit
+
+        grid = self.phi.shape[1:]
+        s = self._stride(grid, 8, read_limit())
+        return np.asarray(self.phi[(int(i),) + (slice(None, None, s),) * len(grid)],
+                          dtype=np.float64).ravel(), s
+
+    def snapshot_fits(self) -> bool:
+        """Whether one whole snapshot fits the read cap (what an FFT of it needs)."""
+        from .file_checks import read_limit
+
+        grid = self.phi.shape[1:]
+        return int(np.prod(grid, dtype=np.float64)) * self.phi.dtype.itemsize <= read_limit()
+
     # -- network runs
     @property
     def statistics(self) -> dict:
