@@ -78,6 +78,10 @@ def test_views_are_within_the_cap_and_equal_plain_h5py(outputs, name, monkeypatc
             assert (s > 1) == (want.nbytes > CAP)
             values, s2 = r.sample(i)
             assert values.nbytes <= CAP and s2 > 1
+            fifth, s5 = r.sample(i, 0.2)     # what the histogram holds of 4 curves, each
+            assert fifth.nbytes <= CAP / 5 and s5 >= s2
+            np.testing.assert_array_equal(
+                fifth, phi[i][(slice(None, None, s5),) * (phi.ndim - 1)].ravel())
             np.testing.assert_array_equal(
                 values, phi[i][(slice(None, None, s2),) * (phi.ndim - 1)].ravel())
         view, k, s = r.plane()           # the latest field: the checkpoint (step 20)

@@ -5,15 +5,17 @@
 # of it, each in its own process with its peak resident memory, under a read cap of 1 GiB
 # (SIMENGINE_READ_LIMIT: the readers take 3D mid-planes and strides; target peak ≤ cap + 1 GiB).
 # Output under $OUT/i54/ (bench.txt, run.txt, verify.txt, info.txt, plot.txt, report.txt,
-# gpu.txt: 7 files). Total < 6 min.
+# gpu.txt: 7 files). Total < 6 min at 1024³ (measured 01:41-01:47 UTC with contention);
+# `bash devtools/device/i54.sh 768` is the ≤ 3 min variant (768³, 20 steps).
 set -u
 mkdir -p "$OUT/i54"
 cd "$(dirname "$0")/../.."
 export PYTHONPATH=${PYTHONPATH:-$PWD}
 { nvidia-smi --query-gpu=name,memory.total --format=csv; free -g; df -h /tmp; nproc; } \
   > "$OUT/i54/gpu.txt" 2>&1
-echo "--- bench_big_output 1024^3 float64, read cap 1 GiB"
-SIMENGINE_READ_LIMIT=1073741824 timeout 330 python3 benchmarks/bench_big_output.py --n 1024 \
-  --steps 40 --obs 20 --precision float64 --backend cuda --dir /tmp/i54bench --logs "$OUT/i54" \
+N=${1:-1024}; STEPS=40; [ "$N" != 1024 ] && STEPS=20
+echo "--- bench_big_output ${N}^3 float64, read cap 1 GiB"
+SIMENGINE_READ_LIMIT=1073741824 timeout 330 python3 benchmarks/bench_big_output.py --n "$N" \
+  --steps "$STEPS" --obs $((STEPS / 2)) --precision float64 --backend cuda --dir /tmp/i54bench --logs "$OUT/i54" \
   > "$OUT/i54/bench.txt" 2>&1; echo "bench rc=$?"; tail -n 16 "$OUT/i54/bench.txt"
 rm -rf /tmp/i54bench

@@ -315,13 +315,14 @@ class Result:
         sel = lead + ((k,) if k is not None else ()) + (slice(None, None, s),) * len(shape)
         return ds[sel], k, s
 
-    def sample(self, i):
-        """Snapshot ``i`` as a flat float64 array of at most the read cap (every ``stride``-th
-        point on each axis: ``(values, stride)``)."""
+    def sample(self, i, share=1.0):
+        """Snapshot ``i`` as a flat float64 array of at most ``share`` of the read cap (every
+        ``stride``-th point on each axis: ``(values, stride)``); a caller holding k samples at
+        once while a histogram copies one passes ``share`` = 1 / (k + 1)."""
         from .file_checks import read_limit
 
         grid = self.phi.shape[1:]
-        s = self._stride(grid, 8, read_limit())
+        s = self._stride(grid, 8, max(1, int(read_limit() * share)))
         return np.asarray(self.phi[(int(i),) + (slice(None, None, s),) * len(grid)],
                           dtype=np.float64).ravel(), s
 

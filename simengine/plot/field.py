@@ -289,7 +289,9 @@ def phi_histogram_figure(r: Result, curves: int = 4):
     if not len(times):
         return None
     idx = _pick(len(times), curves)
-    samples = [r.sample(i) for i in idx]   # every point, or a stride past the read cap
+    # every point, or a stride: the samples held together, and np.histogram's copy of one,
+    # within the read cap
+    samples = [r.sample(i, 1.0 / (len(idx) + 1)) for i in idx]
     frames = [v for v, _ in samples]
     lo = min(float(f.min()) for f in frames)
     hi = max(float(f.max()) for f in frames)
