@@ -366,3 +366,25 @@ def test_two_ranks_run_the_validated_plan(tmp_path, capsys, monkeypatch, kind, m
         assert f.attrs["plan"] == line and f["plan"].attrs["ranks"] == 2
         md = float(f["statistics/mean_distance"][()])
     assert md == pytest.approx(file_reference(kind, mode, directed)[0], rel=1e-12)
+
+
+@pytest.mark.parametrize("backend", ["cpu", "cuda"])
+def test_the_engine_batch_is_the_engines_not_the_jobs(backend):
+    """``solver.batch`` is the job's: sources handed to the engine at once; the MS-BFS bitsets
+    are as wide as the engine's own sweep (its DEFAULT_WORDS), whatever ``solver.batch``."""
+    from simengine.plan import GraphShape, NetworkProblem, build
+
+    if backend == "cuda":
+        from simengine.network.cuda.msbfs import DEFAULT_WORDS
+    else:
+        from simengine.network.cpu.msbfs import DEFAULT_WORDS
+    shape = GraphShape(n=5000, num_arcs=40000, weighted=False, dial=True, exact=True,
+                       directed=False)
+    items = {}
+    for batch in (None, 4096):
+        p = build(NetworkProblem(graph=shape, backend=backend, algorithm="msbfs",
+                                 num_sources=5000, batch=batch, checkpoint_every=5000))
+        assert p.batch == (batch or p.batch)
+        (items[batch],) = [i for i in p.items if "MS-BFS" in i.what]
+    assert f"{DEFAULT_WORDS} words per vertex" in items[4096].what
+    assert items[None] == items[4096]
