@@ -321,10 +321,17 @@ class NetworkJob:
         if self.comm.size > 1:
             done = self._advance_ranks(done, stop, stop_requested, progress)
         else:
+            from ..network.interrupt import RoundsStopped, stop_check
+
             while done < stop:
                 todo = self.remaining()
                 k = min(stop - done, self.batch - done % self.batch, len(todo))
-                self.work(todo[:k])
+                try:
+                    with stop_check(stop_requested):   # long kernels stop between rounds
+                        self.work(todo[:k])
+                except RoundsStopped as exc:
+                    self.log(str(exc))
+                    return done
                 done += k
                 progress(done)
                 if stop_requested():

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..model import BOUNDARY_KINDS
 from ..params import precision_dtype
-from ..stability import fsecond_max, phi_bounds
+from ..stability import fsecond_bound
 from . import energy
 from .scheme import SBDF2, Kernels
 from .transforms import SYMBOLS, Transform
@@ -28,10 +28,10 @@ from .transforms import SYMBOLS, Transform
 
 def stabilization_for(model, boundary, phi_range=None) -> float:
     """S = max(0, max f''(φ)) over the φ range the run can visit (the initial range, the
-    equilibria ±sqrt(−a1/a3), a fixed wall value): the Lipschitz bound of f' there, which the
-    energy argument of docs/field.md asks for (S ≥ L/2 for the first-order step; S = L here)."""
-    lo, hi = phi_bounds(model, boundary, phi_range)
-    return max(0.0, fsecond_max(model, lo, hi))
+    wells of f, a fixed wall value: :func:`~simengine.field.stability.fsecond_bound`): the
+    Lipschitz bound of f' there, which the energy argument of docs/field.md asks for (S ≥ L/2
+    for the first-order step; S = L here)."""
+    return max(0.0, fsecond_bound(model, boundary, phi_range))
 
 
 def cupy_module():
