@@ -388,3 +388,28 @@ def test_the_engine_batch_is_the_engines_not_the_jobs(backend):
         (items[batch],) = [i for i in p.items if "MS-BFS" in i.what]
     assert f"{DEFAULT_WORDS} words per vertex" in items[4096].what
     assert items[None] == items[4096]
+
+
+#: the text formats validate predicts from a header or the first lines when a file is too long
+#: to parse (config/checks.py VALIDATE_MAX_LINES)
+PREDICTED = [(k, m, a) for k in ("edgelist", "snap", "mtx-pattern", "mtx-real", "dimacs", "metis",
+                                  "metis-fmt", "konect")
+             for m in KINDS[k][2] for a in ("bfs", "msbfs", "dial", "auto")]
+
+
+@pytest.mark.parametrize("kind,mode,alg", PREDICTED)
+def test_validate_predicts_a_long_file_as_the_run_reads_it(tmp_path, capsys, monkeypatch, kind,
+                                                          mode, alg):
+    """A file beyond validate's parse limit (here: 2 lines) is planned from its header or
+    first lines: validate accepts exactly what the run runs, with the same row."""
+    from simengine.config import checks
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(checks.parse_graph_file, "__defaults__", (None, 2))
+    scen = write_case(tmp_path, kind, mode, False, alg)
+    line, verr = validate(capsys, scen)
+    job, rerr = start(scen)
+    capsys.readouterr()
+    assert (line is None) == (job is None), (line, verr, rerr)
+    if job is not None:
+        assert line.split(" (")[0] == job.run_plan.line.split(" (")[0]
