@@ -96,10 +96,12 @@ class FieldJob(FieldWrites, FieldObservations):
                 self.solver, self.slab = self._spectral_solver()
             elif self.comm.size > 1:
                 from ..field.distributed import make_rank_solver
+                from ..field.plans import halo_of
 
+                form = plan.decision("form")      # the slabs' halo: the form the plan runs
                 self.solver, self.slab, self.slabs = make_rank_solver(
                     self.comm, self.model, self.grid, self.boundary, backend=plan.backend,
-                    **kw)
+                    depth=None if form is None else halo_of(form.chosen), **kw)
             else:
                 from ..field.decomposition import whole_slab
 
