@@ -413,3 +413,34 @@ def test_validate_predicts_a_long_file_as_the_run_reads_it(tmp_path, capsys, mon
     assert (line is None) == (job is None), (line, verr, rerr)
     if job is not None:
         assert line.split(" (")[0] == job.run_plan.line.split(" (")[0]
+
+
+#: graph.weights (network/weights_setting.py) over a file of each weight kind
+SETTINGS = {"absent": "", "none": ", weights: none", "file": ", weights: file",
+            "uniform_int": ", weights: {type: uniform_int, low: 1, high: 9, seed: 1}"}
+SETTING_CASES = [(m, st, a) for m in WEIGHTS for st in SETTINGS
+                 for a in ("bfs", "dial", "dijkstra", "auto")]
+
+
+@pytest.mark.parametrize("mode,setting,alg", SETTING_CASES)
+def test_weights_setting_validate_is_run(tmp_path, capsys, monkeypatch, mode, setting, alg):
+    monkeypatch.chdir(tmp_path)
+    scen = write_case(tmp_path, "edgelist", mode, False, alg)
+    scen.write_text(scen.read_text().replace("directed: false}", f"directed: false"
+                                             f"{SETTINGS[setting]}}}"))
+    line, verr = validate(capsys, scen)
+    job, rerr = start(scen)
+    capsys.readouterr()
+    assert (line is None) == (job is None), (line, verr, rerr)
+    effective = {"absent": mode, "none": "none", "file": mode, "uniform_int": "int"}[setting]
+    if setting == "file" and mode == "none":
+        assert job is None and "weights required" in verr
+        return
+    assert (job is not None) == expected_to_run(alg, effective), (verr, rerr)
+    if job is None:
+        assert verr == rerr
+        return
+    assert job.run_plan.line == line
+    job.advance(0, job.total, lambda: False, lambda done: None)
+    res = job.stats.results(graph=job.graph)
+    assert res["mean_distance"] == pytest.approx(reference(job.graph)[0], rel=1e-12)
