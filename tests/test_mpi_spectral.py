@@ -39,9 +39,13 @@ def close_output(a, b):
             np.testing.assert_array_equal(fa[k][()], fb[k][()], err_msg=k)
         for k in ("fields/phi", "checkpoint/phi"):
             np.testing.assert_allclose(fb[k][()], fa[k][()], rtol=0, atol=1e-10, err_msg=k)
-        for k in ("mass", "free_energy", "phi_min", "phi_max", "length"):
+        for k in ("mass", "free_energy", "phi_min", "phi_max", "length", "length_energy",
+                  "length_shell"):
             np.testing.assert_allclose(fb[f"observables/{k}"][()], fa[f"observables/{k}"][()],
                                        rtol=1e-10, atol=1e-14, err_msg=k)
+        # the crossings count sign changes: fields equal to 1e-10 may differ by a pair
+        np.testing.assert_allclose(fb["observables/interface_density"][()],
+                                   fa["observables/interface_density"][()], rtol=1e-2)
 
 
 @pytest.mark.parametrize("shape,boundary,mode,ranks", [
@@ -77,12 +81,13 @@ def test_killed_on_two_ranks_resumes_on_three(tmp_path):
     close_output(ref, out)
 
 
-def test_spectral_on_gpu_ranks_is_one_line(tmp_path):
+def test_spectral_on_gpu_ranks_without_cupy_is_one_line(tmp_path):
+    """(With CuPy and a GPU per rank it runs: tests/gpu/spectral_ranks.py on the device.)"""
     p = tmp_path / "g.yaml"
     p.write_text("kind: field\nname: g\ngrid: {shape: [8, 8]}\ntime: {dt: 0.1, steps: 2}\n"
                  "solver: {integrator: spectral, backend: cuda}\n")
     r = mpirun(2, "run", p, "-o", tmp_path / "g.h5")
     assert r.returncode == 2, r.stderr
     lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
-    assert any("runs on the CPU" in ln or "CuPy" in ln for ln in lines), r.stderr
+    assert any("CuPy" in ln for ln in lines), r.stderr
     assert "Traceback" not in r.stderr

@@ -125,9 +125,14 @@ class FieldJob(FieldWrites, FieldObservations):
         #: ``structure_factor_k`` (the same at every observation)
         self.radial = bool(spec.output.structure_factor)
         self.structure_factor_k = None
+        from ..field.measuring import Measurer
+
+        self.measurer = Measurer(self.model, self.grid, self.boundary)  # the length measures
         self._spectrum, self.spectrum_note = device_spectrum_for(
             self.solver, self.grid, self.boundary, self.comm.size, comm=self.comm,
-            slabs=self.slabs, radial=self.radial)
+            slabs=self.slabs, radial=self.radial or self.measurer.wants_radial,
+            level=self.measurer.area_level)
+        self.spectrum_note += "; " + self.measurer.note
         self.total = self.clock.total
         self.dtype = np.dtype(p.precision)
         #: the adaptive stepper (time.adaptive), else None

@@ -15,6 +15,9 @@ from .transforms import SYMBOLS, TRANSFORM_NAMES
 #: compute precision — and the free-energy check's float64 temporaries
 ARRAYS = 14
 FLOAT64_TEMPORARIES = 3
+#: a 2-D fixed-wall grid on the GPU: the odd extension (4 fields), its half spectrum (4) and the
+#: first axis' extension (2) during a transform
+EXTENSION_ARRAYS = 10
 
 
 def _get(problem, name, default):
@@ -32,9 +35,6 @@ def can_run(problem) -> tuple:
     if symbol not in SYMBOLS:
         return False, f"unknown solver.symbol {symbol!r}; choose one of {', '.join(SYMBOLS)}"
     ranks = _get(problem, "ranks", 1) or 1
-    if ranks > 1 and _get(problem, "backend", "cpu") == "cuda":
-        return False, ("integrator spectral on MPI ranks runs on the CPU (backend: cpu); on "
-                       "GPUs it runs in one process on one GPU")
     if ranks > 1 and _get(problem, "ndim", len(getattr(problem, "shape", (0, 0)))) < 2:
         return False, "integrator spectral on MPI ranks needs a grid of 2 or 3 axes"
     if ranks > 1 and int(problem.shape[0]) < ranks:
@@ -54,12 +54,19 @@ def can_run(problem) -> tuple:
 
 
 def describe(problem) -> str:
-    """e.g. ``spectral sbdf2 fft symbol=fd adaptive``."""
+    """e.g. ``spectral sbdf2 fft symbol=fd adaptive`` (+ ``fused-step`` on one GPU, + ``slabs=2
+    transpose=host-staged-alltoall`` on GPU ranks)."""
     symbol = _get(problem, "symbol", "fd") or "fd"
     words = ["spectral", "sbdf2", TRANSFORM_NAMES.get(_get(problem, "boundary", "periodic"),
                                                       "?"), f"symbol={symbol}"]
     if _get(problem, "adaptive", False):
         words.append("adaptive")
+    ranks = _get(problem, "ranks", 1) or 1
+    if ranks > 1:  # the transpose's transport (slabs.py)
+        words.append(f"slabs={ranks} transpose=" + ("host-staged-alltoall"
+                     if _get(problem, "backend", "cpu") == "cuda" else "alltoall"))
+    elif _get(problem, "backend", "cpu") == "cuda":
+        words.append("fused-step")
     return " ".join(words)
 
 
@@ -67,4 +74,8 @@ def memory_bytes(problem) -> int:
     """Bytes the spectral solve holds (on the GPU for backend cuda, else on the host)."""
     cells = math.prod(int(n) for n in problem.shape)
     isz = 4 if _get(problem, "precision", "float64") == "float32" else 8
-    return cells * (ARRAYS * isz + FLOAT64_TEMPORARIES * 8)
+    extra = 0
+    if (_get(problem, "backend", "cpu") == "cuda" and len(problem.shape) == 2
+            and _get(problem, "boundary", "periodic") == "fixed"):
+        extra = EXTENSION_ARRAYS  # DST-I through one FFT of the odd extension (real_nd.py)
+    return cells * ((ARRAYS + extra) * isz + FLOAT64_TEMPORARIES * 8)
