@@ -81,7 +81,7 @@ def build_parser():
     sub.add_parser("schema", help="print the JSON Schema of scenario files (for editors: "
                    "# yaml-language-server: $schema=FILE)")
 
-    from .sweep import add_parser as add_sweep_parser
+    from .sweep_cli import add_parser as add_sweep_parser
 
     add_sweep_parser(sub)
     return p
@@ -235,7 +235,7 @@ def _cmd_schema(args):
 
 
 def _cmd_sweep(args):
-    from .sweep import command
+    from .sweep_cli import command
 
     return command(args, main)
 
