@@ -57,37 +57,38 @@ PY
     log="$d/$name.log"
     t0=$(date +%s.%N)
     if grep -q "^sweep:" "$scen"; then
-      (cd "$d" && PYTHONPATH="$T" timeout -k 5 "$LIMIT" python3 -m simengine sweep "$scen" \
+      (cd "$d" && PYTHONPATH="$T${PYTHONPATH:+:$PYTHONPATH}" timeout -k 5 "$LIMIT" python3 -m simengine sweep "$scen" \
         "${sets[@]}" -d "$d/$name" -q) > "$log" 2>&1
       rc=$?
       outs=("$d/$name"/*.h5)
     else
-      (cd "$d" && PYTHONPATH="$T" timeout -k 5 "$LIMIT" python3 -m simengine run "$scen" \
+      (cd "$d" && PYTHONPATH="$T${PYTHONPATH:+:$PYTHONPATH}" timeout -k 5 "$LIMIT" python3 -m simengine run "$scen" \
         "${sets[@]}" -o "$d/$name.h5" --overwrite -q) > "$log" 2>&1
       rc=$?
       outs=("$d/$name.h5")
     fi
     wall=$(python3 -c "print(round($(date +%s.%N) - $t0, 1))")
-    plan=$( (cd "$d" && PYTHONPATH="$T" timeout 60 python3 -m simengine validate "$scen" \
+    plan=$( (cd "$d" && PYTHONPATH="$T${PYTHONPATH:+:$PYTHONPATH}" timeout 60 python3 -m simengine validate "$scen" \
       "${sets[@]}" 2>/dev/null) | grep "^plan: " | head -1 | cut -c1-110)
     vrc=0
     for o in "${outs[@]}"; do
-      PYTHONPATH="$T" timeout 120 python3 -m simengine info --verify "$o" > /dev/null 2>>"$log" \
+      PYTHONPATH="$T${PYTHONPATH:+:$PYTHONPATH}" timeout 120 python3 -m simengine info --verify "$o" > /dev/null 2>>"$log" \
         || vrc=$?
     done
     last=$(grep -v -i warn "$log" | tail -1 | cut -c1-100)
     echo "| $name | $rc | $wall | ${plan:-?} | ${last:-} | $vrc |" >> "$OUT/$tg-scenarios.md"
   done
 done
+[ -n "${SKIP_BENCH:-}" ] && exit 0   # the scenarios alone
 for T in "${TREES[@]}"; do
   f="$OUT/$(tag "$T")-field.txt"
-  (cd "$T" && PYTHONPATH="$T" timeout -k 5 200 python3 benchmarks/bench_field_gpu.py \
+  (cd "$T" && PYTHONPATH="$T${PYTHONPATH:+:$PYTHONPATH}" timeout -k 5 200 python3 benchmarks/bench_field_gpu.py \
      --variants solver --sizes 2d,3d512 --precisions float32,float64 --seconds 1) > "$f" 2>&1
   echo "rc=$?" >> "$f"
 done
 for T in "${TREES[@]}"; do
   f="$OUT/$(tag "$T")-network.txt"
-  (cd "$T" && PYTHONPATH="$T" timeout -k 5 240 python3 benchmarks/bench_network_gpu.py \
+  (cd "$T" && PYTHONPATH="$T${PYTHONPATH:+:$PYTHONPATH}" timeout -k 5 240 python3 benchmarks/bench_network_gpu.py \
      --sizes 30000 --families ring,free,ba --algorithms msbfs,bfs --weighted-sizes "" \
      --fw-sizes "" --per-source-sizes "" --betweenness-sizes 30000 --markdown "$work/net.md") \
      > "$f" 2>&1
