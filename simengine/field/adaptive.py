@@ -20,8 +20,8 @@ Two guards stop a run that cannot go on, with one line (:class:`StepUnderflow`):
 :func:`step_floor` (a blow-up drives the error estimate up and dt down), and
 :data:`STALL_REJECTIONS` free-energy rejections among :data:`STALL_WINDOW` trials at steps far
 below the problem's time scale (the functional rises at every step size tried: no step size can
-satisfy the check, so the run would crawl on at a tiny dt forever). ``simengine validate`` refuses the keys that would hit the floor from the
-start (simengine/config/time_checks.py).
+satisfy the check, so the run would crawl on at a tiny dt forever). ``simengine validate``
+refuses the keys that would hit the floor from the start (simengine/config/time_checks.py).
 """
 from __future__ import annotations
 

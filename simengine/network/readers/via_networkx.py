@@ -30,8 +30,6 @@ from .graphml import parse_graphml
 
 #: networkx's graph of a GML or Pajek file: bytes of memory per byte of the file (measured)
 NX_BYTES_PER_BYTE = 40
-#: and of the time: seconds per byte of the file on one core (measured)
-NX_SECONDS_PER_BYTE = 1e-6
 INT64_MAX = 2 ** 63 - 1
 
 #: format -> (networkx reader name, what its first bytes look like, its name in messages)
