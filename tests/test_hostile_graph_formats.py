@@ -203,3 +203,35 @@ def cli_agrees(tmp_path, path, readable):
         assert not out.exists() and not (tmp_path / "o.h5.parts").exists()
     else:
         assert readable and out.exists(), got
+
+
+def test_gml_with_ids_and_no_labels_reads_by_id(tmp_path):
+    """NetworKit's input/jazz2_directed.gml: ``id`` but no ``label`` — read as networkx's
+    ``label='id'`` (refused before); some labelled and some not stays one line."""
+    p = tmp_path / "jazz2_directed.gml"
+    p.write_text("graph [\n  directed 1\n  node [ id 1 ]\n  node [ id 2 ]\n  node [ id 5 ]\n"
+                 "  edge [ source 1 target 2 ]\n  edge [ source 2 target 5 ]\n"
+                 "  edge [ source 5 target 1 ]\n]\n")
+    res = read_graph_file(p)
+    G = nx.read_gml(p, label="id")
+    assert res.file_directed and res.graph.n == 3 and list(res.graph.ids) == [1, 2, 5]
+    assert edge_multiset(res.graph, True) == sorted((str(a), str(b), None) for a, b in G.edges)
+    q = tmp_path / "mixed.gml"
+    q.write_text("graph [\n  node [ id 1 label \"a\" ]\n  node [ id 2 ]\n"
+                 "  edge [ source 1 target 2 ]\n]\n")
+    with pytest.raises(UserError, match=r"mixed.gml: 1 of 2 nodes have a label and node id '2' "
+                                        r"has none"):
+        read_graph_file(q)
+
+
+@pytest.mark.parametrize("big", [str(2 ** 63), str(10 ** 23), str(-2 ** 63 - 1)])
+def test_ids_beyond_int64_are_names(tmp_path, big):
+    """GraphML ids and GML labels beyond int64 (an OverflowError traceback before)."""
+    p = tmp_path / "g.graphml"
+    p.write_text(graphml(["1", big], [("1", big)], [None], "none", False))
+    q = tmp_path / "g.gml"
+    q.write_text(f"graph [\n  node [ id 0 label {big} ]\n  node [ id 1 label 1 ]\n"
+                 "  edge [ source 0 target 1 ]\n]\n")
+    for path in (p, q):
+        g = read_graph_file(path).graph
+        assert sorted(g.ids) == sorted(["1", big]) and g.num_edges == 1
