@@ -46,7 +46,9 @@ def _lambda_axis_max(n: int, h: float, kind: str) -> float:
 
 
 def fsecond_max(model: CahnHilliard, lo: float, hi: float) -> float:
-    """max of f''(φ) = a1 + 2a2φ + 3a3φ² over [lo, hi]."""
+    """max of f''(φ) = a1 + 2a2φ + 3a3φ² over [lo, hi] (a general law: its ``fpp_bound``)."""
+    if getattr(model, "general", False):
+        return float(model.law.fpp_bound(lo, hi))
     _, a1, a2, a3 = model.coefficients
     cands = [lo, hi]
     if a3 != 0:
@@ -61,8 +63,12 @@ def phi_bounds(model: CahnHilliard, boundary: Boundary | None = None, phi_range=
     vals = []
     if phi_range is not None:
         vals += [float(phi_range[0]), float(phi_range[1])]
+    law = getattr(model, "law", None)
+    eq = law.equilibria if law is not None else None
+    if eq is not None:
+        vals += [float(eq[0]), float(eq[1])]
     _, a1, _, a3 = model.coefficients
-    if a3 != 0 and -a1 / a3 > 0:
+    if law is None and a3 != 0 and -a1 / a3 > 0:
         e = math.sqrt(-a1 / a3)
         vals += [-e, e]
     if boundary is not None and boundary.kind == "fixed":

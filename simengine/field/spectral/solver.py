@@ -101,8 +101,25 @@ class SpectralFieldSolver:
                                        self.dtype, xp, workers)
         self.S = (stabilization_for(model, boundary, phi_range) if stabilization is None
                   else float(stabilization))
-        self.scheme = SBDF2(model, boundary, self.transform, kernels, self.S)
+        if getattr(model, "general", False):
+            if self.comm is not None or backend != "cpu":
+                raise ValueError("a model with f′ not a cubic or M(φ) runs the spectral "
+                                 "integrator on the CPU in one process")
+            from .model_scheme import ModelKernels, MobilitySBDF2
+
+            kernels = ModelKernels(np, self.dtype, model)
+            if model.variable_mobility:
+                if symbol != "fd":
+                    raise ValueError("M(φ) in the spectral integrator needs symbol fd")
+                self.scheme = MobilitySBDF2(model, grid, boundary, self.transform, kernels,
+                                            self.S)
+            else:
+                self.scheme = SBDF2(model, boundary, self.transform, kernels, self.S)
+        else:
+            self.scheme = SBDF2(model, boundary, self.transform, kernels, self.S)
         self.name = f"{backend}/spectral/{self.dtype.name}"
+        law = getattr(model, "law", None)
+        self._domain = law is not None and law.domain is not None
 
     def describe(self) -> str:
         return (f"integrator spectral (stabilised SBDF2, S = {self.S:g}), transform "
@@ -137,8 +154,19 @@ class SpectralFieldSolver:
 
     # ------------------------------------------------------------------ fixed steps
     def advance(self, nsteps: int = 1) -> None:
+        if self._domain:
+            for _ in range(int(nsteps)):
+                self.scheme.step(self.dt, 1)
+                self.steps += 1
+                self._check_domain()
+            return
         self.scheme.step(self.dt, int(nsteps))
         self.steps += int(nsteps)
+
+    def _check_domain(self) -> None:
+        from ..model_rules import check_domain
+
+        check_domain(self.model, self.scheme.phi, self.steps)
 
     # ------------------------------------------------------------------ trial-stepper protocol
     def trial(self, dt) -> float:
@@ -147,6 +175,8 @@ class SpectralFieldSolver:
     def accept(self) -> None:
         self.scheme.accept()
         self.steps += 1
+        if self._domain:
+            self._check_domain()
 
     def _energy_of(self, phi) -> float:
         if self.comm is None:
