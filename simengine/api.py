@@ -219,10 +219,24 @@ def _as_graph(graph, weight, labels, directed):
     else:
         raise TypeError("expected a networkx graph, a scipy.sparse matrix or a CSRGraph, got "
                         f"{type(graph).__name__}")
+    if directed is not None and not hasattr(graph, "tocoo") and bool(directed) != g.directed:
+        g = _with_direction(g, bool(directed))
     labels = list(range(g.n)) if labels is None else list(labels)
     if len(labels) != g.n:
         raise ValueError(f"{len(labels)} labels for a graph of {g.n} vertices")
     return g, labels
+
+
+def _with_direction(g, directed: bool):
+    """``g`` seen as directed or undirected, as networkx's ``to_directed`` / ``to_undirected``:
+    an undirected graph's edges become both arcs; a directed graph's arcs become edges (an arc
+    pair u → v, v → u becomes one edge of the smaller weight)."""
+    from .network.graph import CSRGraph
+
+    src, dst = g.arcs()
+    out = CSRGraph.from_edges(g.n, src, dst, g.weights, directed=directed)
+    out.ids = g.ids
+    return out
 
 
 def _wanted(statistics):
@@ -256,8 +270,11 @@ def path_statistics(graph, *, sources="all", algorithm="auto", weight=None, labe
     weight : as networkx: ``None`` (default) counts hops whatever the graph carries; an edge
         attribute name (networkx) holds the lengths; for a scipy matrix or a CSRGraph any value
         but ``None`` (e.g. ``True``) uses its entries / weights (a matrix of ones is unweighted).
-    directed : scipy only: treat the matrix as directed (default True; a symmetric matrix gives
-        the same distances either way).
+    directed : None (default) keeps the graph's own direction (a scipy matrix is directed);
+        ``False`` treats a directed graph as undirected (networkx's ``G.to_undirected()``: every
+        arc an edge; a pair u → v, v → u one edge of the smaller weight), ``True`` an
+        undirected one as directed (``G.to_directed()``: each edge both arcs — the same
+        distances; betweenness on the directed scale).
     backend : ``cpu`` or ``cuda``.
     bin_width : distance-histogram bin width for weighted graphs.
     statistics : None (every path statistic of the one fused pass, as before) or a list of the

@@ -52,8 +52,15 @@ def shortest_path(result_or_file, source, target) -> list:
 
     UserError (one line) when the file has no ``/predecessors``, ``source`` was not a stored
     source, an id is unknown, or ``target`` is unreachable from ``source``."""
+    import os
+
     from .io.reader import Result
 
+    if not isinstance(result_or_file, (Result, str, bytes, os.PathLike)):
+        raise UserError(f"shortest_path: expected an output file or a simengine.open result "
+                        f"holding /predecessors, got {type(result_or_file).__name__}; "
+                        f"path_statistics keeps no paths (networkx.shortest_path(G, s, t) on "
+                        f"the graph, or a run with metrics.store_predecessors: true, does)")
     if isinstance(result_or_file, Result):
         return _path_in(result_or_file, source, target)
     with Result(result_or_file) as r:

@@ -68,7 +68,8 @@ def test_refuses_huge_generated_graph_and_validate_prints_work(tmp_path):
     assert "memory" in msg
     (tmp_path / "v.yaml").write_text("kind: network\nname: v\n"
                                      "graph: {generator: {type: random_weighted, n: 10000000, "
-                                     "seed: 1}}\n")
+                                     "seed: 1}}\n"
+                                     "solver: {backend: cpu}\n")   # the line asserted: any machine
     r = run_cli("validate", tmp_path / "v.yaml", "--force")
     assert r.returncode == 0, r.stderr
     assert "60,000,000 arcs, weighted" in r.stdout

@@ -178,3 +178,20 @@ def test_kernel_note_names_the_kernels_and_why():
     else:
         assert note.startswith("numba min-plus") and minplus_nvrtc.unavailable_reason() in note
         assert minplus_nvrtc.unavailable_reason()
+
+
+def test_rounds_stop_when_the_run_asks_and_run_on_when_it_does_not():
+    """A run's stop check (simengine.network.interrupt) is asked after each synchronised round
+    (numba kernels under the simulator; the CUDA C++ look-ahead rounds on a GPU with CuPy)."""
+    from simengine.network import interrupt
+    from simengine.network.cuda.floyd_warshall import floyd_warshall
+
+    g = _graph(SIZES[0], 0.1, True, "int", seed=4)
+    asked = []
+    with interrupt.stop_check(lambda: asked.append(1) or False):
+        assert np.array_equal(floyd_warshall(g), _reference(g))
+    assert len(asked) >= 2                          # every round but the last
+    with interrupt.stop_check(lambda: True):
+        with pytest.raises(interrupt.RoundsStopped) as ei:
+            floyd_warshall(g)
+    assert ei.value.done == 1 and ei.value.total == len(asked) + 1

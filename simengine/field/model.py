@@ -66,6 +66,11 @@ class CahnHilliard:
         return self.law is not None and self.law.general
 
     @property
+    def free_energy(self):
+        """The law's free energy (σ, equilibria, f_min for ``interface_energy``), or None."""
+        return None if self.law is None else self.law.free_energy
+
+    @property
     def variable_mobility(self) -> bool:
         return self.law is not None and not self.law.mobility.constant
 

@@ -12,9 +12,12 @@ value) k = πm/((N+1) h), m = 1..N. The step limit is
 
     dt_max = 2 / max |λ(k)| over decaying modes (λ < 0),
 
-with f'' = a1 + 2a2φ + 3a3φ² taken at its maximum over the φ range: the given range (e.g. the
-initial field's min/max), widened by the equilibrium values ±sqrt(−a1/a3) when they exist (and the
-fixed wall value). Since |λ| grows with Λ for Λ > −f''/(2κ), the maximum is at the largest admitted
+with f'' = a1 + 2a2φ + 3a3φ² taken at its maximum over the φ range the run can take
+(:func:`fsecond_bound`): the given range (e.g. the initial field's min/max), widened to the wells
+of f — the real roots of f' where f'' > 0 (±sqrt(b/u) for the classic form; 0.3 and 0.7 for
+PFHub's 5(φ−0.3)²(0.7−φ)² given as coefficients) — and the fixed wall value. Phase separation
+drives φ to the wells, so a limit from the initial range alone (near the spinodal, where f'' < 0)
+is too large. Since |λ| grows with Λ for Λ > −f''/(2κ), the maximum is at the largest admitted
 Λ. For f'' ≈ 2 (classic model at φ = ±1), h = κ = M = 1, periodic even N this gives
 dt_max = 2/(4d(2 + 4dκ)) – the familiar h⁴/(8d²Mκ) once the κΛ² term dominates.
 """
@@ -58,19 +61,31 @@ def fsecond_max(model: CahnHilliard, lo: float, hi: float) -> float:
     return max(float(model.fsecond(c)) for c in cands)
 
 
+def wells(model: CahnHilliard) -> list:
+    """The minima of f: real roots of f'(φ) = a0 + a1φ + a2φ² + a3φ³ where f''(φ) > 0."""
+    a0, a1, a2, a3 = (float(c) for c in model.coefficients)
+    poly = [a3, a2, a1, a0]
+    while poly and poly[0] == 0.0:
+        poly = poly[1:]
+    if len(poly) < 2:
+        return []
+    roots = np.roots(poly)
+    scale = max(1.0, float(np.abs(roots).max()))
+    real = [float(r.real) for r in roots if abs(r.imag) <= 1e-9 * scale]
+    return sorted(r for r in real if float(model.fsecond(r)) > 0)
+
+
 def phi_bounds(model: CahnHilliard, boundary: Boundary | None = None, phi_range=None):
-    """The φ range used for f'': ``phi_range`` ∪ equilibria ±sqrt(−a1/a3) ∪ fixed wall value."""
+    """The φ range the run can take: ``phi_range`` ∪ the wells of f (:func:`wells`) ∪ the fixed
+    wall value."""
     vals = []
     if phi_range is not None:
         vals += [float(phi_range[0]), float(phi_range[1])]
-    law = getattr(model, "law", None)
-    eq = law.equilibria if law is not None else None
-    if eq is not None:
-        vals += [float(eq[0]), float(eq[1])]
-    _, a1, _, a3 = model.coefficients
-    if law is None and a3 != 0 and -a1 / a3 > 0:
-        e = math.sqrt(-a1 / a3)
-        vals += [-e, e]
+    if getattr(model, "general", False):     # a general law: its own coexisting phases
+        eq = model.law.equilibria
+        vals += [] if eq is None else [float(eq[0]), float(eq[1])]
+    else:
+        vals += wells(model)
     if boundary is not None and boundary.kind == "fixed":
         vals.append(float(boundary.value))
     if not vals:
@@ -78,11 +93,17 @@ def phi_bounds(model: CahnHilliard, boundary: Boundary | None = None, phi_range=
     return min(vals), max(vals)
 
 
+def fsecond_bound(model: CahnHilliard, boundary: Boundary | None = None, phi_range=None) -> float:
+    """The bound of f'' that the explicit limit (and the spectral stabilisation) use: its maximum
+    over :func:`phi_bounds`. The one place that bounds f'' for a potential."""
+    lo, hi = phi_bounds(model, boundary, phi_range)
+    return fsecond_max(model, lo, hi)
+
+
 def max_stable_dt(model: CahnHilliard, grid: Grid, boundary: Boundary, phi_range=None) -> float:
     """Largest stable dt of explicit Euler/RK2 (see the module docstring). ``inf`` if no mode
     decays (e.g. M = 0)."""
-    lo, hi = phi_bounds(model, boundary, phi_range)
-    fpp = fsecond_max(model, lo, hi)
+    fpp = fsecond_bound(model, boundary, phi_range)
     lam_max = sum(_lambda_axis_max(n, float(grid.spacing), boundary.kind) for n in grid.shape)
     M, K = float(model.mobility), float(model.kappa)
     # λ(Λ) = −M Λ (fpp + κΛ): |λ| over decaying modes is largest at the largest admitted Λ

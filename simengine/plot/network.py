@@ -163,6 +163,16 @@ def graph_degrees(r: Result):
     return graph.degree(), how
 
 
+def ccdf(values, total=None):
+    """(x, P(X ≥ x)) at each distinct value x of ``values``, as a fraction of ``total`` items
+    (default ``len(values)``; pass the whole population when ``values`` is the positive part):
+    the count of items ≥ x over ``total``, ties counted once per value."""
+    vals, counts = np.unique(np.asarray(values), return_counts=True)
+    total = len(np.asarray(values)) if total is None else int(total)
+    at_least = np.cumsum(counts[::-1])[::-1]
+    return vals, at_least / total
+
+
 def degree_distribution_figure(r: Result, degrees, log=None):
     """P(k) (log-binned) and P(K ≥ k) on log–log axes; the fitted power-law tail only where
     Clauset–Shalizi–Newman's test does not reject it, else a note saying why there is no law
@@ -190,8 +200,7 @@ def degree_distribution_figure(r: Result, degrees, log=None):
     ax0.set_xlabel(f"{what} k")
     ax0.set_ylabel("P(k): fraction of vertices")
     ax0.set_title("degree distribution")
-    ccdf = 1.0 - np.concatenate([[0], np.cumsum(counts)[:-1]]) / len(k)
-    ax1.loglog(vals, ccdf, ".", ms=4, color="C0", label="P(K ≥ k)")
+    ax1.loglog(*ccdf(k), ".", ms=4, color="C0", label="P(K ≥ k)")
     # Clauset–Shalizi–Newman: the line only where the power law is not rejected (tail_fits)
     verdict = tail_fits.judge(k)
     fit = verdict.fit
@@ -314,7 +323,7 @@ def betweenness_figure(r: Result, degrees=None):
     pos = np.sort(b[np.isfinite(b) & (b > 0)])
     ax = axes[0][0]
     if len(pos):
-        ax.loglog(pos, 1.0 - np.arange(len(pos)) / len(b), ".", ms=3, color="C0")
+        ax.loglog(*ccdf(pos, total=len(b)), ".", ms=3, color="C0")
     ax.set_xlabel("betweenness B")
     ax.set_ylabel("P(B ≥ b): fraction of vertices")
     ax.set_title(f"betweenness distribution ({len(b) - len(pos)} of {len(b)} vertices have B = 0)",

@@ -1,7 +1,8 @@
 """Blocked Floyd–Warshall APSP for small dense graphs (holds the n × n matrix by design).
 
 Three phases per diagonal block k (Venkataraman et al.): the diagonal block, then its block row and
-column (parallel), then every other block (parallel, independent).  The k loop is outside the
+column (parallel), then every other block (parallel, independent). Each round is one compiled
+call, so a run's stop request is seen between rounds (:mod:`simengine.network.interrupt`).  The k loop is outside the
 i/j loops in every block and the diagonal is 0 with weights >= 0, so row k and column k do not
 change during step k and the in-place update is safe; a row whose ``D[i, k]`` is ``inf`` is
 skipped, so ``inf`` is never added to.
@@ -14,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from ..interrupt import between_rounds
 from ..statistics import reduce_block, unreachable_sentinel
 
 BLOCK = 64
@@ -33,31 +35,31 @@ def _upd(D, i0, i1, j0, j1, k0, k1):
 
 
 @njit(cache=True, parallel=True)
-def _fw_blocked(D, bs):
+def _fw_round(D, bs, kb):
+    """Round ``kb`` of the blocked closure: k in block kb."""
     n = D.shape[0]
     nbk = (n + bs - 1) // bs
-    for kb in range(nbk):
-        k0 = kb * bs
-        k1 = min(n, k0 + bs)
-        _upd(D, k0, k1, k0, k1, k0, k1)
-        for t in prange(2 * nbk):
-            jb = t // 2
-            if jb == kb:
-                continue
-            j0 = jb * bs
-            j1 = min(n, j0 + bs)
-            if t % 2 == 0:
-                _upd(D, k0, k1, j0, j1, k0, k1)   # block row
-            else:
-                _upd(D, j0, j1, k0, k1, k0, k1)   # block column
-        for t in prange(nbk * nbk):
-            ib = t // nbk
-            jb = t % nbk
-            if ib == kb or jb == kb:
-                continue
-            i0 = ib * bs
-            j0 = jb * bs
-            _upd(D, i0, min(n, i0 + bs), j0, min(n, j0 + bs), k0, k1)
+    k0 = kb * bs
+    k1 = min(n, k0 + bs)
+    _upd(D, k0, k1, k0, k1, k0, k1)
+    for t in prange(2 * nbk):
+        jb = t // 2
+        if jb == kb:
+            continue
+        j0 = jb * bs
+        j1 = min(n, j0 + bs)
+        if t % 2 == 0:
+            _upd(D, k0, k1, j0, j1, k0, k1)   # block row
+        else:
+            _upd(D, j0, j1, k0, k1, k0, k1)   # block column
+    for t in prange(nbk * nbk):
+        ib = t // nbk
+        jb = t % nbk
+        if ib == kb or jb == kb:
+            continue
+        i0 = ib * bs
+        j0 = jb * bs
+        _upd(D, i0, min(n, i0 + bs), j0, min(n, j0 + bs), k0, k1)
 
 
 def dense_matrix(graph) -> np.ndarray:
@@ -68,6 +70,16 @@ def dense_matrix(graph) -> np.ndarray:
     D[src, dst] = graph.weights if graph.weights is not None else 1.0
     np.fill_diagonal(D, 0.0)
     return D
+
+
+def _fw_blocked(D, bs):
+    """The rounds of the blocked closure, one compiled call each, with a stop check between
+    them (:func:`simengine.network.interrupt.between_rounds`)."""
+    n = D.shape[0]
+    nbk = (n + bs - 1) // bs
+    for kb in range(nbk):
+        _fw_round(D, bs, kb)
+        between_rounds("Floyd–Warshall", kb + 1, nbk)
 
 
 def floyd_warshall(graph, block: int = BLOCK) -> np.ndarray:

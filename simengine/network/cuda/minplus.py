@@ -36,6 +36,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import cuda, float32, float64, int32, uint64
 
+from .. import interrupt
+
 #: "no path" of the int32 kernels: INT_INF + INT_INF < 2³¹
 INT_INF = (1 << 30) - 1
 
@@ -305,8 +307,12 @@ def run_rounds(D, P, nt: int, cfg: TileConfig, preds=False, dpx: bool = False):
     k2 = p2[(nt, 2), cfg.threads]
     k3 = p2[(nt, nt), cfg.threads]
     Pd = P if preds else D            # not read when not preds (a placeholder of the same type)
+    check = interrupt.active()        # a run's stop check: wait for each round, then ask it
     for k in range(nt):
         k1(D, Pd, k)
         if nt > 1:
             k2(D, Pd, k, 2)
             k3(D, Pd, k, 3)
+        if check:
+            cuda.synchronize()
+            interrupt.between_rounds("Floyd–Warshall", k + 1, nt)

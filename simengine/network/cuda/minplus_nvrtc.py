@@ -23,6 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import interrupt
+
 #: round depth of the CUDA C++ kernels (the matrix is padded to a multiple of it)
 R = 128
 #: the product's modes by name: the template parameter MODE of minplus_tiles.cu
@@ -211,12 +213,16 @@ def _run_rounds(cp, D, P, nt, mode, rest, panels, lookahead):
     def args(k):
         return (Dc, Pc, npad, np.int32(k * R))
 
+    check = interrupt.active()        # a run's stop check: wait for each round, then ask it
     if not lookahead:
         for k in range(nt):
             k1((1,), (32, 32), args(k))
             if nt > 1:
                 k2(g2, (256,), args(k), shared_mem=s2)
                 k3(g3, (rest.threads,), args(k), shared_mem=s3)
+            if check:
+                cp.cuda.Stream.null.synchronize()
+                interrupt.between_rounds("Floyd–Warshall", k + 1, nt)
         return text
     k4, _ = product_kernel(D.dtype, mode, 4, rest)
     k5, _ = product_kernel(D.dtype, mode, 5, rest)
@@ -244,6 +250,9 @@ def _run_rounds(cp, D, P, nt, mode, rest, panels, lookahead):
             with main:
                 k5(g3, (rest.threads,), args(k), shared_mem=s3)
             main.wait_event(closed)
+            if check:
+                main.synchronize()
+                interrupt.between_rounds("Floyd–Warshall", k + 1, nt)
         else:
             with main:
                 k3(g3, (rest.threads,), args(k), shared_mem=s3)
