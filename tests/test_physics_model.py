@@ -258,3 +258,31 @@ def test_plan_refuses_what_the_model_kernels_do_not_run_in_one_line():
             build(FieldProblem(**{**base, **change}, model_needs=needs))
         assert "\n" not in str(err.value)
     build(FieldProblem(**{**base, "integrator": "spectral"}, model_needs=gm))
+
+
+def test_cuda_solver_refuses_a_general_model_in_one_line():
+    from simengine.field.cuda_solver import CudaFieldSolver
+
+    model = CahnHilliard.of(LAWS["quintic-constant"][0])
+    with pytest.raises(ValueError, match="runs on backend cpu") as err:
+        CudaFieldSolver(model, Grid((8, 8)), Boundary("periodic"), kernel="global", dt=0.01)
+    assert "\n" not in str(err.value)
+
+
+def test_philox_cuda_device_function_gives_the_cpu_numbers():
+    """The same Philox source as a CUDA device function (simulator here; the GPU in CI's
+    device run): the integers and the normals of (seed, step, cell, axis) equal the CPU's."""
+    from numba import cuda
+
+    _, normal_dev = philox.cuda_device()
+
+    @cuda.jit
+    def draw(out, seed, step):
+        i = cuda.grid(1)
+        if i < out.shape[0]:
+            out[i] = normal_dev(seed, step, i * 7919, i % 3)
+
+    out = cuda.to_device(np.zeros(16))
+    draw[1, 16](out, np.int64(2**35 + 9), np.int64(123456789))
+    want = [philox.normal_cpu(2**35 + 9, 123456789, i * 7919, i % 3) for i in range(16)]
+    assert np.allclose(out.copy_to_host(), want, rtol=1e-15, atol=0)
