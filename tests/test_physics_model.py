@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+from numba import cuda
 
 import simengine.physics as P
 from simengine.errors import SimulationError
@@ -272,8 +273,6 @@ def test_cuda_solver_refuses_a_general_model_in_one_line():
 def test_philox_cuda_device_function_gives_the_cpu_numbers():
     """The same Philox source as a CUDA device function (simulator here; the GPU in CI's
     device run): the integers and the normals of (seed, step, cell, axis) equal the CPU's."""
-    from numba import cuda
-
     _, normal_dev = philox.cuda_device()
 
     @cuda.jit

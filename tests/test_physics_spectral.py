@@ -64,22 +64,23 @@ def test_constant_m_through_the_splitting_is_the_plain_step():
 
 def test_error_controlled_degenerate_steps_lower_the_energy():
     """Steps accepted on the error estimate alone (the energy is not consulted) never raise F,
-    with dt growing 30-fold: the splitting with A = max M is stable at large steps."""
+    with dt growing 30-fold at least once: the splitting with A = max M is stable at large steps."""
     lw = P.Model(Polynomial((0, -1, 0, 1)), P.mobility("degenerate", m0=1.0), 1.0)
     model = CahnHilliard.of(lw)
     g, b = Grid((32, 32)), Boundary("periodic")
     s = SpectralFieldSolver(model, g, b, dt=0.05)
     s.load(0.05 * np.random.default_rng(3).standard_normal((32, 32)))
     energies = [s.energy()]
-    dt = 0.05
+    dt, largest = 0.05, 0.0
     for _ in range(120):
         err = s.trial(dt)
         if err <= 1e-3:
             s.accept()
             energies.append(s.energy())
+            largest = max(largest, dt)
             dt *= 1.5
         else:
             dt *= 0.5
-    assert len(energies) > 40 and dt > 1.5
+    assert len(energies) > 40 and largest > 1.5
     assert all(b <= a + 1e-12 * abs(a) for a, b in zip(energies, energies[1:]))
     assert energies[-1] < energies[0] - 50

@@ -61,10 +61,12 @@ def test_zhu_pair_reduced(tmp_path):
 PUBLISHED_F10 = {"mirror": (301.6, 304.1, 297.6), "periodic": (295.7, 297.8)}
 
 
-def pfhub_initial(shape):
-    """c₀ of benchmark 1 at the nodes x = j·dx (axis 1), y = i·dx (axis 0)."""
-    y, x = np.meshgrid(np.arange(shape[0], dtype=float), np.arange(shape[1], dtype=float),
-                       indexing="ij")
+def pfhub_initial(shape, centres=False):
+    """c₀ of benchmark 1 at the nodes x = j·dx (axis 1), y = i·dx (axis 0) — periodic 1a — or
+    at the cell centres (i + ½)dx — no-flux 1b (its analytic F(0) = 319.0433 is then matched
+    to 1e-5; the nodes give 319.039)."""
+    off = 0.5 if centres else 0.0
+    y, x = np.meshgrid(np.arange(shape[0]) + off, np.arange(shape[1]) + off, indexing="ij")
     return 0.5 + 0.01 * (np.cos(0.105 * x) * np.cos(0.11 * y)
                          + (np.cos(0.13 * x) * np.cos(0.087 * y)) ** 2
                          + np.cos(0.025 * x - 0.15 * y) * np.cos(0.07 * x - 0.02 * y))
@@ -82,9 +84,9 @@ def test_pfhub_1_free_energy_in_c(kind):
     assert model.coefficients == pytest.approx((-2.1, 14.2, -30.0, 20.0))
     assert model.f_offset == pytest.approx(5 * 0.09 * 0.49)
     g, b = Grid((200, 200)), Boundary(kind)
-    c0 = pfhub_initial(g.shape)
+    c0 = pfhub_initial(g.shape, centres=kind == "mirror")
     f0 = obs.free_energy(c0, model, g, b)
-    assert f0 == pytest.approx(319.0433, rel=2e-3)       # the analytic F(0) of 1b
+    assert f0 == pytest.approx(319.0433, rel=1e-5 if kind == "mirror" else 1e-3)
     fd = make_solver(model, g, b, backend="cpu", kernel="texture", dt=0.002)
     fd.load(c0)
     fd.advance(5000)                                         # t = 10
@@ -94,8 +96,12 @@ def test_pfhub_1_free_energy_in_c(kind):
     sp.advance(1000)
     f_sp = sp.reductions()["free_energy"]
     assert f_sp == pytest.approx(f_fd, rel=2e-4)          # the same discretisation in space
+    # the uploads spread by ±1.2 % at t = 10; ours (the dx = 1 stencil) is closest to MEMPHIS,
+    # the other explicit FD code on the same grid
     for published in PUBLISHED_F10[kind]:
-        assert f_fd == pytest.approx(published, rel=0.02), (f_fd, published)
+        assert f_fd == pytest.approx(published, rel=0.025), (f_fd, published)
+    near = min(PUBLISHED_F10[kind], key=lambda v: abs(v - f_fd))
+    assert near == PUBLISHED_F10[kind][1], (f_fd, near)      # MEMPHIS
 
 
 # ------------------------------------------------------------------ Cook
@@ -114,7 +120,8 @@ def test_cook_structure_factor_equals_linear_theory(tmp_path):
     lam = (4 * np.sin(k[:, None] / 2) ** 2 + 4 * np.sin(k[None, :] / 2) ** 2)
     z = dt * lam * (fpp + lam)
     gain = 1 - z + z * z / 2                                 # the RK2 step of a linear mode
-    theory = 2 * a * dt * lam / (1 - gain ** 2)              # → a/(f″ + κΛ) as dt → 0
+    with np.errstate(invalid="ignore", divide="ignore"):     # k = 0: no fluctuation
+        theory = 2 * a * dt * lam / (1 - gain ** 2)          # → a/(f″ + κΛ) as dt → 0
     sel = lam > 0.5                                          # modes relaxed within the run
     ratio = s[sel] / theory[sel]
     assert np.mean(ratio) == pytest.approx(1.0, abs=0.04)
