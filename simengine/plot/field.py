@@ -9,7 +9,7 @@ import numpy as np
 from .. import analysis
 from .coarsening import length_panel
 from .common import (LENGTH_UNIT, TIME_LABEL, Result, _field_time, _image, _mpl, _plane,
-                     _spacing, _tstr, color_range, readable_log_axis)
+                     _spacing, _tstr, color_range)
 
 
 def field_figure(r: Result):
