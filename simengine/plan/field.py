@@ -104,29 +104,12 @@ def _local_cells(problem) -> int:
 
 def stage_kernel(problem) -> str:
     """The stage kernel of the ``stages`` form (``field/plans.py`` STAGE_KERNELS) the CUDA
-    solver builds for this problem with its launch defaults (``cuda/config.py``)."""
-    from ..field.cuda.config import DEFAULT_MARCH, DEFAULT_SMARCH, DEFAULT_SMARCH_ROWS, DEFAULT_VEC
+    solver builds for this problem: the rule of ``field/cuda/plan.py`` (beside
+    :class:`~simengine.field.cuda.plan.StageLaunch`, which applies it)."""
+    from ..field.cuda.plan import default_stage_kernel
 
-    if problem.kernel in ("shared", "combined"):
-        return "tiled"
-    nd, dt = problem.ndim, problem.precision
-    block = problem.block if isinstance(problem.block, (list, tuple)) else None
-    if nd == 3:
-        if DEFAULT_SMARCH.get((dt, 3), 0) and problem.block == "auto":
-            return "tuned"      # block: auto tunes the block when the solver is built, and
-            #                     with it the 3-D form (smarch where the block fits it)
-        if DEFAULT_SMARCH.get((dt, 3), 0):
-            from ..field.cuda.smarch import smarch_fits
-
-            if block is None or smarch_fits(tuple(block), DEFAULT_SMARCH_ROWS):
-                return "smarch"
-        return "march" if DEFAULT_MARCH[3] else "direct"
-    if nd == 2:
-        if DEFAULT_MARCH[2]:
-            return "march"
-        if DEFAULT_VEC.get(dt, 0) and problem.shape[-1] % 2 == 0:
-            return "vec"
-    return "direct"
+    return default_stage_kernel(problem.kernel, problem.ndim, problem.precision,
+                                problem.shape, problem.block)
 
 
 def _form(problem):

@@ -21,9 +21,8 @@ from array import array
 import numpy as np
 
 from ...errors import UserError
-from ..graph import CSRGraph
 from ..reader_text import _excerpt, _looks_like_graph_data
-from .common import GraphRead, _arrays, _guard_vertices, _int, _stop, _weight
+from .common import GraphRead, _arrays, _finish, _guard_vertices, _int, _stop, _weight
 
 _HEADER = re.compile(r"\s*%\s*(sym|asym|bip)\b\s*(\S*)", re.IGNORECASE)
 #: KONECT edge kinds whose third column is a weight usable as a length
@@ -118,11 +117,6 @@ def _read_konect(src, directed, weights, max_lines) -> GraphRead:
         n = max(left, int(max(u.max(), v.max())) + 1)
         ids = np.arange(1, n + 1, dtype=np.int64)
     build_directed = res.file_directed if directed is None else bool(directed)
-    if build_directed and not res.file_directed:       # undirected file, directed run:
-        u, v = np.concatenate([u, v]), np.concatenate([v, u])   # arcs both ways
-        if w is not None:
-            w = np.concatenate([w, w])
-    g = CSRGraph.from_edges(n, u, v, w, build_directed)
-    g.ids = ids
-    res.graph = g
-    return res
+    # undirected file, directed run: arcs both ways
+    return _finish(res, n, u, v, w, build_directed, build_directed and not res.file_directed,
+                   ids)
