@@ -43,11 +43,24 @@ def field_problem(spec):
     """(model, grid, boundary) objects of a validated field scenario."""
     from ..field.model import Boundary, CahnHilliard, Grid
 
-    model = CahnHilliard(float(spec.model.mobility), float(spec.model.kappa),
-                         spec.model.potential.as_coefficients())
+    from ..physics.build import is_legacy, model_of
+
     grid = Grid(tuple(int(n) for n in spec.grid.shape), float(spec.grid.spacing))
     boundary = Boundary(spec.boundary.type, float(spec.boundary.value or 0.0))
-    return model, grid, boundary
+    if is_legacy(spec.model):
+        model = CahnHilliard(float(spec.model.mobility), float(spec.model.kappa),
+                             spec.model.potential.as_coefficients())
+        return model, grid, boundary
+    law = model_of(spec.model)
+    ref = None
+    if not law.mobility.constant:
+        from ..field.stability import phi_bounds
+
+        init = spec.initial
+        rng = (init.mean - init.amplitude, init.mean + init.amplitude)
+        lo, hi = phi_bounds(CahnHilliard(1.0, law.kappa, (0.0,) * 4, law), boundary, rng)
+        ref = law.mobility_bound(lo, hi)
+    return CahnHilliard.of(law, ref), grid, boundary
 
 
 def _read_initial_file(sc, located):
@@ -160,13 +173,14 @@ def check_field_scales(spec, located, lo, hi):
     if log_kterm > lim:
         raise UserError(f"{located.where(('model', 'kappa'))}: model.kappa: κ·4d/h²·|φ| = "
                         f"1e{log_kterm:.0f} overflows {prec}")
-    a = m.potential.as_coefficients()
+    a = m.fprime_coefficients() or (0.0,)     # Flory–Huggins: c in (0, 1), checked per step
     log_fp = max(_log10(c) + k * log_p for k, c in enumerate(a))
     if log_fp > lim:
-        raise UserError(f"{located.where(('model', 'potential'))}: model.potential: f'(φ) "
+        key = "potential" if m.free_energy is None else "free_energy"
+        raise UserError(f"{located.where(('model', key))}: model.{key}: f'(φ) "
                         f"reaches 1e{log_fp:.0f} at |φ| = 1e{log_p:.0f} and overflows {prec}")
     log_mu = max(log_fp, log_kterm) + math.log10(len(a) + 1)
-    log_rate = _log10(m.mobility) + log_lam + log_mu
+    log_rate = _log10(m.mobility_scale) + log_lam + log_mu
     if log_rate > lim:
         raise UserError(f"{located.where(('model', 'mobility'))}: model.mobility: M·4d/h²·|μ| = "
                         f"1e{log_rate:.0f} overflows {prec}")

@@ -227,6 +227,9 @@ class FieldJob(FieldWrites, FieldObservations):
                      f"{self.total} ticks of {self.clock.unit_dt:g})")
         else:
             steps = f"{self.total} steps"
+        law = getattr(self.model, "law", None)
+        if law is not None:
+            plan += f" [model {law.describe()}]"
         return (f"{self.sc.name}: {steps} of {self.solver.name}{how}{plan} on grid "
                 f"{list(self.grid.shape)}{ranks}; {self.spectrum_note} -> {output}")
 
@@ -251,6 +254,8 @@ class FieldJob(FieldWrites, FieldObservations):
         with profile.phase("start-up: checkpoint loaded into the solver", phi.nbytes):
             self.solver.load(phi)
         self.last_ckpt = ck["done"]
+        if getattr(self.model, "noise", None) is not None:
+            self.solver.steps = int(ck["done"])     # the noise is keyed by the step number
         if self.adaptive is not None:
             if not ck.get("integrator_state"):
                 raise UserError(f"{ck['path']}: the checkpoint has no integrator_state (the "

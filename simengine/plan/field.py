@@ -168,6 +168,11 @@ def build_field(problem) -> Plan:
         if why.startswith("time."):       # a refusal that names its own key
             raise UserError(why)
         raise UserError(f"integrator {problem.integrator}: {why}")
+    from ..field.model_rules import can_run as model_can_run
+
+    ok, why = model_can_run(problem)
+    if not ok:
+        raise UserError(why)
     integ = row.describe(problem)
     decisions.append(Decision("integrator", problem.integrator, "as requested",
                               tuple((k, "not requested") for k in INTEGRATORS
@@ -180,6 +185,8 @@ def build_field(problem) -> Plan:
         decisions.append(Decision("form", form, reason, rejected))
         runs = f"{integ} {form}"
         summary += f", {form} ({reason})"
+    if getattr(problem, "model", ""):
+        summary += f", model {problem.model}"
     decisions.append(Decision("kernel", problem.kernel, "solver.kernel (the memory strategy)"))
     items, disk, disk_what = _memory(problem, row)
     return Plan("field", problem, b, runs, problem.kernel, None, tuple(decisions),

@@ -103,7 +103,21 @@ class SpectralFieldSolver:
                                        self.dtype, xp, workers)
         self.S = (stabilization_for(model, boundary, phi_range) if stabilization is None
                   else float(stabilization))
-        if self.comm is None and self.cells < MAX_CELLS:
+        if getattr(model, "general", False):
+            if self.comm is not None or backend != "cpu":
+                raise ValueError("a model with f′ not a cubic or M(φ) runs the spectral "
+                                 "integrator on the CPU in one process")
+            from .model_scheme import ModelKernels, MobilitySBDF2
+
+            kernels = ModelKernels(np, self.dtype, model)
+            if model.variable_mobility:
+                if symbol != "fd":
+                    raise ValueError("M(φ) in the spectral integrator needs symbol fd")
+                self.scheme = MobilitySBDF2(model, grid, boundary, self.transform, kernels,
+                                            self.S)
+            else:
+                self.scheme = SBDF2(model, boundary, self.transform, kernels, self.S)
+        elif self.comm is None and self.cells < MAX_CELLS:
             if backend == "cuda":
                 self.scheme = FusedSBDF2(xp, model, grid, boundary, self.transform, self.S,
                                          self.dtype)
@@ -118,6 +132,8 @@ class SpectralFieldSolver:
             self.scheme = SBDF2(model, boundary, self.transform, kernels, self.S)
         self.fused = bool(getattr(self.scheme, "fused", False))
         self.name = f"{backend}/spectral/{self.dtype.name}"
+        law = getattr(model, "law", None)
+        self._domain = law is not None and law.domain is not None
 
     def describe(self) -> str:
         return (f"integrator spectral (stabilised SBDF2, S = {self.S:g}), transform "
@@ -156,8 +172,19 @@ class SpectralFieldSolver:
 
     # ------------------------------------------------------------------ fixed steps
     def advance(self, nsteps: int = 1) -> None:
+        if self._domain:
+            for _ in range(int(nsteps)):
+                self.scheme.step(self.dt, 1)
+                self.steps += 1
+                self._check_domain()
+            return
         self.scheme.step(self.dt, int(nsteps))
         self.steps += int(nsteps)
+
+    def _check_domain(self) -> None:
+        from ..model_rules import check_domain
+
+        check_domain(self.model, self.scheme.phi, self.steps)
 
     # ------------------------------------------------------------------ trial-stepper protocol
     def trial(self, dt) -> float:
@@ -166,6 +193,8 @@ class SpectralFieldSolver:
     def accept(self) -> None:
         self.scheme.accept()
         self.steps += 1
+        if self._domain:
+            self._check_domain()
 
     def _reservoir(self, phi, total=None) -> float:
         """f′(v)·h^d·Σφ of fixed walls (0 otherwise; ``total``: Σφ when already reduced)."""
