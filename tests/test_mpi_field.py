@@ -82,22 +82,46 @@ def same_output(a, b):
                                        rtol=1e-12, atol=1e-15, err_msg=k)
 
 
-@pytest.mark.parametrize("shape,boundary,kernel", [
-    ("[37, 24]", "periodic", "texture"),
-    ("[23, 10]", "fixed", "shared"),
-    ("[41]", "mirror", "global"),
-    ("[9, 6, 5]", "periodic", "combined"),
-])
-def test_field_run_on_ranks_equals_one_process(tmp_path, shape, boundary, kernel):
-    scen = scenario(tmp_path, shape, boundary, kernel)
-    r = run_cli("run", scen, "-o", tmp_path / "one.h5", "-q")
-    assert r.returncode == 0, r.stderr
+CASES = [("[37, 24]", "periodic", "texture"), ("[23, 10]", "fixed", "shared"),
+         ("[41]", "mirror", "global"), ("[9, 6, 5]", "periodic", "combined")]
+
+
+def mpirun_many(n, commands, where, timeout=600):
+    """Run several CLI commands in one ``mpiexec -n n`` launch (tests/mpi/run_many.py): the
+    ranks start once for all of them. Returns [(rc, rank 0's stderr)] per command."""
+    import json
+    import subprocess
+
+    where.mkdir(parents=True, exist_ok=True)
+    (where / "cmds.json").write_text(json.dumps([[str(a) for a in c] for c in commands]))
+    env = dict(os.environ, NUMBA_NUM_THREADS="1", OMP_NUM_THREADS="1",
+               MPIR_CVAR_CH4_PROGRESS_THROTTLE="true", HYDRA_LAUNCHER="fork")
+    r = subprocess.run([MPIEXEC, "-n", str(n), sys.executable, str(HERE / "mpi" / "run_many.py"),
+                        str(where), str(where / "cmds.json")], capture_output=True, text=True,
+                       timeout=timeout, env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return [(int((where / f"cmd{i}.rank0.rc").read_text()),
+             (where / f"cmd{i}.rank0.err").read_text()) for i in range(len(commands))]
+
+
+def test_field_run_on_ranks_equals_one_process(tmp_path):
+    """Every case on 2 and 3 ranks (one mpiexec launch per rank count for all cases) equals
+    the one-process run (in this process) bit for bit."""
+    from simengine.cli import main
+
+    scens = []
+    for i, (shape, boundary, kernel) in enumerate(CASES):
+        d = tmp_path / f"case{i}"
+        d.mkdir()
+        scens.append(scenario(d, shape, boundary, kernel))
+        assert main(["run", str(scens[-1]), "-o", str(d / "one.h5"), "-q"]) == 0, CASES[i]
     for n in (2, 3):
-        out = tmp_path / f"r{n}.h5"
-        r = mpirun(n, "run", scen, "-o", out)
-        assert r.returncode == 0, r.stderr
-        assert f"{n} MPI ranks" in r.stderr and f"{n} slabs" in r.stderr
-        same_output(tmp_path / "one.h5", out)
+        res = mpirun_many(n, [["run", s, "-o", s.parent / f"r{n}.h5"] for s in scens],
+                          tmp_path / f"ranks{n}")
+        for case, scen, (rc, err) in zip(CASES, scens, res):
+            assert rc == 0, (case, err)
+            assert f"{n} MPI ranks" in err and f"{n} slabs" in err, (case, err)
+            same_output(scen.parent / "one.h5", scen.parent / f"r{n}.h5")
 
 
 def test_kill_two_ranks_then_resume_on_three(tmp_path):
