@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from conftest import run_cli
-from test_mpi_network import MPIEXEC, mpirun, rank_pids
+from test_mpi_network import MPIEXEC, mpirun, mpirun_many, rank_pids
 
 HERE = Path(__file__).resolve().parent
 
@@ -84,24 +84,6 @@ def same_output(a, b):
 
 CASES = [("[37, 24]", "periodic", "texture"), ("[23, 10]", "fixed", "shared"),
          ("[41]", "mirror", "global"), ("[9, 6, 5]", "periodic", "combined")]
-
-
-def mpirun_many(n, commands, where, timeout=600):
-    """Run several CLI commands in one ``mpiexec -n n`` launch (tests/mpi/run_many.py): the
-    ranks start once for all of them. Returns [(rc, rank 0's stderr)] per command."""
-    import json
-    import subprocess
-
-    where.mkdir(parents=True, exist_ok=True)
-    (where / "cmds.json").write_text(json.dumps([[str(a) for a in c] for c in commands]))
-    env = dict(os.environ, NUMBA_NUM_THREADS="1", OMP_NUM_THREADS="1",
-               MPIR_CVAR_CH4_PROGRESS_THROTTLE="true", HYDRA_LAUNCHER="fork")
-    r = subprocess.run([MPIEXEC, "-n", str(n), sys.executable, str(HERE / "mpi" / "run_many.py"),
-                        str(where), str(where / "cmds.json")], capture_output=True, text=True,
-                       timeout=timeout, env=env)
-    assert r.returncode == 0, r.stdout + r.stderr
-    return [(int((where / f"cmd{i}.rank0.rc").read_text()),
-             (where / f"cmd{i}.rank0.err").read_text()) for i in range(len(commands))]
 
 
 def test_field_run_on_ranks_equals_one_process(tmp_path):
