@@ -161,17 +161,42 @@ def check(sc, ranks: int = 1, force: bool = False, output=None, graph=None) -> P
     plan = estimate(sc, ranks, graph)
     if overridden(sc, force):
         return plan
+    _refuse(sc, plan, output)
+    return plan
+
+
+def check_before_graph(sc, ranks: int = 1, force: bool = False, output=None) -> Plan | None:
+    """A network run before its graph exists: the memory refusal of the plan predicted from the
+    generator's parameters or the file's header (so that a graph too large to build is refused
+    before it is built; the same line as :func:`check` without a graph).  Where the predicted
+    shape cannot be planned (a choice that hangs on what the graph holds, e.g. whether a file
+    has weights), only the graph's own items are checked here, and None is returned: the run's
+    one plan is :func:`check` with the built graph, which refuses what does not run."""
+    try:
+        plan = estimate(sc, ranks)
+    except UserError:
+        from .plan import network_problem
+        from .plan.network import graph_plan
+
+        try:
+            checked = graph_plan(network_problem(sc, max(1, int(ranks))))
+        except UserError:        # e.g. no GPU for backend cuda: the run's plan says so
+            return None
+        plan = None
+    else:
+        checked = plan
+    if not overridden(sc, force):
+        _refuse(sc, checked, output)
+    return plan
+
+
+def _refuse(sc, plan: Plan, output) -> None:
+    """The declared-count, host, GPU and disk refusals of ``plan`` (UserError, one line)."""
     if plan.declared is not None:      # a header declaring far more vertices than arcs use
         from .network.declared import refusal
         from .plan.network import work_line
 
         bad = refusal(str(sc.path), *plan.declared, work_line(plan))
-        if bad is not None:
-            raise bad
-    if plan.declared is not None:      # a header declaring far more vertices than arcs use
-        from .network.declared import refusal
-
-        bad = refusal(str(sc.path), *plan.declared, plan.work)
         if bad is not None:
             raise bad
     host, src = host_available()
@@ -191,7 +216,6 @@ def check(sc, ranks: int = 1, force: bool = False, output=None, graph=None) -> P
     refusal = disk_refusal(sc, plan, output)
     if refusal is not None:
         raise refusal
-    return plan
 
 
 def describe(plan: Plan) -> list[str]:

@@ -12,14 +12,28 @@ def _note(msg):
     print(f"note: {msg}", file=sys.stderr)
 
 
-def _probe_needed(plan, graph) -> bool:
-    """Whether the plan made from a predicted graph shape may differ from the run's, made from
-    the built graph: ``auto`` on the GPU runs ``bfs_blocks`` on unweighted graphs of many BFS
-    levels, a probe BFS of the graph (:func:`simengine.network.per_source.should_run`)."""
-    if plan.kind != "network" or graph is not None or plan.backend != "cuda":
-        return False
-    p = plan.problem
-    return p.algorithm == "auto" and not p.graph.weighted and plan.runs == "msbfs"
+#: validate builds a generated graph whose CSR and building take at most this many bytes, so
+#: that its plan is the run's (made from the built graph); a larger one is planned from the
+#: generator's parameters (exact for the generators whose sizes the parameters fix)
+BUILD_BYTES = 256 << 20
+
+
+def network_plan(sc, graph, force=False):
+    """The run's plan of a network scenario, made as the run makes it
+    (:func:`simengine.control.runner.plan_network`): the predicted shape's memory check, then
+    the plan of the built graph — ``graph`` (a parsed file), or the generated graph where it
+    is small enough to build here (:data:`BUILD_BYTES`); else the predicted plan."""
+    from .plan import network_problem
+    from .plan.network import graph_plan
+    from .resources import check, check_before_graph
+
+    check_before_graph(sc, force=force)
+    if graph is None and sc.spec.graph.generator is not None:
+        if graph_plan(network_problem(sc)).host <= BUILD_BYTES:
+            from .control.network_job import build_graph
+
+            graph = build_graph(sc)
+    return check(sc, force=force, graph=graph)
 
 
 def command(args) -> int:
@@ -60,6 +74,8 @@ def command(args) -> int:
             summary, graph = parse_graph_file(sc, log=_note)
             lines.append(f"{name}: graph {summary}")
             n = graph.n if graph is not None else None
+        if spec.metrics.implied_note():
+            _note(spec.metrics.implied_note())
         s = spec.metrics.sources
         if n is not None and sample_note(s, n):
             _note(sample_note(s, n))
@@ -68,11 +84,10 @@ def command(args) -> int:
         lines.append(f"{name}: OK — network '{sc.name}', graph from {src}, sources {shown}, "
                      f"algorithm {spec.metrics.algorithm}, backend {spec.solver.backend}")
     # the run's plan (the line simengine run logs) and its refusals; the memory refusal too
-    plan = check(sc, force=args.force, graph=graph)
-    if _probe_needed(plan, graph):       # the GPU's probe BFS reads the graph itself
-        from .control.network_job import build_graph
-
-        plan = check(sc, force=args.force, graph=build_graph(sc, log=_note))
+    if sc.kind == "network":
+        plan = network_plan(sc, graph, force=args.force)
+    else:
+        plan = check(sc, force=args.force)
     print("\n".join(lines[:-1] + [plan.line, f"{name}: estimates (simengine.resources)",
                                   *describe(plan), lines[-1]]))          # the OK line last
     return 0

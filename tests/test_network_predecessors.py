@@ -179,8 +179,8 @@ def test_predecessors_need_distances_and_are_counted_in_memory(tmp_path, monkeyp
     text = ("kind: network\nname: p\ngraph: {generator: {type: gnm, n: 600, m: 1800, seed: 1}}\n"
             "metrics: {sources: all, store_distances: true, store_predecessors: true}\n"
             "output: {checkpoint_every: 600}\n")
-    with pytest.raises(UserError, match="store_predecessors: true needs store_distances: true"):
-        simengine.load(text.replace("store_distances: true, ", ""))
+    implied = simengine.load(text.replace("store_distances: true, ", "")).spec.metrics
+    assert implied.store_distances and "implies metrics.store_distances" in implied.implied_note()
     sc = scenario_from_text(text, str(tmp_path / "p.yaml"))
     item = next(i for i in resources.estimate(sc).items if i.key == "metrics.store_predecessors")
     assert item.host >= 2 * 600 * 600 * 4

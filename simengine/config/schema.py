@@ -9,8 +9,8 @@ import math
 import re
 from typing import Annotated, Literal, Optional, Union
 
-from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, StrictInt, field_validator,
-                      model_validator)
+from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, StrictInt,
+                      field_validator, model_validator)
 
 from ..network import algorithms as network_algorithms
 
@@ -342,11 +342,22 @@ class MetricsSpec(Strict):
     betweenness_normalized: Bool = False
 
     @model_validator(mode="after")
-    def _predecessors_need_distances(self):
+    def _predecessors_imply_distances(self):
+        # the paths need the rows: /predecessors are rows beside /distances (implied_note says so)
         if self.store_predecessors and not self.store_distances:
-            raise ValueError("store_predecessors: true needs store_distances: true (the "
-                             "predecessors are rows beside the distance rows)")
+            self.store_distances = True
+            self._distances_implied = True
         return self
+
+    _distances_implied: bool = PrivateAttr(default=False)
+
+    def implied_note(self) -> str | None:
+        """The one line ``validate`` and ``run`` say when ``store_predecessors`` implied
+        ``store_distances`` (None otherwise)."""
+        if not self._distances_implied:
+            return None
+        return ("metrics.store_predecessors: true implies metrics.store_distances: true (the "
+                "predecessor rows sit beside the distance rows); both are stored")
 
     @field_validator("sources")
     @classmethod

@@ -22,7 +22,10 @@ class NetworkJob:
     kind = "network"
     unit = "source"
 
-    def __init__(self, sc, log=None, comm=None):
+    def __init__(self, sc, log=None, comm=None, plan=None, graph=None, graph_seconds=0.0):
+        """``plan`` and ``graph``: the run's one plan and the graph it was made from
+        (:func:`simengine.control.runner.plan_network`); without them (a benchmark's job), the
+        graph is built and planned here the same way."""
         from ..network.sources import choose_sources
         from ..network.statistics import PathStatistics
 
@@ -32,18 +35,13 @@ class NetworkJob:
         self.spec = spec = sc.spec
         self.log = log or (lambda msg: None)
         self.comm = comm or SerialComm()
-        import time
-
-        t = time.perf_counter()
-        self.graph = self._build_graph()
-        self.graph_seconds = time.perf_counter() - t      # generated or read: start-up
-        if self.comm.size > 1:
-            # every rank generated or read the graph itself; make sure they agree
-            hashes = self.comm.allgather(self.graph.content_hash())
-            if len(set(hashes)) != 1:
-                raise UserError(f"{sc.path}: the ranks built different graphs (is the graph file "
-                                f"the same on every node?)")
+        if graph is None:
+            graph, graph_seconds = build_timed(sc, self.log, self.comm)
+        self.graph = graph
+        self.graph_seconds = graph_seconds      # generated or read: start-up
         m = spec.metrics
+        if m.implied_note():
+            self.log(m.implied_note())
         if isinstance(m.sources, list):
             from ..network.sources import listed_source_indices
 
@@ -63,9 +61,11 @@ class NetworkJob:
         self.sources = np.asarray(sources, dtype=np.int64)
         # the run's plan, decided once from the built graph (every rank gets the same plan):
         # backend, algorithm, the predecessors and betweenness rows, the batch
-        from ..plan import for_scenario
+        if plan is None:
+            from ..plan import for_scenario
 
-        self.run_plan = for_scenario(sc, self.comm.size, graph=self.graph)
+            plan = for_scenario(sc, self.comm.size, graph=self.graph)
+        self.run_plan = plan
         choice = self.run_plan.choice
         self.store_predecessors = bool(m.store_predecessors)
         if choice.substituted:
@@ -111,10 +111,6 @@ class NetworkJob:
         self.elapsed_before = 0.0
         self.last_ckpt = -1
         self.edge_results = None     # edge_betweenness, computed once all sources are done
-
-    # ---- graph
-    def _build_graph(self):
-        return build_graph(self.sc, self.log)
 
     def _warm_up(self) -> float:
         """Compile (or load from numba's disk cache) the engine's kernels — GPU or CPU — on a
@@ -465,6 +461,23 @@ class _NoOutput:
 
     def write(self, *args, **kwargs):
         pass
+
+
+def build_timed(sc, log=None, comm=None):
+    """(:func:`build_graph` on this rank, the seconds it took: start-up); on ranks, a
+    UserError unless every rank built the same graph."""
+    import time
+
+    t = time.perf_counter()
+    graph = build_graph(sc, log)
+    seconds = time.perf_counter() - t
+    if comm is not None and comm.size > 1:
+        # every rank generated or read the graph itself; make sure they agree
+        hashes = comm.allgather(graph.content_hash())
+        if len(set(hashes)) != 1:
+            raise UserError(f"{sc.path}: the ranks built different graphs (is the graph file "
+                            f"the same on every node?)")
+    return graph, seconds
 
 
 def build_graph(sc, log=None):

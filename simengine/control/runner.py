@@ -91,10 +91,11 @@ def resume_changes(stored: dict, current: dict) -> list:
     return out
 
 
-def make_job(sc: Scenario, log=None, comm=None, plan=None):
+def make_job(sc: Scenario, log=None, comm=None, plan=None, graph=None):
     """The job for a scenario's kind (builds its engine: validation happens here, before any
     output exists). Errors here are the same on every rank (same input). ``plan``: the run's
-    plan from the resource check (a network job plans again from the built graph's shape)."""
+    one plan, from the resource check (a network run's: from its built graph, ``graph`` = (graph,
+    seconds it took))."""
     try:
         if sc.kind == "field":
             from .field_job import FieldJob
@@ -102,10 +103,47 @@ def make_job(sc: Scenario, log=None, comm=None, plan=None):
             return FieldJob(sc, log, comm, plan=plan)
         from .network_job import NetworkJob
 
-        return NetworkJob(sc, log, comm)
+        graph, seconds = graph or (None, 0.0)
+        return NetworkJob(sc, log, comm, plan=plan, graph=graph, graph_seconds=seconds)
     except UserError as exc:
         exc.collective = True
         raise
+
+
+def plan_network(sc: Scenario, comm, force=False, output=None, log=None):
+    """A network run's one plan: the memory check of the predicted shape (before a graph too
+    large is built), the graph built on every rank (the same graph, checked by its hash), then
+    :func:`simengine.resources.check` with it on rank 0.  Returns (plan, (graph, seconds to
+    build it))."""
+    from ..parallel import on_root
+    from ..resources import check, check_before_graph
+    from .network_job import build_timed
+
+    on_root(comm, check_before_graph, sc, comm.size, force, output)
+    try:
+        built = build_timed(sc, log, comm)
+    except UserError as exc:
+        exc.collective = True
+        raise
+    return on_root(comm, check, sc, comm.size, force, output, built[0]), built
+
+
+def start_job(sc: Scenario, comm, force=False, output=None, log=None):
+    """The run's start-up before any output exists: the resource check and the run's one plan
+    (on rank 0, broadcast), then the job built from it (``simengine validate`` makes the same
+    plan the same way, :func:`simengine.validate.network_plan`)."""
+    from .. import profile
+    from ..parallel import on_root
+    from ..resources import check
+
+    graph = None
+    with profile.phase("start-up: resources checked"):
+        if sc.kind == "network":       # the one plan reads the built graph
+            plan, graph = plan_network(sc, comm, force, output, log)
+        else:
+            plan = on_root(comm, check, sc, comm.size, force, output)
+    with profile.phase("start-up: solver set-up"):
+        return make_job(sc, log, comm, plan, graph)
 
 
 # =============================================================================== the controller
@@ -203,21 +241,15 @@ class Runner:
                 self._lock = None
 
     def _run(self) -> int:
-        from ..parallel import bind_gpu, on_root
-
-        from ..resources import check
-
         from .. import profile
+        from ..parallel import bind_gpu, on_root
 
         profile.mark("run started")
         comm = self.comm
         with profile.phase("start-up: GPU bound"):
             device = bind_gpu(comm) if self.sc.spec.solver.backend in ("auto", "cuda") else None
         # memory estimates against the machine, before any large allocation or output file
-        with profile.phase("start-up: resources checked"):
-            plan = on_root(comm, check, self.sc, comm.size, self.force, self.output)
-        with profile.phase("start-up: solver set-up"):
-            job = make_job(self.sc, self.log, comm, plan)
+        job = start_job(self.sc, comm, self.force, self.output, self.log)
         self.log(job.run_plan.line)       # rank 0; the same line as simengine validate
         with profile.phase("start-up: output opened"):
             fresh, ck = on_root(comm, self._open, job)

@@ -116,7 +116,15 @@ def work_line(plan: Plan) -> str:
             f"{plan.backend}: about {fmt_seconds(plan.seconds)} at an assumed {tp:.2g}/s")
 
 
-def _memory(problem, alg, backend):
+def graph_plan(problem) -> Plan:
+    """A plan of the graph's own memory only (its CSR and the building of it), for the check
+    before a graph is built whose shape cannot be planned yet (:func:`simengine.resources.
+    check_before_graph`); it is never the run's plan."""
+    return Plan("network", problem, problem.backend, "", "", None, (),
+                tuple(_graph_items(problem)), problem.ranks)
+
+
+def _graph_items(problem) -> list:
     gs = problem.graph
     n, a = gs.n, gs.num_arcs
     items = []
@@ -128,6 +136,13 @@ def _memory(problem, alg, backend):
                                          f"{gs.how})", host=csr))
     items.append(Item(problem.graph_key, "building the graph (generator or reader working "
                                          "memory)", host=gs.build_bytes))
+    return items
+
+
+def _memory(problem, alg, backend):
+    gs = problem.graph
+    n = gs.n
+    items = _graph_items(problem)
     total_k = problem.num_sources
     k = problem.sources_per_rank
     items.append(Item("metrics.sources", "statistics accumulator", host=65 * n))

@@ -98,6 +98,11 @@ class NetworkProblem:
     #: probe BFS, ``per_source.should_run``) get it; the others read ``graph`` (the shape)
     built: object = field(default=None, compare=False, repr=False)
 
+    def __getstate__(self):
+        """Pickled (the plan broadcast from rank 0) without the built graph: every rank has
+        its own."""
+        return {**self.__dict__, "built": None}
+
     @property
     def betweenness(self) -> bool:
         return "betweenness" in self.statistics
