@@ -92,3 +92,16 @@ def test_time_from_file_refusals(base, capsys):
     err = capsys.readouterr().err
     assert "initial.time_from_file" in err and "no stored time" in err and err.count("\n") == 1
     assert not (base / "plain-out.h5").exists()
+
+
+def test_a_continued_run_on_ranks_equals_one_process(base):
+    """On 2 ranks each rank reads its rows of the series' last field (was: rows of the series)."""
+    from test_mpi_network import mpirun
+
+    one = _continued(base, "cont1", "fields/phi", True)
+    out = base / "cont2.h5"
+    r = mpirun(2, "run", base / "cont1.yaml", "-o", out)
+    assert r.returncode == 0, r.stderr
+    with h5py.File(one, "r") as a, h5py.File(out, "r") as b:
+        np.testing.assert_array_equal(a["fields/phi"][()], b["fields/phi"][()])
+        np.testing.assert_array_equal(a["fields/time"][()], b["fields/time"][()])

@@ -554,7 +554,9 @@ class FieldJob:
             import h5py
 
             with h5py.File(self.sc.resolve(init.path), "r") as f:
-                return np.ascontiguousarray(f[init.dataset][a:b], dtype=self.dtype)
+                ds = f[init.dataset]
+                rows = ds[-1, a:b] if ds.ndim == self.grid.ndim + 1 else ds[a:b]  # a series: its last
+                return np.ascontiguousarray(rows, dtype=self.dtype)
         if init.type in ("expression", "pfhub_bm1"):
             from ..config.checks import initial_formula
             from ..config.loader import Located
