@@ -27,6 +27,11 @@ transpose device to device where the ranks share a node):
   compilation and the writes at step 0 cancel; the final writes come after the last row);
 * the ratio (the target: ≤ 1.3× at 1024³ fp64 on 2 ranks every 100 steps).
 ``--rank-transpose peer,host`` runs the observed case once per ``SIMENGINE_TRANSPOSE`` value.
+
+With ``--measures`` each case's CLI run (S(k) on the GPU) runs with ``SIMENGINE_MEASURES=moment``
+(only L = 2π/k₁, the coarsening measures' columns NaN) and with every measure, alternating,
+twice each: the best of each and their ratio (the target: ≤ 1.05× at 4096² fp64 observed every
+1 000 steps).
 """
 from __future__ import annotations
 
@@ -82,7 +87,7 @@ def inrun_us(path, skip_rows=2):
     return float((wall[-1] - wall[i]) / (step[-1] - step[i]) * 1e6)
 
 
-def cli_us(shape, precision, every, snap, steps, spectrum, workdir):
+def cli_us(shape, precision, every, snap, steps, spectrum, workdir, measures="all"):
     scen = (f"kind: field\nname: obs\ngrid: {{shape: {list(shape)}}}\nboundary: {{type: periodic}}\n"
             f"model: {{mobility: 1.0, kappa: 1.0, potential: {{b: 1.0, u: 1.0}}}}\n"
             f"initial: {{type: noise, mean: 0.0, amplitude: 0.05, seed: 1}}\n"
@@ -94,7 +99,7 @@ def cli_us(shape, precision, every, snap, steps, spectrum, workdir):
     with open(path, "w") as f:
         f.write(scen)
     out = os.path.join(workdir, "obs.h5")
-    env = dict(os.environ, SIMENGINE_SPECTRUM=spectrum)
+    env = dict(os.environ, SIMENGINE_SPECTRUM=spectrum, SIMENGINE_MEASURES=measures)
     r = subprocess.run([sys.executable, "-m", "simengine", "run", path, "-o", out, "-q",
                         "--overwrite"], capture_output=True, text=True, env=env)
     if r.returncode:
@@ -195,6 +200,28 @@ def rank_row(text, a):
     return row
 
 
+def measures_row(text, a):
+    """One ``--measures`` case: µs per step of the CLI run with only the moment length and
+    with every coarsening measure (the best of two runs each, alternating)."""
+    shape, precision, every, snap = parse_case(text)
+    us, name = solver_us(shape, precision, steps=max(every, 200))
+    steps = int(max(20 * every, min(2_000_000, a.seconds / (us * 1e-6))))
+    steps = (steps // max(every, snap or 1) + 1) * max(every, snap or 1)
+    row = {"case": text, "solver_us": us, "plan": name, "steps": steps}
+    with tempfile.TemporaryDirectory() as wd:
+        for mode in ("moment", "all", "moment", "all"):
+            got, log = cli_us(shape, precision, every, snap, steps, "auto", wd, measures=mode)
+            row[f"{mode}_us"] = min(row.get(f"{mode}_us", float("inf")), got)
+            row[f"{mode}_log"] = log
+    ratio = row["all_us"] / row["moment_us"]
+    row["ratio"] = ratio
+    print(f"{text}: solver {us:.2f} us/step; CLI with L = 2π/k₁ only {row['moment_us']:.2f} "
+          f"us/step, with every coarsening measure {row['all_us']:.2f} us/step: "
+          f"{ratio:.3f}x ({(ratio - 1) * 100:+.1f} %; target ≤ +5 %); {row['all_log'].strip()}",
+          flush=True)
+    return row
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--cases", default=DEFAULT_CASES)
@@ -220,6 +247,10 @@ def main(argv=None):
                         "host: one observed run each)")
     p.add_argument("--backend", default="cuda", help="(--ranks) the scenario's backend")
     p.add_argument("--workdir", default=None, help="(--ranks) where the runs write")
+    p.add_argument("--measures", action="store_true",
+                   help="the cost of the coarsening measures: each case's CLI run (S(k) on the "
+                        "GPU) with SIMENGINE_MEASURES=moment (L = 2π/k₁ only) and =all, "
+                        "alternating, twice each (target: all ≤ 1.05× moment)")
     a = p.parse_args(argv)
     rows = []
     if a.ranks:
@@ -231,6 +262,13 @@ def main(argv=None):
             if a.json:  # after every row: a run cut short keeps what it measured
                 with open(a.json, "w") as f:
                     json.dump(rows, f, indent=1)
+        return 0
+    if a.measures:
+        for text in a.cases.split(","):
+            rows.append(measures_row(text, a))
+        if a.json:
+            with open(a.json, "w") as f:
+                json.dump(rows, f, indent=1)
         return 0
     for text in a.cases.split(","):
         shape, precision, every, snap = parse_case(text)

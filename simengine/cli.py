@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from .version import __version__
 from .errors import OutputError, SimulationError, UserError
@@ -166,7 +167,16 @@ def _info(args):
             return 2, None
         return 0, f"{args.file}: verified ({ndata} datasets, {nparts} parts)"
     with Result(args.file) as r:
-        return 0, r.summary()
+        return 0, "\n".join([r.summary(), *_fit_lines(r)])
+
+
+def _fit_lines(r) -> list:
+    """The coarsening fits of a field run, one line per length measure (simengine.coarsening)."""
+    if r.kind != "field":
+        return []
+    from .coarsening import fit_lines
+
+    return fit_lines(r.observables, r.scenario, rule=True)
 
 
 def _cmd_plot(args):
@@ -180,6 +190,13 @@ def _cmd_plot(args):
     with _reading(args.file):
         paths = plot_file(args.file, args.out, gif=not args.no_gif, fmt=args.format,
                           log=lambda msg: print(f"simengine: {msg}", file=sys.stderr), **extra)
+    from .io.reader import Result
+
+    with _reading(args.file):
+        if Path(args.file).suffix.lower() != ".csv":
+            with Result(args.file) as r:
+                for line in _fit_lines(r):
+                    print(line)
     for path in paths:
         print(path)
     return 0

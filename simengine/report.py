@@ -98,6 +98,10 @@ def _output_sections(path: Path, fmt: str, log):
                        _table(["observable", "value"],
                               [{"observable": k, "value": v} for k, v in last.items()]))
         summary = r.summary()
+        if r.kind == "field":  # the coarsening fits, as `simengine info` prints them
+            from .coarsening import fit_lines
+
+            summary = "\n".join([summary, *fit_lines(r.observables, r.scenario, rule=True)])
         title = f"{r.name} ({r.kind} run)"
     sections = [("figures", "".join(_figures(path, fmt, log))), results,
                 ("scenario", f"<pre>{_esc(scenario)}</pre>"),

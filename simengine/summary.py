@@ -5,8 +5,11 @@ index), the swept keys (one column each, the value or label of the task), ``name
 file name), ``status`` (done | failed | incomplete | missing), ``message`` (why a task failed), then
 every scalar result of the run: for networks each ``/statistics/*`` scalar plus ``n``, ``arcs``,
 ``algorithm``, ``backend``; for fields the last observables row (``mass``, ``free_energy``,
-``length``, ``phi_min``, ``phi_max``, ``steps``, ``time``, ``wall_time``) and ``solver``.  Results
-are filled for done tasks only.
+``length``, the coarsening measures ``length_energy``, ``length_interface``, ``length_shell``,
+``length_correlation``, ``phi_min``, ``phi_max``, ``steps``, ``time``, ``wall_time``), ``solver``
+and, per length measure with a fit (:mod:`simengine.coarsening`), ``exponent_<measure>``,
+``exponent_<measure>_se``, ``K_<measure>`` and ``K_<measure>_se`` (the L³ rate).  Results are
+filled for done tasks only.
 
 When a key whose last part is ``seed`` is swept, ``<name>-grouped.csv`` groups the done tasks by
 the other swept keys: ``count`` (done tasks), ``not_done``, then ``<result>_mean``, ``_std``
@@ -25,7 +28,8 @@ import numpy as np
 from .errors import UserError
 from .sweep_status import output_path, scenario_difference, task_status
 
-FIELD_RESULTS = ("mass", "free_energy", "length", "phi_min", "phi_max", "step", "time",
+FIELD_RESULTS = ("mass", "free_energy", "length", "length_energy", "length_interface",
+                 "length_shell", "length_correlation", "phi_min", "phi_max", "step", "time",
                  "wall_time")
 BOOKKEEPING = ("task", "name", "status", "message")
 
@@ -55,6 +59,22 @@ def task_results(path) -> dict:
                     out["steps" if k == "step" else k] = v.item() if hasattr(v, "item") else v
             if "solver" in attrs:
                 out["solver"] = _text(attrs["solver"])
+            out.update(coarsening_results(r))
+    return out
+
+
+def coarsening_results(r) -> dict:
+    """``exponent_<measure>``, ``exponent_<measure>_se``, ``K_<measure>``, ``K_<measure>_se``
+    of each length measure's fits (:mod:`simengine.coarsening`; None where there is no fit)."""
+    from .coarsening import fits
+
+    out = {}
+    for name, f in fits(r.observables, r.scenario).items():
+        ok = f.ok
+        out[f"exponent_{name}"] = f.exponent if ok else None
+        out[f"exponent_{name}_se"] = f.stderr if ok else None
+        out[f"K_{name}"] = f.rate if ok else None
+        out[f"K_{name}_se"] = f.rate_stderr if ok else None
     return out
 
 

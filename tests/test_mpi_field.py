@@ -35,6 +35,21 @@ def test_slab_solvers_over_mpi_equal_one_process(ranks, precision):
 
 
 @pytest.mark.parametrize("ranks", [2, 3])
+def test_coarsening_measures_over_mpi_equal_one_process(ranks):
+    """The interface crossings (each slab with the next slab's first row) and the shell
+    measures of slab solvers equal the gathered field's one-process values (1-D to 3-D,
+    periodic and mirror, uneven slabs); ``--backend cuda`` runs the device slabs."""
+    import subprocess
+
+    env = dict(os.environ, NUMBA_NUM_THREADS="1", MPIR_CVAR_CH4_PROGRESS_THROTTLE="true")
+    r = subprocess.run([MPIEXEC, "-n", str(ranks), sys.executable,
+                        str(HERE / "mpi" / "field_measures.py")],
+                       capture_output=True, text=True, timeout=300, env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"checked 5 cases on {ranks} ranks (cpu), 0 failed" in r.stdout
+
+
+@pytest.mark.parametrize("ranks", [2, 3])
 def test_slab_spectrum_transpose_over_mpi_gives_the_whole_spectrum(ranks):
     """The slab S(k)'s transpose between real ranks (pack, host transport through alltoall,
     the transform of axis 0): each rank's share is its columns of the whole field's spectrum
@@ -77,9 +92,14 @@ def same_output(a, b):
         np.testing.assert_array_equal(fa["fields/phi"][()], fb["fields/phi"][()])  # bitwise
         np.testing.assert_array_equal(fa["checkpoint/phi"][()], fb["checkpoint/phi"][()])
         np.testing.assert_array_equal(fa["observables/step"][()], fb["observables/step"][()])
-        for k in ("mass", "free_energy", "phi_min", "phi_max", "length"):
+        for k in ("mass", "free_energy", "phi_min", "phi_max", "length", "length_energy",
+                  "interface_density", "length_interface", "length_shell"):
             np.testing.assert_allclose(fb[f"observables/{k}"][()], fa[f"observables/{k}"][()],
                                        rtol=1e-12, atol=1e-15, err_msg=k)
+        # a root found by Brent's method to 1e-10 of half the box
+        np.testing.assert_allclose(fb["observables/length_correlation"][()],
+                                   fa["observables/length_correlation"][()], rtol=1e-8)
+        assert np.isfinite(fa["observables/length_interface"][1:]).all()
 
 
 CASES = [("[37, 24]", "periodic", "texture"), ("[23, 10]", "fixed", "shared"),

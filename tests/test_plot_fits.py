@@ -66,29 +66,27 @@ def _length_axes(fig):
     return fig.axes[2]
 
 
-def test_length_fit_needs_a_decade_after_separation_and_keeps_the_guide_in_view():
+def test_length_fit_needs_a_decade_after_separation_and_is_the_fitted_law():
     fig = plot.observables_figure(_Field(t_end=30.0))          # separated at t ≈ 4.6 (the first row at 90 % of the final spread)
     ax = _length_axes(fig)
-    assert not any(ln.get_label().startswith("fit over") for ln in ax.get_lines())
-    assert [t.get_text() for t in ax.texts] == [
-        "no fit: t spans 0.81 decades after separation (t ≈ 4.61), less than the 1 needed"]
-    guide = [ln for ln in ax.get_lines() if "1/3" in ln.get_label()][0]
-    lo, hi = ax.get_ylim()
-    assert lo <= guide.get_ydata().min() and guide.get_ydata().max() <= hi
+    assert not any(ln.get_label().startswith("fit (") for ln in ax.get_lines())
+    assert [t.get_text() for t in ax.texts][0] == (
+        "no fit (moment): t spans 0.81 decades after separation (t ≈ 4.61), less than the 1 "
+        "needed")
+    assert "log-spaced rows per decade" in ax.texts[1].get_text()   # the window rule, stated
     plt.close(fig)
 
     fig = plot.observables_figure(_Field(t_end=3000.0))        # 5 → 3000: a fit
     ax = _length_axes(fig)
-    fit_line = [ln for ln in ax.get_lines() if ln.get_label().startswith("fit over")][0]
+    fit_line = [ln for ln in ax.get_lines() if ln.get_label().startswith("fit (moment)")][0]
     x = fit_line.get_xdata()
     assert x.min() >= 3000.0 / 100 * (1 - 1e-12) and x.max() == pytest.approx(3000.0)
     slope = np.diff(np.log(fit_line.get_ydata())) / np.diff(np.log(x))
     np.testing.assert_allclose(slope, slope[0], rtol=1e-9)
     assert slope[0] == pytest.approx(0.31, abs=0.01)
-    assert "t^{0.3091 \\pm 0.0012}" in fit_line.get_label()
-    guide = [ln for ln in ax.get_lines() if "1/3" in ln.get_label()][0]
+    assert "n = 0.31" in fit_line.get_label()
     lo, hi = ax.get_ylim()
-    assert lo <= guide.get_ydata().min() and guide.get_ydata().max() <= hi
+    assert lo <= fit_line.get_ydata().min() and fit_line.get_ydata().max() <= hi
     plt.close(fig)
 
 

@@ -156,3 +156,10 @@ def test_coarsening_2d_fits_the_late_time_law(tmp_path):
     assert win is not None, note
     fit = analysis.power_law_fit(t[win], L[win])
     assert 0.2 < fit.exponent < 0.4, fit
+    # the default printed fit (energy length, log-spaced rows): Porod-insensitive, near 1/3
+    from simengine import coarsening
+
+    with simengine.open(out) as r:
+        energy = coarsening.fits(r.observables, r.scenario)["energy"]
+    assert energy.ok and 0.28 < energy.exponent < 0.38, energy.line()
+    assert energy.exponent > fit.exponent + 0.03           # above the moment length's

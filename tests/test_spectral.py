@@ -160,6 +160,11 @@ def test_rules_answer_for_the_plan():
     assert rules.memory_bytes(P()) > 256 * 256 * 8 * 10
     P.ranks = 2
     assert rules.can_run(P()) == (True, "")  # MPI slabs on the CPU
-    P.backend = "cuda"
+    assert rules.describe(P()).endswith("adaptive slabs=2 transpose=alltoall")
+    P.backend = "cuda"  # GPU ranks: CuPy's absence is the one-line refusal here
     ok, why = rules.can_run(P())
-    assert not ok and "CPU" in why and "\n" not in why
+    try:
+        import cupy  # noqa: F401
+    except ImportError:
+        assert not ok and "CuPy" in why and "\n" not in why
+    assert rules.describe(P()).endswith("slabs=2 transpose=host-staged-alltoall")

@@ -158,9 +158,14 @@ class FieldJob:
         #: ``structure_factor_k`` (the same at every observation)
         self.radial = bool(spec.output.structure_factor)
         self.structure_factor_k = None
+        from ..field.measuring import Measurer
+
+        self.measurer = Measurer(self.model, self.grid, self.boundary)  # the length measures
         self._spectrum, self.spectrum_note = device_spectrum_for(
             self.solver, self.grid, self.boundary, self.comm.size, comm=self.comm,
-            slabs=self.slabs, radial=self.radial)
+            slabs=self.slabs, radial=self.radial or self.measurer.wants_radial,
+            level=self.measurer.area_level)
+        self.spectrum_note += "; " + self.measurer.note
         self.total = self.clock.total
         self.dtype = np.dtype(s.precision)
         #: the adaptive stepper (time.adaptive), else None
@@ -623,21 +628,27 @@ class FieldJob:
         (one process): the row's ``length`` is left ``None`` for :meth:`finish_observation`."""
         enqueued, self._enqueued = self._enqueued, None
         sk = None  # (length, radial) from the GPU
+        ms = self.measurer
+        area = None  # the interface area, where the device or the ranks measured it
         if self.comm.size > 1:
             from ..field.distributed import rank_observables
 
             red = rank_observables(self.comm, self.solver, self.slabs, self.model, self.grid,
-                                   spectrum=self._spectrum, radial=self.radial)
+                                   spectrum=self._spectrum,
+                                   radial=self.radial or ms.wants_radial, level=ms.area_level)
             phi = red["phi"]
+            area = red.get("interface_area")
         elif enqueued is not None and enqueued[0] == step:
             red, phi = enqueued[1].result()  # enqueued by advance behind the steps
             sk = enqueued[1].spectrum_result((red["min"], red["max"]))
+            area = enqueued[1].interface_area()
         else:
             red = self.solver.reductions()
             phi = None
             if self._spectrum is not None:
-                sk = self._spectrum.enqueue(self.solver.owned_device()).result(
-                    (red["min"], red["max"]))
+                pending = self._spectrum.enqueue(self.solver.owned_device())
+                sk = pending.result((red["min"], red["max"]))
+                area = pending.interface_area()
         lo, hi = float(red["min"]), float(red["max"])
         if not (np.isfinite(lo) and np.isfinite(hi) and np.isfinite(red["free_energy"])) \
                 or max(abs(lo), abs(hi)) > BLOWUP:
@@ -647,7 +658,7 @@ class FieldJob:
         radial, length = None, None  # None: the host computes it below (or, deferred, later)
         if self.comm.size > 1:
             length = float(red["length"])
-            if self.radial:
+            if "structure_factor" in red:
                 radial = (red["structure_factor_k"], red["structure_factor"])
         elif sk is not None:
             length = float(sk[0])
@@ -657,24 +668,29 @@ class FieldJob:
         row = {"step": step, "time": self.time_of(step), "mass": float(red["mass"]),
                "free_energy": float(red["free_energy"]), "phi_min": lo, "phi_max": hi,
                "length": length, "wall_time": wall}
-        if radial is not None:
-            self.structure_factor_k = radial[0]
-            row["structure_factor"] = radial[1]
-        elif length is None and not defer_length:
+        if length is not None:
+            self._radial_row(row, radial, area)
+        elif not defer_length:
             self._host_spectrum(row, phi)
         return row, phi
 
+    def _radial_row(self, row, radial, area):
+        """The row's stored radial S(k) (``output.structure_factor``) and its coarsening
+        measures (:mod:`simengine.field.measuring`)."""
+        if radial is not None and self.radial:
+            self.structure_factor_k = radial[0]
+            row["structure_factor"] = radial[1]
+        self.measurer.complete(row, area, radial)
+
     def _host_spectrum(self, row, phi):
-        """The length scale (and with ``output.structure_factor`` the radial S(k)) of a host
-        field into ``row``, from one transform."""
+        """The length scale, the radial S(k) and the coarsening measures of a host field into
+        ``row``, from one transform."""
         from ..field.observables import length_and_radial
 
         length, radial = length_and_radial(phi, self.grid.spacing, self.boundary.kind,
-                                           radial=self.radial)
+                                           radial=self.radial or self.measurer.wants_radial)
         row["length"] = float(length)
-        if radial is not None:
-            self.structure_factor_k = radial[0]
-            row["structure_factor"] = radial[1]
+        self._radial_row(row, radial, self.measurer.host_area(phi))
 
     def check_state(self, phi, step):
         from .. import profile

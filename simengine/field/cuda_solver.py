@@ -386,6 +386,10 @@ class AsyncObservation:
         """``(length, radial)`` of the enqueued spectrum (None when none was enqueued)."""
         return None if self._spectrum is None else self._spectrum.result(bounds)
 
+    def interface_area(self):
+        """The interface area summed with the enqueued spectrum (None without one)."""
+        return None if self._spectrum is None else self._spectrum.interface_area()
+
 
 def _device_id() -> int:
     try:

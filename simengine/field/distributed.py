@@ -435,13 +435,15 @@ def _simulator() -> bool:
 
 
 def rank_observables(comm, solver, slabs, model, grid, length=True, spectrum=None,
-                     radial=False) -> dict:
+                     radial=False, level=None) -> dict:
     """Mass, free energy, min, max (and the S(k) length scale) of the whole field from the slabs
     of all ranks, on every rank (collective). Returns also ``phi``: this rank's owned rows —
     None when ``spectrum`` (a :class:`~simengine.field.spectrum_cuda.DeviceSlabSpectrum`)
     computes S(k) on the GPUs, where no field comes to the host. With ``radial`` (and
     ``length``) also ``structure_factor_k`` and ``structure_factor``: the radial S(k) of the whole
-    field per shell (NaN where a shell holds no mode)."""
+    field per shell (NaN where a shell holds no mode). With ``level``: ``interface_area``, the
+    whole field's interface area at that level (:func:`.lengths.interface_area`, each slab's
+    crossings with the next slab's first row, summed; on the GPUs where the spectrum is)."""
     from .observables import (FieldPartials, length_from_partials, merge_partials,
                               structure_factor_partials)
 
@@ -466,5 +468,45 @@ def rank_observables(comm, solver, slabs, model, grid, length=True, spectrum=Non
 
             total = np.sum(np.asarray(comm.allgather(shells), dtype=np.float64), axis=0)
             red["structure_factor_k"], red["structure_factor"] = shell_profile(*total)
+    if level is not None:
+        red["interface_area"] = _rank_area(comm, solver, slabs, grid, spectrum, phi, level)
     red["phi"] = phi
     return red
+
+
+def _rank_area(comm, solver, slabs, grid, spectrum, phi, level) -> float:
+    """The whole field's interface area from every rank's slab (collective)."""
+    from .lengths import interface_area_sum
+
+    periodic = solver.boundary.kind == "periodic"
+    start, stop = slabs[comm.rank].start, slabs[comm.rank].stop
+    shape = (stop - start,) + tuple(int(n) for n in grid.shape[1:])
+    if phi is None:  # the slab stays on the GPU: lengths_cuda's kernel
+        from .spectrum_cuda import _cupy_view
+
+        cp = spectrum.cp
+        block = _cupy_view(cp, solver.owned_device(), shape)
+        first = cp.asnumpy(block[0]) if shape[0] else None
+    else:
+        block = np.asarray(phi).reshape(shape)
+        first = np.array(block[0]) if shape[0] else None
+    firsts = comm.allgather(first)
+    after = None
+    for r in range(comm.rank + 1, comm.size + (comm.rank + 1 if periodic else 0)):
+        row = firsts[r % comm.size]
+        if row is not None:
+            after = row
+            break
+    if not shape[0]:
+        return float(np.sum(comm.allgather(0.0)))
+    if phi is None:
+        from numba import cuda
+
+        from .lengths_cuda import device_area
+
+        mine = device_area(cuda.as_cuda_array(block.reshape(-1)), shape, float(grid.spacing),
+                           level, periodic, None if after is None else
+                           cuda.to_device(np.ascontiguousarray(after).reshape(-1)))
+    else:
+        mine = float(interface_area_sum(block, after, float(grid.spacing), level, periodic))
+    return float(np.sum(comm.allgather(mine)))

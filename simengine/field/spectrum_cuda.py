@@ -22,6 +22,9 @@ from .spectrum import (COSINE, FOURIER, KMAX_TOL, SHELL_NUDGE, length_of_sums, s
 
 THREADS = 256
 MAX_BLOCKS = 1024
+#: radial profiles of up to this many shells sum S per block in shared memory (one atomic per
+#: shell and block to global memory), larger ones with an atomic per mode
+SHARED_SHELLS = 4096
 SIMULATED = bool(numba.config.ENABLE_CUDASIM)
 
 
@@ -41,22 +44,32 @@ def cupy_or_reason():
 
 
 @functools.lru_cache(maxsize=None)
-def sums_kernel(complex_spectrum: bool, radial: bool):
+def sums_kernel(complex_spectrum: bool, radial: bool, shared_bins: bool = False):
     """Per-block ``[Σ w·P, Σ w·|k|·P]`` over a spectrum stored as ``(n0, n1, n2)`` (P = re² + im²
     of a complex entry, x² of a real one; w the entry's weight, 0 at k = 0), and with ``radial``
-    the shell sums ``[Σ w, Σ w·|k|, Σ w·P]`` of shells 1 … nb−1 (|k| ≤ kmax) by atomics. The
-    block may be part of a larger spectrum (offsets ``o0, o1, o2``; a rank's share on slabs).
-    ``half``: 1 = the last axis is an ``rfftn`` half spectrum, 0 = full Fourier axes, −1 =
-    cosine modes."""
+    the shell sums ``[Σ w, Σ w·|k|, Σ w·P]`` of shells 1 … nb−1 (|k| ≤ kmax) by atomics; with
+    ``geometry`` false only Σ w·P (the counts and Σ w·|k| are the grid's, left as they are).
+    ``shared_bins`` (nb ≤ :data:`SHARED_SHELLS`): Σ w·P is summed per block in shared memory
+    first. The block may be part of a larger spectrum (offsets ``o0, o1, o2``; a rank's share
+    on slabs). ``half``: 1 = the last axis is an ``rfftn`` half spectrum, 0 = full Fourier
+    axes, −1 = cosine modes."""
     NTH = THREADS
     NUDGE = 0.5 + SHELL_NUDGE
+    SH = SHARED_SHELLS if shared_bins else 1
 
     @cuda.jit
     def kernel(spec, n0, n1, n2, o0, o1, o2, full0, full1, full2, u0, u1, u2, half, dk, kmax,
-               nb, partial, bins):
+               nb, partial, bins, geometry):
         s_p = cuda.shared.array(NTH, numba.float64)
         s_k = cuda.shared.array(NTH, numba.float64)
+        s_bins = cuda.shared.array(SH, numba.float64)
         tid = cuda.threadIdx.x
+        if radial and shared_bins:
+            j = tid
+            while j < nb:
+                s_bins[j] = 0
+                j += NTH
+            cuda.syncthreads()
         total = n0 * n1 * n2
         acc_p = numba.float64(0)
         acc_k = numba.float64(0)
@@ -95,13 +108,24 @@ def sums_kernel(complex_spectrum: bool, radial: bool):
                 if radial:
                     sh = numba.int64(math.floor(kk / dk + NUDGE))
                     if sh > 0 and sh < nb and kk <= kmax:
-                        cuda.atomic.add(bins, 3 * sh, w)
-                        cuda.atomic.add(bins, 3 * sh + 1, w * kk)
-                        cuda.atomic.add(bins, 3 * sh + 2, w * p)
+                        if geometry:
+                            cuda.atomic.add(bins, 3 * sh, w)
+                            cuda.atomic.add(bins, 3 * sh + 1, w * kk)
+                        if shared_bins:
+                            cuda.atomic.add(s_bins, sh, w * p)
+                        else:
+                            cuda.atomic.add(bins, 3 * sh + 2, w * p)
             t += stride
         s_p[tid] = acc_p
         s_k[tid] = acc_k
         cuda.syncthreads()
+        if radial and shared_bins:
+            j = tid
+            while j < nb:
+                if s_bins[j] != 0:
+                    cuda.atomic.add(bins, 3 * j + 2, s_bins[j])
+                j += NTH
+            cuda.syncthreads()
         step = NTH // 2
         while step > 0:
             if tid < step:
@@ -133,13 +157,14 @@ def _geometry(shape, spacing: float, kind: str):
 
 
 def launch_sums(spec_flat, shape, spacing: float, kind: str, partial, bins=None, stream=0,
-                block=None, field_shape=None):
+                block=None, field_shape=None, geometry=True):
     """Enqueue :func:`sums_kernel` on a device spectrum (flat float64: interleaved re/im for
     ``fourier``); ``partial``: a device (MAX_BLOCKS, 2) float64 array; ``bins``: a zeroed device
     float64 array of 3·shells, or None; ``block``: ``(stored, offsets, half)`` of a share of a
     full spectrum (default: the whole ``rfftn``/cosine spectrum of ``shape``); ``field_shape``:
-    the field's shape for the radial shells where ``shape`` is padded (a 1-D field on slabs).
-    Returns the number of blocks written."""
+    the field's shape for the radial shells where ``shape`` is padded (a 1-D field on slabs);
+    ``geometry`` false: only the Σ S entries of ``bins`` are added to (the counts and Σ |k|
+    entries keep a former call's). Returns the number of blocks written."""
     stored, full, units, half = _geometry(shape, spacing, kind)
     offsets = (0, 0, 0)
     if block is not None:
@@ -149,14 +174,14 @@ def launch_sums(spec_flat, shape, spacing: float, kind: str, partial, bins=None,
     radial = bins is not None
     fshape = shape if field_shape is None else field_shape
     nb = shells(fshape, spacing, kind) if radial else 0
-    kern = sums_kernel(kind == FOURIER, radial)
+    kern = sums_kernel(kind == FOURIER, radial, radial and nb <= SHARED_SHELLS)
     out_bins = bins if radial else partial  # unused without radial
     kern[blocks, THREADS, stream](spec_flat, stored[0], stored[1], stored[2], offsets[0],
                                   offsets[1], offsets[2], full[0], full[1], full[2], units[0],
                                   units[1], units[2], half,
                                   shell_width(fshape, spacing, kind),
                                   math.pi / spacing * (1 + KMAX_TOL), nb,
-                                  partial, out_bins)
+                                  partial, out_bins, bool(geometry))
     return blocks
 
 
@@ -182,9 +207,10 @@ DEVICE_MIN_CELLS = 1 << 16
 
 
 def device_spectrum_for(solver, grid, boundary, ranks: int, radial: bool = False, comm=None,
-                        slabs=None):
+                        slabs=None, level=None):
     """``(DeviceSpectrum or None, why)``: where the run computes S(k) and why (one line for the
-    start-up log). The environment variable ``SIMENGINE_SPECTRUM`` (``host`` / ``device`` /
+    start-up log); ``level``: the one-process device form also sums the interface crossings of
+    the field at that level (:func:`simengine.field.lengths.interface_area_sum`). The environment variable ``SIMENGINE_SPECTRUM`` (``host`` / ``device`` /
     ``auto``) overrides the size rule, for benchmarks and diagnosis."""
     import os
 
@@ -209,7 +235,8 @@ def device_spectrum_for(solver, grid, boundary, ranks: int, radial: bool = False
             why, ds.peer_refusal = slab_memory_reasons(int(ds.cp.cuda.runtime.memGetInfo()[0]),
                                                        *ds.gpu_bytes())
         else:
-            ds = DeviceSpectrum(grid.shape, float(grid.spacing), boundary.kind, radial=radial)
+            ds = DeviceSpectrum(grid.shape, float(grid.spacing), boundary.kind, radial=radial,
+                                level=level)
     except RuntimeError as exc:
         ds, why = None, str(exc)
     if ranks > 1:  # all ranks take the same path (a rank without CuPy moves all to the host)
@@ -275,13 +302,18 @@ def _setup(obj, shape, spacing, boundary_kind):
 class DeviceSpectrum:
     """The length scale (and optionally the radial S(k)) of device fields of one shape.
 
-    ``DeviceSpectrum(shape, spacing, boundary_kind, radial=False)``; raises RuntimeError with
-    the reason when CuPy cannot run here (:func:`cupy_or_reason`)."""
+    ``DeviceSpectrum(shape, spacing, boundary_kind, radial=False, level=None)``; with a
+    ``level`` each enqueued field's interface crossings are summed too
+    (:meth:`PendingSpectrum.interface_area`). Raises RuntimeError with the reason when CuPy
+    cannot run here (:func:`cupy_or_reason`)."""
 
-    def __init__(self, shape, spacing: float, boundary_kind: str, radial: bool = False):
+    def __init__(self, shape, spacing: float, boundary_kind: str, radial: bool = False,
+                 level=None):
         _setup(self, shape, spacing, boundary_kind)
         cp = self.cp
         self.radial = bool(radial)
+        self.level = None if level is None else float(level)
+        self.periodic = boundary_kind == "periodic"
         self.nb = shells(self.shape, self.spacing, self.kind)
         # device buffers owned by CuPy, seen by the numba kernel through views made without a
         # synchronisation (CUDA-array-interface imports otherwise wait for the exporter's stream,
@@ -292,13 +324,21 @@ class DeviceSpectrum:
         self._bins = _numba_view(self._bins_cp) if radial else None
         self._slots = []
         self._next = 0
+        self._geometry_done = False
+        self._area = None
+        if self.level is not None:  # the interface crossings' block sums (lengths_cuda)
+            from .lengths_cuda import MAX_BLOCKS as AREA_BLOCKS
+
+            self._area = cuda.device_array(AREA_BLOCKS, dtype=np.float64)
 
     def _host_slot(self):
         """Pinned host buffers used in turn (a result stays valid until 3 more are enqueued)."""
         if len(self._slots) < 4:
             self._slots.append((cuda.pinned_array((MAX_BLOCKS, 2), dtype=np.float64),
                                 cuda.pinned_array(3 * self.nb, dtype=np.float64)
-                                if self.radial else None))
+                                if self.radial else None,
+                                cuda.pinned_array(self._area.shape[0], dtype=np.float64)
+                                if self._area is not None else None))
             return self._slots[-1]
         self._next = (self._next + 1) % len(self._slots)
         return self._slots[self._next]
@@ -310,22 +350,39 @@ class DeviceSpectrum:
         from .spectrum import spectrum
 
         cp = self.cp
-        a = _cupy_view(cp, field, self.shape).astype(cp.float64)  # a copy: the field stays
+        view = _cupy_view(cp, field, self.shape)
+        stream = cuda.default_stream()
+        area_blocks = 0
+        if self._area is not None:  # the interface crossings, one kernel on the field itself
+            from .lengths_cuda import launch_area
+
+            flat = view.reshape(-1)
+            row = self.cells // self.shape[0]
+            area_blocks = launch_area(_numba_view(flat), self.shape, self.level, self.periodic,
+                                      self._area, _numba_view(flat[:row]) if self.periodic
+                                      else None, stream=stream)
+        a = view.astype(cp.float64)  # a copy: the field stays
         a -= a.mean()
         spec = spectrum(a, self.kind, xp=cp)
         flat = spec.view(cp.float64).reshape(-1) if self.kind == FOURIER else spec.reshape(-1)
-        stream = cuda.default_stream()
-        if self.radial:
+        geometry = not self._geometry_done  # the shells' counts and Σ|k|: the first call only
+        if self.radial and geometry:
             self._bins_cp.fill(0)
+        elif self.radial:
+            self._bins_cp[2::3] = 0
         nblk = launch_sums(_numba_view(flat), self.shape, self.spacing, self.kind,
-                           self._partial, self._bins, stream=stream)
-        host_partial, host_bins = self._host_slot()
+                           self._partial, self._bins, stream=stream, geometry=geometry)
+        self._geometry_done = self.radial
+        host_partial, host_bins, host_area = self._host_slot()
         self._partial.copy_to_host(host_partial, stream=stream)
         if self.radial:
             self._bins.copy_to_host(host_bins, stream=stream)
+        if self._area is not None:
+            self._area.copy_to_host(host_area, stream=stream)
         event = cuda.event(timing=False)
         event.record(stream)
-        return PendingSpectrum(self, event, host_partial, host_bins, nblk)
+        return PendingSpectrum(self, event, host_partial, host_bins, nblk,
+                               (host_area, area_blocks) if self._area is not None else None)
 
     def length(self, field, bounds=None) -> float:
         """The length scale of a device field (synchronous)."""
@@ -443,9 +500,21 @@ def _cupy_view(cp, field, shape):
 class PendingSpectrum:
     """A spectrum enqueued by :meth:`DeviceSpectrum.enqueue`."""
 
-    def __init__(self, owner, event, host_partial, host_bins, blocks):
+    def __init__(self, owner, event, host_partial, host_bins, blocks, area=None):
         self._owner, self._event = owner, event
         self._partial, self._bins, self._blocks = host_partial, host_bins, blocks
+        self._area = area
+
+    def interface_area(self):
+        """The interface area of the field (:func:`simengine.field.lengths.interface_area`),
+        None when the spectrum has no level (waits for the copies)."""
+        if self._area is None:
+            return None
+        from .lengths_cuda import area_of_partial
+
+        self._event.synchronize()
+        return area_of_partial(self._area[0], self._area[1], self._owner.shape,
+                               self._owner.spacing)
 
     def result(self, bounds=None):
         """``(length, radial)``: the length scale (``inf`` for a flat field, given its global

@@ -35,7 +35,7 @@ from .integrity import DAMAGE, Corrupt
 from .layout import (FORMAT_VERSION, check_version, block_name, foreign_parts, list_parts,
                      parts_dir,
                      parts_ref, retire_checkpoint_parts, xdmf_path)
-from .layout import RADIAL, SERIES  # noqa: F401 (observables columns; re-exported)
+from .layout import MEASURE_SERIES, RADIAL, REQUIRED_SERIES, SERIES  # noqa: F401 (re-exported)
 from .xdmf import write_xdmf
 
 
@@ -383,7 +383,8 @@ class FieldIndex(part_digests.DigestedIndex):
         steps = integrity.read(f, "fields/step", at("fields/step"), 1, "iu").astype(np.int64)
         times = integrity.read(f, "fields/time", at("fields/time"), 1, "f")
         self.obs = {k: integrity.read(f, f"observables/{k}", at(f"observables/{k}"), 1,
-                                      "iu" if k == "step" else "f").tolist() for k in SERIES}
+                                      "iu" if k == "step" else "f").tolist()
+                    for k in SERIES if k in REQUIRED_SERIES or f"observables/{k}" in f}
         if f"observables/{RADIAL}" in f:
             self.radial_k = integrity.read(f, f"observables/{RADIAL}_k",
                                            at(f"observables/{RADIAL}_k"), 1, "f")
@@ -416,6 +417,8 @@ class FieldIndex(part_digests.DigestedIndex):
             raise Corrupt(at("checkpoint"), "the checkpoint's step, the series or the parts list "
                                             "do not match their digest (the file was modified)")
         self._check(times, ck_time, at)
+        for k in MEASURE_SERIES:  # an index written before the coarsening measures (its
+            self.obs.setdefault(k, [float("nan")] * len(self.obs["step"]))  # digest: without)
         self.snap_blocks = [_blocks(b, shape[0], at("fields/phi")) for b in self.snap_blocks]
         self.ckpt_blocks = _blocks(self.ckpt_blocks, shape[0], at("checkpoint/phi"))
         for kind, maps, name in (("phi", snap_maps, "fields/phi"),

@@ -126,10 +126,10 @@ def required_datasets(kind, scenario) -> list:
     a resume or ``info --verify`` of an index without one of them is refused."""
     out = scenario.get("output") or {}
     if kind == "field":
-        from .layout import RADIAL, SERIES
+        from .layout import RADIAL, REQUIRED_SERIES
 
         names = ["fields/phi", "fields/step", "fields/time", "checkpoint/phi",
-                 *(f"observables/{k}" for k in SERIES)]
+                 *(f"observables/{k}" for k in REQUIRED_SERIES)]
         if isinstance(out, dict) and out.get("structure_factor"):
             names += [f"observables/{RADIAL}", f"observables/{RADIAL}_k"]
     else:

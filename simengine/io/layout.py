@@ -38,8 +38,15 @@ DIGESTED_VERSIONS = (3, 5)
 #: the first format whose index carries ``/integrity@index_digest`` (checked by ``--resume``,
 #: ``info --verify`` and the readers, :mod:`simengine.io.file_checks`)
 INDEX_DIGEST_FROM = 5
+#: observables columns every field index holds, in file order
+REQUIRED_SERIES = ("step", "time", "mass", "free_energy", "phi_min", "phi_max", "length",
+                   "wall_time")
+#: the coarsening measures (simengine.field.lengths.COLUMNS; indexes written before them lack
+#: them: read as NaN)
+MEASURE_SERIES = ("length_energy", "interface_density", "length_interface", "length_shell",
+                  "length_correlation")
 #: observables columns of a field index, in file order
-SERIES = ("step", "time", "mass", "free_energy", "phi_min", "phi_max", "length", "wall_time")
+SERIES = REQUIRED_SERIES + MEASURE_SERIES
 #: the optional series of the radial S(k) (``output.structure_factor``): one row of shells per
 #: observables row, and the shells' mean |k| (``observables/structure_factor_k``)
 RADIAL = "structure_factor"

@@ -66,7 +66,21 @@ FIELD = {
     "observables/phi_min": ("1", "minimum of φ over the grid"),
     "observables/phi_max": ("1", "maximum of φ over the grid"),
     "observables/length": (L, "characteristic domain size L = 2π/k₁, k₁ the S(k)-weighted mean "
-                              "wavenumber |k| (k ≠ 0) of the structure factor S(k) (FFT, or the cosine transform for mirror walls)"),
+                              "wavenumber |k| (k ≠ 0) of the structure factor S(k) (FFT, or the cosine transform for mirror walls); "
+                              "the moment length (readers also give it as length_moment)"),
+    "observables/length_energy": (L, "energy length L_E = 2Vσ/(F − V f_min(⟨φ⟩)) (= 2V/A, A the "
+                                     "interface area; σ and f_min of the model's free energy, "
+                                     "docs/field.md \"Coarsening measures\")"),
+    "observables/interface_density": ("1/" + L, "interface density S_v = A/V: the level-set "
+                                      "crossings of φ between neighbouring cells, each weighted "
+                                      "by h^(d−1)|∇φ|₂/|∇φ|₁ (any orientation counts its area)"),
+    "observables/length_interface": (L, "1/S_v, the inverse interface density"),
+    "observables/length_shell": (L, "2π/k̄₁, k̄₁ = Σ_s k_s S̄_s / Σ_s S̄_s over the radial shells of "
+                                    "S(k) (shell averages, no shell weight: the Porod tail "
+                                    "converges)"),
+    "observables/length_correlation": (L, "first zero r₀ of C(r) = Σ_s n_s S̄_s j_d(k_s r), the "
+                                          "inverse transform of the shell-averaged S(k) (inf: "
+                                          "no zero within half the box)"),
     "observables/structure_factor": ("1", "radial structure factor S(k) per shell of |k| at each "
                                       "observation (output.structure_factor; NaN: no mode in "
                                       "the shell); the boundary's transform, docs/field.md"),

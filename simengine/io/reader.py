@@ -175,7 +175,12 @@ class Result:
 
     @property
     def observables(self) -> dict:
-        return self._group("observables")
+        """``/observables`` by column name; ``length`` also as ``length_moment`` (its alias,
+        simengine.field.lengths.ALIAS)."""
+        obs = self._group("observables")
+        if "length" in obs:
+            obs["length_moment"] = obs["length"]
+        return obs
 
     @property
     def checkpoint(self):

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from .common import (LENGTH_UNIT, SPACE, TIME_LABEL, Result, _mpl, color_range,  # noqa: F401
                      readable_log_axis)
+from .coarsening import coarsening_figure  # noqa: F401
 from .field import (equilibrium_phases, field_figure, observables_figure,  # noqa: F401
                     phi_histogram_figure, snapshot_gif, snapshot_montage_figure,
                     structure_factor_figure)
@@ -64,6 +65,7 @@ def plot_file(path, out_dir=None, gif=True, log=None, fmt="png", dpi=120) -> lis
         if r.kind == "field":
             save("field", field_figure(r))
             save("observables", observables_figure(r))
+            save("coarsening", coarsening_figure(r))
             save("structure_factor", structure_factor_figure(r))
             save("snapshots", snapshot_montage_figure(r, log=log))
             save("phi_histogram", phi_histogram_figure(r))

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import analysis
+from .coarsening import length_panel
 from .common import (LENGTH_UNIT, TIME_LABEL, Result, _field_time, _image, _mpl, _plane,
                      _spacing, _tstr, color_range, readable_log_axis)
 
@@ -36,7 +37,8 @@ def field_figure(r: Result):
 
 
 def observables_figure(r: Result):
-    """F(t), mass drift and L(t) (log–log, fitted late-time exponent, t^{1/3} guide)."""
+    """F(t), mass drift and L(t) of every length measure (log–log, the fits of
+    :mod:`simengine.coarsening`; the energy length's drawn bold)."""
     plt = _mpl()
     obs = r.observables
     t = obs.get("time")
@@ -54,52 +56,12 @@ def observables_figure(r: Result):
     ax.set_title(f"mass drift (⟨φ⟩(0) = {m0:.6g})")
     ax.ticklabel_format(axis="y", style="sci", scilimits=(-3, 3), useOffset=False)
     ax = axes[2]
-    length = np.asarray(obs["length"], dtype=np.float64)
-    ok = (t > 0) & np.isfinite(length) & (length > 0)
-    ax.set_title("characteristic length L(t) = 2π/k₁")
-    if ok.any():
-        _length_panel(ax, t, length, ok, obs)
-    ax.set_ylabel(f"L ({LENGTH_UNIT})")
+    ax.set_title("length measures L(t) (fit: energy length)")
+    length_panel(ax, obs, getattr(r, "scenario", None))
     for ax in axes:
         ax.set_xlabel(TIME_LABEL)
     fig.suptitle(f"{r.name}: observables", fontsize="medium")
     return fig
-
-
-def _length_panel(ax, t, length, ok, obs):
-    """L(t) on log–log axes: the stretch before separation shaded, a power-law fit only over at
-    least a decade of t after it (else a note says why not), a t^(1/3) guide through the late
-    points, all in view."""
-    ax.loglog(t[ok], length[ok], "o-", ms=3, lw=1, label="L(t)")
-    ts = analysis.separation_time(t, obs["phi_min"], obs["phi_max"]) \
-        if "phi_min" in obs and "phi_max" in obs else None
-    t_lo, t_hi = float(t[ok].min()), float(t[ok].max())
-    if ts and ts > t_lo:
-        ax.axvspan(t_lo, ts, color="0.9", zorder=0,
-                   label=f"before separation (t < {ts:.3g}): L is no domain size")
-    win, note = analysis.coarsening_window(t, ts)
-    fit = analysis.power_law_fit(t[win & ok], length[win & ok]) if win is not None else None
-    lo, hi = float(length[ok].min()), float(length[ok].max())
-    late = ok & (t >= (ts or t_lo))
-    tt = np.geomspace(float(t[late].min()), t_hi, 20) if late.any() else np.geomspace(t_lo, t_hi, 20)
-    if fit is not None:
-        tf = np.geomspace(fit.x_min, fit.x_max, 20)
-        ax.loglog(tf, fit(tf), "-", color="C3", lw=2.2, alpha=0.8,
-                  label=f"fit over t ∈ [{fit.x_min:.3g}, {fit.x_max:.3g}] ({fit.points} rows): "
-                        f"L ∝ $t^{{{analysis.format_uncertain(fit.exponent, fit.stderr)}}}$"
-                        .replace("±", "\\pm"))
-        anchor_t, anchor_l = fit.x_max, float(fit(fit.x_max))
-    else:
-        ax.text(0.98, 0.03, note, transform=ax.transAxes, ha="right", va="bottom",
-                fontsize="small", color="0.3", wrap=True)
-        anchor_t, anchor_l = t_hi, float(length[ok][np.argmax(t[ok])])
-    guide = anchor_l * (tt / anchor_t) ** (1 / 3)
-    ax.loglog(tt, guide, "--", color="0.3", lw=1.2, label="guide ∝ $t^{1/3}$ (Lifshitz–Slyozov)")
-    lo, hi = min(lo, float(guide.min())), max(hi, float(guide.max()))
-    ax.set_ylim(lo / 1.08, hi * 1.08)
-    readable_log_axis(ax.yaxis, lo / 1.08, hi * 1.08)
-    readable_log_axis(ax.xaxis, t_lo, t_hi)
-    ax.legend(fontsize="small", loc="upper left")
 
 
 def _pick(n, at_most):

@@ -32,9 +32,6 @@ def can_run(problem) -> tuple:
     if symbol not in SYMBOLS:
         return False, f"unknown solver.symbol {symbol!r}; choose one of {', '.join(SYMBOLS)}"
     ranks = _get(problem, "ranks", 1) or 1
-    if ranks > 1 and _get(problem, "backend", "cpu") == "cuda":
-        return False, ("integrator spectral on MPI ranks runs on the CPU (backend: cpu); on "
-                       "GPUs it runs in one process on one GPU")
     if ranks > 1 and _get(problem, "ndim", len(getattr(problem, "shape", (0, 0)))) < 2:
         return False, "integrator spectral on MPI ranks needs a grid of 2 or 3 axes"
     if ranks > 1 and int(problem.shape[0]) < ranks:
@@ -54,12 +51,19 @@ def can_run(problem) -> tuple:
 
 
 def describe(problem) -> str:
-    """e.g. ``spectral sbdf2 fft symbol=fd adaptive``."""
+    """e.g. ``spectral sbdf2 fft symbol=fd adaptive`` (+ ``fused-step`` on one GPU, + ``slabs=2
+    transpose=host-staged-alltoall`` on GPU ranks)."""
     symbol = _get(problem, "symbol", "fd") or "fd"
     words = ["spectral", "sbdf2", TRANSFORM_NAMES.get(_get(problem, "boundary", "periodic"),
                                                       "?"), f"symbol={symbol}"]
     if _get(problem, "adaptive", False):
         words.append("adaptive")
+    ranks = _get(problem, "ranks", 1) or 1
+    if ranks > 1:  # the transpose's transport (slabs.py)
+        words.append(f"slabs={ranks} transpose=" + ("host-staged-alltoall"
+                     if _get(problem, "backend", "cpu") == "cuda" else "alltoall"))
+    elif _get(problem, "backend", "cpu") == "cuda":
+        words.append("fused-step")
     return " ".join(words)
 
 

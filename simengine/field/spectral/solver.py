@@ -23,6 +23,7 @@ from ..params import precision_dtype
 from ..stability import fsecond_bound
 from . import energy
 from .scheme import SBDF2, Kernels
+from .gpu_step import MAX_CELLS, FusedSBDF2, TransformCopy
 from .transforms import SYMBOLS, Transform
 
 
@@ -72,13 +73,13 @@ class SpectralFieldSolver:
         self.lo, self.hi = 0, int(b - a)
         self.owned_shape = (int(b - a),) + tuple(int(n) for n in grid.shape[1:])
         self.steps = 0
-        if self.comm is not None and backend != "cpu":
-            raise ValueError("integrator spectral on MPI ranks runs on the CPU (backend: cpu); "
-                             "its GPU form runs in one process")
         if backend == "cuda":
             cp = cupy_module()
+            if device is None and self.comm is not None:  # one GPU per rank (node-local)
+                device = self.comm.local_rank % cp.cuda.runtime.getDeviceCount()
             if device is not None:
                 cp.cuda.Device(int(device)).use()
+            self.device = device
             from .gpu import GpuKernels
 
             xp, kernels = cp, GpuKernels(cp, self.dtype)
@@ -93,15 +94,28 @@ class SpectralFieldSolver:
         if self.comm is not None:
             from .slabs import SlabKernels, SlabTransform
 
-            kernels = SlabKernels(self.dtype, self.comm)
+            kernels = SlabKernels(self.dtype, self.comm, xp)
             self.transform = SlabTransform(grid.shape, grid.spacing, boundary.kind, symbol,
-                                           self.dtype, self.comm, rows, workers)
+                                           self.dtype, self.comm, rows, workers, xp)
         else:
             self.transform = Transform(grid.shape, grid.spacing, boundary.kind, symbol,
                                        self.dtype, xp, workers)
         self.S = (stabilization_for(model, boundary, phi_range) if stabilization is None
                   else float(stabilization))
-        self.scheme = SBDF2(model, boundary, self.transform, kernels, self.S)
+        if self.comm is None and self.cells < MAX_CELLS:
+            if backend == "cuda":
+                self.scheme = FusedSBDF2(xp, model, grid, boundary, self.transform, self.S,
+                                         self.dtype)
+            else:  # the same step with numba kernels and scipy.fft (workers = threads)
+                from .cpu_kernels import CpuModule, HostArrays, ScipyPlans
+
+                fft = (ScipyPlans(grid.shape, workers) if boundary.kind == "periodic"
+                       else TransformCopy(self.transform))
+                self.scheme = FusedSBDF2(HostArrays, model, grid, boundary, self.transform,
+                                         self.S, self.dtype, module=CpuModule(), fft=fft)
+        else:
+            self.scheme = SBDF2(model, boundary, self.transform, kernels, self.S)
+        self.fused = bool(getattr(self.scheme, "fused", False))
         self.name = f"{backend}/spectral/{self.dtype.name}"
 
     def describe(self) -> str:
@@ -110,8 +124,12 @@ class SpectralFieldSolver:
                 + (f", scipy.fft workers {self.transform.workers}"
                    if self.xp is np and self.transform.workers else "")
                 + (", cuFFT" if self.backend == "cuda" else "")
-                + (f", {self.comm.size} slabs of axis 0, transposed through MPI alltoall"
-                   if self.comm is not None else ""))
+                + ((f" ({self.scheme.fft.name}), fused step and reductions, one read per "
+                    f"adaptive trial") if self.fused and self.backend == "cuda" else "")
+                + (", fused numba step and reductions" if self.fused and self.backend == "cpu"
+                   else "")
+                + (f", {self.comm.size} slabs of axis 0, transposed through "
+                   f"{self.transform.transport}" if self.comm is not None else ""))
 
     # ------------------------------------------------------------------ state
     def load(self, phi) -> None:
@@ -149,18 +167,30 @@ class SpectralFieldSolver:
         self.steps += 1
 
     def _energy_of(self, phi) -> float:
+        if self.fused:
+            return self.scheme.energy_of_sums(self.scheme.sums(phi))
         if self.comm is None:
             return energy.free_energy(phi, self.model, self.grid, self.boundary, self.xp)
         return self._merged(self._partials_of(phi))["free_energy"]
 
     def energy(self) -> float:
+        if self.fused:  # kept from the accepted trial's reduction
+            return self.scheme.energy()
         return self._energy_of(self.scheme.phi)
 
     def trial_energy(self) -> float:
+        if self.fused:  # computed with the trial's error estimate, in the same read
+            return self.scheme.trial_energy()
         return self._energy_of(self.scheme.trial_phi)
 
     # ------------------------------------------------------------------ observables
     def _partials_of(self, phi):
+        if self.fused:
+            from ..observables import FieldPartials
+
+            v = self.scheme.sums(phi)
+            return FieldPartials(self.cells, float(v[1]), float(v[3]), float(v[4]),
+                                 float(v[5]), float(v[6]))
         if self.comm is None:
             return energy.partials(phi, self.model, self.boundary, self.xp)
         from .slabs import slab_partials
