@@ -98,6 +98,13 @@ def _cmd_run(args):
     apply_threads(args.threads)            # logged by the runner at start-up
     if args.device:
         apply_devices(args.device)
+    if args.resume:       # a changed parameter is named before the validation it breaks
+        from . import resume_rules
+        from .config.loader import apply_overrides, load_scenario_file
+
+        raw = apply_overrides(load_scenario_file(args.scenario), args.overrides)
+        if "sweep" not in raw:                # a sweep's task: the runner checks it
+            resume_rules.precheck(raw, args.output)
     sc = load_scenario(args.scenario, args.overrides)
     if "sweep" in sc.data:
         from .sweep_status import body_of

@@ -248,4 +248,10 @@ def describe(plan: Plan) -> list[str]:
         from .plan.network import work_line
 
         out.append(f"  {work_line(plan)}")
+    else:
+        from .field.cost import time_line
+        from .parallel.threads import _cores, decide_threads
+
+        threads = decide_threads()[0] or _cores()[0]
+        out.append(f"  {time_line(plan.problem, threads)}")
     return out

@@ -17,6 +17,79 @@ from __future__ import annotations
 
 from .errors import UserError
 
+#: the scenario keys a field run's physics is made of: a resume never changes them
+PHYSICS = ("model", "grid", "boundary", "initial", "kind")
+#: names users know some keys by
+SYMBOLS = {("model", "kappa"): "κ", ("model", "mobility"): "M"}
+
+
+def _flat(d, prefix=()):
+    out = {}
+    for k, v in (d or {}).items():
+        key = prefix + (k,)
+        if isinstance(v, dict) and v:
+            out.update(_flat(v, key))
+        else:
+            out[key] = v
+    return out
+
+
+def physics_change(stored: dict, current: dict, path):
+    """The one-line message for a ``--resume`` whose scenario changes the stored run's physics
+    (model, grid, boundary, initial state; a network run's graph and metrics), else None."""
+    field = current.get("kind", stored.get("kind")) == "field"
+    tops = PHYSICS if field else ("graph", "metrics", "kind")
+    a, b = _flat({k: stored.get(k) for k in tops if k in stored}), \
+        _flat({k: current.get(k) for k in tops if k in current})
+    for key in sorted(set(a) | set(b), key=str):
+        if a.get(key) == b.get(key):
+            continue
+        name = ".".join(map(str, key))
+        if key in SYMBOLS:
+            name += f" ({SYMBOLS[key]})"
+        was = "unset" if key not in a else repr(a[key])
+        now = "unset" if key not in b else repr(b[key])
+        if field:
+            return (f"{path}: cannot resume: {name} differs from the stored run ({was} → {now}): "
+                    f"a resume continues the same physics; start a new run from this output's "
+                    f"last field with initial: {{type: file, path: {path}, dataset: fields/phi, "
+                    f"time_from_file: true}} (docs/scenarios.md)")
+        return (f"{path}: cannot resume: {name} differs from the stored run ({was} → {now}): a "
+                f"resume continues the same graph and metrics; run again with --overwrite or "
+                f"another --output")
+    return None
+
+
+def precheck(located, output, overrides=()) -> None:
+    """Before the scenario is validated (``simengine run --resume``): a changed parameter is
+    named as such, not as the validation error it leads to (a changed κ moves the stability
+    limit below time.dt). No-op when the output has no stored scenario to compare with."""
+    from pathlib import Path
+
+    import yaml
+
+    from .io.reader import open_output
+
+    name = located.get("name")
+    out = Path(output) if output else (Path("outputs") / f"{name}.h5" if isinstance(name, str)
+                                       else None)
+    if out is None or not out.is_file():
+        return
+    try:
+        f = open_output(out)
+    except Exception:   # a damaged output: the runner's own checks say what is wrong
+        return
+    try:
+        stored = yaml.safe_load(f.attrs.get("scenario", "{}"))
+    except Exception:
+        return
+    finally:
+        f.close()
+    if isinstance(stored, dict):
+        msg = physics_change(stored, dict(located), out)
+        if msg:
+            raise UserError(msg)
+
 #: field keys whose change would make the file's series mix meanings
 FIXED_CADENCE = ("snapshot_every", "observables_every", "structure_factor", "snapshot_dt",
                  "observables_dt")

@@ -35,6 +35,28 @@ def mpirun(n, *args, timeout=300, env=None, popen=False):
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=e)
 
 
+def mpirun_many(n, commands, where, timeout=600, env=None):
+    """Several CLI commands in one ``mpiexec -n n`` launch (tests/mpi/run_many.py), so the ranks
+    start once for all of them. Returns, per command, (rank 0's exit code, every rank's stderr
+    joined in rank order)."""
+    import json
+
+    where.mkdir(parents=True, exist_ok=True)
+    (where / "cmds.json").write_text(json.dumps([[str(a) for a in c] for c in commands]))
+    e = dict(os.environ)
+    e.update({"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+              "MPIR_CVAR_CH4_PROGRESS_THROTTLE": "true", "HYDRA_LAUNCHER": "fork"})
+    e.update(env or {})
+    r = subprocess.run([MPIEXEC, "-n", str(n), sys.executable,
+                        str(Path(__file__).parent / "mpi" / "run_many.py"), str(where),
+                        str(where / "cmds.json")], capture_output=True, text=True,
+                       timeout=timeout, env=e)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return [(int((where / f"cmd{i}.rank0.rc").read_text()),
+             "".join((where / f"cmd{i}.rank{k}.err").read_text() for k in range(n)))
+            for i in range(len(commands))]
+
+
 def test_mpi_is_available():
     assert Path(MPIEXEC).exists(), "mpiexec not found: pip install mpich mpi4py"
     import mpi4py  # noqa: F401
@@ -111,24 +133,31 @@ def compare(a_path, b_path):
             np.testing.assert_array_equal(a["predecessors"][()], b["predecessors"][()])
 
 
-@pytest.mark.parametrize("case", sorted(CASES))
-def test_ranks_equal_one_process(tmp_path, case):
-    scen = write(tmp_path, "net.yaml", NET.format(**CASES[case]))
-    r = run_cli("run", scen, "-o", tmp_path / "one.h5", "-q")
-    assert r.returncode == 0, r.stderr
+def test_ranks_equal_one_process(tmp_path):
+    """Every case on 2 and 3 ranks (one mpiexec launch per rank count for all cases) equals the
+    one-process run (in this process)."""
+    from simengine.cli import main
+
+    scens = {}
+    for case in sorted(CASES):
+        d = tmp_path / case
+        d.mkdir()
+        scens[case] = write(d, "net.yaml", NET.format(**CASES[case]))
+        assert main(["run", str(scens[case]), "-o", str(d / "one.h5"), "-q"]) == 0, case
     for n in (2, 3):
-        out = tmp_path / f"r{n}.h5"
         # 3 ranks: half of each round split statically (the GPU default) before the claims,
         # and the per-rank profile logged
         env = {"SIMENGINE_STATIC_SHARE": "0.5", "SIMENGINE_PROFILE": "1"} if n == 3 else {}
-        r = mpirun(n, "run", scen, "-o", out, env=env)
-        assert r.returncode == 0, r.stderr
-        assert f"{n} MPI ranks" in r.stderr
-        assert r.stderr.count("done: ") == 1, r.stderr  # rank 0 logs, once
-        if n == 3:
-            assert "the first 50% statically" in r.stderr, r.stderr
-            assert all(f"profile, rank {k} of 3: " in r.stderr for k in range(3)), r.stderr
-        compare(tmp_path / "one.h5", out)
+        res = mpirun_many(n, [["run", s, "-o", s.parent / f"r{n}.h5"] for s in scens.values()],
+                          tmp_path / f"ranks{n}", env=env)
+        for (case, scen), (rc, err) in zip(scens.items(), res):
+            assert rc == 0, (case, err)
+            assert f"{n} MPI ranks" in err, (case, err)
+            assert err.count("done: ") == 1, (case, err)  # rank 0 logs, once
+            if n == 3:
+                assert "the first 50% statically" in err, (case, err)
+                assert all(f"profile, rank {k} of 3: " in err for k in range(3)), (case, err)
+            compare(scen.parent / "one.h5", scen.parent / f"r{n}.h5")
 
 
 def test_static_share_covers_each_source_once():

@@ -99,11 +99,93 @@ def _read_initial_file(sc, located):
     return data
 
 
+def initial_time(sc, located) -> float:
+    """The simulated time of the stored field a run starts from with ``initial.time_from_file``
+    (else 0): the last entry of the ``time`` dataset beside a snapshot series (an output's
+    ``fields/phi`` → ``fields/time``), or the dataset's own ``time`` attribute (an output's
+    ``checkpoint/phi``, or any file that sets one)."""
+    import h5py
+
+    init = sc.spec.initial
+    if init.type != "file" or not init.time_from_file:
+        return 0.0
+    path = sc.resolve(init.path)
+    where = located.where(("initial", "time_from_file"))
+    try:
+        with h5py.File(path, "r") as f:
+            ds = f[init.dataset]
+            series = ds.ndim == len(sc.spec.grid.shape) + 1
+            parent = ds.parent
+            if series and "time" in parent and isinstance(parent["time"], h5py.Dataset) \
+                    and parent["time"].shape == (ds.shape[0],):
+                t = float(parent["time"][-1])
+            elif "time" in ds.attrs and np.ndim(ds.attrs["time"]) == 0:
+                t = float(ds.attrs["time"])
+            else:
+                raise UserError(f"{where}: initial.time_from_file: {brief(init.dataset)} in "
+                                f"{brief(str(path))} has no stored time (a 'time' dataset beside "
+                                f"a snapshot series, or a 'time' attribute)")
+    except (OSError, ValueError, TypeError, KeyError, RuntimeError) as exc:
+        raise UserError(f"{where}: initial.time_from_file: cannot read the stored time "
+                        f"({brief(str(exc), 120)})") from None
+    if not math.isfinite(t) or t < 0:
+        raise UserError(f"{where}: initial.time_from_file: the stored time {t!r} is not a "
+                        f"time >= 0")
+    return t
+
+
+def initial_formula(sc, located):
+    """The checked syntax tree of an ``expression`` / ``pfhub_bm1`` initial field."""
+    from ..field import expression
+
+    init = sc.spec.initial
+    ndim = len(sc.spec.grid.shape)
+    if init.type == "pfhub_bm1":
+        if ndim != 2:
+            raise UserError(f"{located.where(('initial', 'type'))}: initial.type: pfhub_bm1 is "
+                            f"PFHub benchmark 1's 2-D initial condition; the grid has {ndim} "
+                            f"axes")
+        return expression.parse(expression.PFHUB_BM1, 2)
+    try:
+        return expression.parse(init.formula, ndim)
+    except ValueError as exc:
+        raise UserError(f"{located.where(('initial', 'formula'))}: initial.formula: "
+                        f"{clip(str(exc), 200)}") from None
+
+
+#: cells of a formula's field evaluated at a time by the range check
+_FORMULA_CELLS = 1 << 22
+
+
+def _formula_range(sc, located):
+    from ..field.expression import evaluate_rows
+
+    tree = initial_formula(sc, located)
+    shape = tuple(int(n) for n in sc.spec.grid.shape)
+    row = _cells(shape[1:]) if len(shape) > 1 else 1
+    step = max(1, _FORMULA_CELLS // max(1, row))
+    lo, hi = math.inf, -math.inf
+    for a in range(0, shape[0], step):
+        v = evaluate_rows(tree, shape, sc.spec.grid.spacing, a, min(shape[0], a + step))
+        if not np.all(np.isfinite(v)):
+            raise UserError(f"{located.where(('initial', 'formula'))}: initial.formula: gives NaN "
+                            f"or inf on the grid (e.g. log or sqrt of a negative number, or a "
+                            f"division by zero)")
+        lo, hi = min(lo, float(v.min())), max(hi, float(v.max()))
+    if max(abs(lo), abs(hi)) > PHI_LIMIT:
+        raise UserError(f"{located.where(('initial', 'formula'))}: initial.formula: reaches "
+                        f"{max(abs(lo), abs(hi)):.4g}, beyond ±{PHI_LIMIT:g}, which the engine "
+                        f"treats as a blow-up")
+    return lo, hi
+
+
 def initial_range(sc, located):
     init = sc.spec.initial
     if init.type == "file":
         data = _read_initial_file(sc, located)
         return float(data.min()), float(data.max())
+    if init.type in ("expression", "pfhub_bm1"):
+        return _formula_range(sc, located)
     return init.mean - init.amplitude, init.mean + init.amplitude
 
 

@@ -247,17 +247,33 @@ class ModelSpec(Strict):
 
 
 class InitialSpec(Strict):
-    type: Literal["noise", "file"] = "noise"
+    type: Literal["noise", "file", "expression", "pfhub_bm1"] = "noise"
     mean: Float = 0.0
     amplitude: NonNegFloat = 0.05
     seed: NonNegInt = 1
     path: Optional[str] = None
     dataset: str = "phi"
+    #: type file: the run's time starts at the stored field's time (a continued run)
+    time_from_file: Bool = False
+    #: type expression: φ(x, y, z) (simengine/field/expression.py: a safe formula, never eval)
+    formula: Optional[str] = None
 
     @model_validator(mode="after")
     def _path_for_file(self):
         if self.type == "file" and not self.path:
             raise ValueError("type: file needs 'path' (an HDF5 file) and optionally 'dataset'")
+        if self.time_from_file and self.type != "file":
+            raise ValueError("'time_from_file' is only used with type: file")
+        if self.type == "expression" and not self.formula:
+            raise ValueError("type: expression needs 'formula' (φ in x, y, z, e.g. "
+                             "0.5 + 0.01*cos(0.105*x))")
+        if self.formula is not None and self.type != "expression":
+            raise ValueError("'formula' is only used with type: expression")
+        if self.type in ("expression", "pfhub_bm1"):
+            extra = sorted(self.model_fields_set & {"mean", "amplitude", "seed", "path",
+                                                    "dataset"})
+            if extra:
+                raise ValueError(f"'{extra[0]}' is not used with type: {self.type}")
         if self.type == "noise" and self.path is not None:
             raise ValueError("'path' is only used with type: file")
         return self

@@ -72,8 +72,11 @@ class FieldJob(FieldWrites, FieldObservations):
         self.run_plan = plan
         from ..field.clock import Clock
 
+        from ..config.checks import initial_time
+        from ..config.loader import Located
+
         try:
-            self.clock = Clock(spec)
+            self.clock = Clock(spec, initial_time(sc, Located(sc.data, {}, sc.path)))
         except ValueError as exc:
             key = ".".join(getattr(exc, "key", ("time",)))
             raise UserError(f"{sc.path}: {key}: {exc}") from None
@@ -361,7 +364,17 @@ class FieldJob(FieldWrites, FieldObservations):
             import h5py
 
             with h5py.File(self.sc.resolve(init.path), "r") as f:
-                return np.ascontiguousarray(f[init.dataset][a:b], dtype=self.dtype)
+                ds = f[init.dataset]
+                rows = ds[-1, a:b] if ds.ndim == self.grid.ndim + 1 else ds[a:b]  # a series: its last
+                return np.ascontiguousarray(rows, dtype=self.dtype)
+        if init.type in ("expression", "pfhub_bm1"):
+            from ..config.checks import initial_formula
+            from ..config.loader import Located
+            from ..field.expression import evaluate_rows
+
+            tree = initial_formula(self.sc, Located(self.sc.data, {}, self.sc.path))
+            return evaluate_rows(tree, self.grid.shape, self.grid.spacing, a, b).astype(
+                self.dtype)
         return noise_rows(self.grid.shape, a, b, init.mean, init.amplitude, init.seed, self.dtype)
 
     def _load_noise_windows(self):

@@ -213,6 +213,9 @@ class Runner:
             f.close()
             raise UserError(f"{out}: holds a {kind} run, not a {self.sc.kind} run")
         try:
+            msg = resume_rules.physics_change(stored, self.sc.data, out)
+            if msg:
+                raise UserError(msg)
             _check_compatible(stored, self.sc.data, out)
             output_files.check_resumable(out, kind)
             resume_rules.check(stored, self.sc.data, out, f)

@@ -75,10 +75,12 @@ def adaptive_unit(end: float, dts: dict) -> Fraction:
 
 class Clock:
     """``adaptive``, ``unit_dt`` (dt or the tick), ``total`` (units), ``periods`` ({kind:
-    [units]}), ``end`` (simulated time of the last unit)."""
+    [units]}), ``origin`` (the simulated time of unit 0: 0, or the stored field's time with
+    ``initial.time_from_file``), ``end`` (simulated time of the last unit)."""
 
-    def __init__(self, spec):
+    def __init__(self, spec, origin: float = 0.0):
         t, o = spec.time, spec.output
+        self.origin = float(origin)
         self.adaptive = bool(t.adaptive)
         self.dt = float(t.dt)
         dts = {k: getattr(o, f"{name}_dt", None) for k, name in KINDS}
@@ -110,7 +112,7 @@ class Clock:
                                          f"{v:.6g} is not a multiple of time.dt = {self.dt:.6g}")
                     per.append(n)
                 self.periods[k] = per
-        self.end = self.total * self.unit_dt
+        self.end = self.origin + self.total * self.unit_dt
 
     def next_stop(self, done: int) -> int:
         nxt = self.total
@@ -126,7 +128,11 @@ class Clock:
         return kinds
 
     def time_of(self, units: int) -> float:
-        return units * self.unit_dt
+        return self.origin + units * self.unit_dt
+
+    def units_at(self, t: float) -> float:
+        """The (fractional) units from the origin to time ``t``."""
+        return (t - self.origin) / self.unit_dt
 
 
 def time_words(spec, dt_max: float) -> str:

@@ -76,7 +76,7 @@ class AdaptiveDriver:
             if not due:
                 return False
             last_look[0] = time.perf_counter()
-            progress(min(int(now / clock.unit_dt), stop - 1))
+            progress(min(int(clock.units_at(now)), stop - 1))
             asked = bool(stop_requested())
             interrupted[0] = comm.allreduce(asked, "or") if ranks else asked
             return interrupted[0]
@@ -85,7 +85,7 @@ class AdaptiveDriver:
             t = advance_to(self.stepper, self.ctrl, t, clock.time_of(stop),
                            energy_tol=self.energy_tol, on_step=on_step, allreduce=agree)
             if interrupted[0] and t < clock.time_of(stop):
-                land = min(stop, math.floor(t / clock.unit_dt) + 1)
+                land = min(stop, math.floor(clock.units_at(t)) + 1)
                 advance_to(self.stepper, self.ctrl, t, clock.time_of(land),
                            energy_tol=self.energy_tol, allreduce=agree)
                 stop = land

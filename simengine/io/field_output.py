@@ -23,7 +23,23 @@ from .metadata import annotate_field, plan_attributes
 
 def root_attributes(sc, solver_name) -> dict:
     return {"simengine_version": __version__, "name": sc.name, "scenario": sc.as_yaml(),
-            "solver": solver_name, "created": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+            "solver": solver_name, "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "energy_convention": ENERGY_CONVENTION}
+
+
+#: how /observables/free_energy is defined (root attribute ``energy_convention``)
+ENERGY_CONVENTION = (
+    "F = h^d Σ_cells [f(φ) + κ/2 |∇φ|²] (forward differences); f(φ) = a0 φ + a1 φ²/2 + a2 φ³/3 + "
+    "a3 φ⁴/4, the integral of f′ from 0, so f(0) = 0; a potential written with another constant "
+    "(PFHub's ρ(c − cα)²(cβ − c)² = f + ρ cα² cβ²) differs by that constant × the volume "
+    "N·h^d")
+
+
+def _origin(job) -> dict:
+    """``time_origin`` (t of step 0) for a run continued from a stored field's time."""
+    clock = getattr(job, "clock", None)
+    origin = float(getattr(clock, "origin", 0.0) or 0.0)
+    return {"time_origin": origin} if origin else {}
 
 
 def _collective(exc: OutputError) -> OutputError:
@@ -57,7 +73,8 @@ class FieldOutput:
                 self.index = FieldIndex(self.path, grid.shape, grid.spacing,
                                         float(getattr(job, "file_dt", sc.spec.time.dt)), job.dtype,
                                         {**root_attributes(sc, job.solver.name),
-                                         **plan_attributes(job.run_plan)}, job.total,
+                                         **plan_attributes(job.run_plan),
+                                         **_origin(job)}, job.total,
                                         structure_factor=bool(sc.spec.output.structure_factor))
                 self.index.hook = annotate_field
             else:

@@ -164,7 +164,9 @@ class FieldIndex(part_digests.DigestedIndex):
 
     # ------------------------------------------------------------------ committing
     def time_of(self, step):
-        return step * self.dt
+        """t = t₀ + step·dt; t₀ is the root attribute ``time_origin`` (0 unless the run started
+        from a stored field with ``initial.time_from_file``)."""
+        return float(self.attrs.get("time_origin", 0.0)) + step * self.dt
 
     def commit(self, snapshots=(), checkpoint=None, observations=(), complete=False,
                digests=None):
@@ -271,6 +273,8 @@ class FieldIndex(part_digests.DigestedIndex):
                 "dtype": self.dtype.str, "spacing": self.spacing, "dt": self.dt,
                 "steps_total": self.steps_total, "complete": bool(complete),
                 "checkpoint": checkpoint,
+                **({"time_origin": float(self.attrs["time_origin"])}
+                   if float(self.attrs.get("time_origin", 0.0)) else {}),
                 "snapshots": checksum.array_digest(np.asarray(steps, dtype=np.int64)),
                 "snapshot_blocks": checksum.array_digest(flat),
                 "observables": {k: checksum.array_digest(self._column(obs, k)) for k in obs},
@@ -444,7 +448,7 @@ class FieldIndex(part_digests.DigestedIndex):
         if not 0 <= s <= self.steps_total:
             raise Corrupt(at("checkpoint/phi"), f"step {s} is outside 0..{self.steps_total}")
         if ck_time != self.time_of(s):
-            raise Corrupt(at("checkpoint/phi"), f"time {ck_time!r} is not step·dt = "
+            raise Corrupt(at("checkpoint/phi"), f"time {ck_time!r} is not t₀ + step·dt = "
                                                 f"{self.time_of(s)!r}")
         if self.ckpt_kind == "phi" and s not in self.steps:
             raise Corrupt(at("checkpoint/phi"), f"maps the snapshot at step {s}, which is not "
@@ -461,7 +465,7 @@ class FieldIndex(part_digests.DigestedIndex):
                 raise Corrupt(at(name), "steps are not increasing within 0..steps_total")
         if len(times) != len(self.steps) or any(t != self.time_of(st)
                                                 for t, st in zip(times, self.steps)):
-            raise Corrupt(at("fields/time"), "does not match /fields/step·dt")
+            raise Corrupt(at("fields/time"), "does not match t₀ + /fields/step·dt")
         lengths = {len(v) for v in self.obs.values()}
         if len(lengths) != 1:
             raise Corrupt(at("observables"), "columns have different lengths")
