@@ -12,11 +12,11 @@ compiled on a small graph first.
 GPU (``--gpu``): exact betweenness of the seed families at ``--gpu-n`` (Watts α-model with and
 without ring substrate, k = 10; Barabási–Albert k = 100) and ``--sampled`` sampled sources on
 G(n, m) with n = ``--big-n``, mean degree 6; engine time = ``run_sources`` (graph upload and the
-GPU engine's probe BFS included, kernels of both GPU engines compiled before), three ways in the
-same run: betweenness alone (the engine computes nothing else), betweenness with the path
-statistics, and the engine before branch i40 (``brandes_before_i40.py``: path statistics
-always, int32 levels, ``reduce_rows``). Every GPU result is checked against the CPU engine on
-``--check`` listed sources.
+GPU engine's probe BFS included, kernels of both GPU engines compiled before), two ways in the
+same run: betweenness alone (the engine computes nothing else) and betweenness with the path
+statistics (the engine before branch i40, timed beside them then: docs/measurements/
+network-gpu-2026-11-28.md). Every GPU result is checked against the CPU engine on ``--check``
+listed sources.
 
     python benchmarks/bench_betweenness.py                 # CPU table
     python benchmarks/bench_betweenness.py --gpu           # GPU rows
@@ -44,16 +44,16 @@ def ba(n, m, seed=1):
     return generate({"type": "barabasi_albert", "n": n, "m": m, "seed": seed})
 
 
-def ours(g, sources="all", backend="cpu", paths=True, before=False, batch=None):
+def ours(g, sources="all", backend="cpu", paths=True, batch=None):
     """(betweenness, wall s, CPU s) of simengine's engine on ``backend``: ``paths`` = with the
-    path statistics; ``before`` = the GPU engine before branch i40 (brandes_before_i40.py)."""
+    path statistics."""
     from simengine.network.apsp import run_sources
     from simengine.network.sources import choose_sources
     from simengine.network.statistics import PathStatistics
 
     src, sampled = choose_sources(g.n, sources)
     st = PathStatistics.for_graph(g, sampled=sampled, planned_sources=len(src), betweenness=1,
-                                  paths=paths or before)
+                                  paths=paths)
     if backend == "cuda":             # every variant pays the graph's upload and the probe
         from numba import cuda
         from simengine.network.cuda import clear_cache
@@ -61,13 +61,7 @@ def ours(g, sources="all", backend="cpu", paths=True, before=False, batch=None):
         cuda.synchronize()
     t = time.perf_counter()
     c = time.process_time()
-    if before:
-        from brandes_before_i40 import brandes_partials as before_partials
-
-        for part in before_partials(g, src, squares=bool(sampled)):
-            st.add(part)
-    else:
-        run_sources(g, src, st, backend=backend, batch=batch)
+    run_sources(g, src, st, backend=backend, batch=batch)
     if backend == "cuda":
         cuda.synchronize()
     return st.results()["betweenness"], time.perf_counter() - t, time.process_time() - c
@@ -148,19 +142,14 @@ def _gen():
 
 
 def gpu_compile():
-    """Compile the kernels of both GPU engines (and of the engine before i40) on a small
-    graph."""
+    """Compile the kernels of both GPU engines on a small graph."""
     from simengine.network.cuda.betweenness import brandes_partials as gpu_brandes
-    from brandes_before_i40 import brandes_partials as before_partials
 
     for paths in (False, True):
         ours(ba(60, 3), backend="cuda", paths=paths)
         ours(ba(60, 3), {"sample": 20, "seed": 1}, backend="cuda", paths=paths)
         for _ in gpu_brandes(ba(60, 3), np.arange(8), engine="blocks", paths=paths):
             pass
-    ours(ba(60, 3), backend="cuda", before=True)
-    for _ in before_partials(ba(60, 3), np.arange(8), engine="blocks"):
-        pass
 
 
 def gpu_betweenness_rows(families, n, big_n=0, sampled=1024, check=8, alt_batch=0):
@@ -180,7 +169,6 @@ def gpu_betweenness_rows(families, n, big_n=0, sampled=1024, check=8, alt_batch=
         g = make()
         b, t, _ = ours(g, sources, backend="cuda", paths=False)
         _, t_paths, _ = ours(g, sources, backend="cuda", paths=True)
-        b_before, t_before, _ = ours(g, sources, backend="cuda", before=True)
         t_alt = ours(g, sources, backend="cuda", paths=False, batch=alt_batch)[1] \
             if alt_batch else None
         listed = list(range(0, g.n, max(1, g.n // check)))[:check]
@@ -189,21 +177,17 @@ def gpu_betweenness_rows(families, n, big_n=0, sampled=1024, check=8, alt_batch=
         yield {"family": f"betweenness_{name}", "n": g.n, "edges": g.num_edges,
                "sources": g.n if sources == "all" else sources["sample"],
                "engine": engine_for(g, device_graph(g)), "engine_s": t,
-               "engine_paths_s": t_paths, "before_s": t_before,
-               "check_rel_diff": rel(gc, cc), "before_rel_diff": rel(b, b_before),
+               "engine_paths_s": t_paths, "check_rel_diff": rel(gc, cc),
                "alt_batch": alt_batch, "alt_batch_s": t_alt}
 
 
 def gpu_table(rows) -> list[str]:
     """Markdown lines of :func:`gpu_betweenness_rows`' dicts."""
     out = ["| graph | n | edges | sources | GPU engine | betweenness alone s | with path "
-           "statistics s | before i40 s | before / alone | check vs CPU (listed sources) | "
-           "vs before |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+           "statistics s | check vs CPU (listed sources) |", "|---|---|---|---|---|---|---|---|"]
     return out + [f"| {r['family'][12:]} | {r['n']} | {r['edges']} | {r['sources']} | "
                   f"{r['engine']} | {r['engine_s']:.3f} | {r.get('engine_paths_s', 0):.3f} | "
-                  f"{r.get('before_s', 0):.3f} | {r.get('before_s', 0) / r['engine_s']:.2f}× | "
-                  f"max rel. diff {r['check_rel_diff']:.1e} | "
-                  f"{r.get('before_rel_diff', 0):.1e} |"
+                  f"max rel. diff {r['check_rel_diff']:.1e} |"
                   + (f" alone, batch {r['alt_batch']}: {r['alt_batch_s']:.3f} s |"
                      if r.get("alt_batch_s") else "") for r in rows]
 

@@ -10,6 +10,8 @@ Measured in the same call, on the same file system:
   from the run's start (after the imports) to its first step, and its profile;
 * verify — ``simengine info --verify`` of the output in its own process: GiB/s over the bytes
   of the output (index and parts);
+* info, plot, report — each in its own process: wall time and peak resident memory (the
+  child's ``ru_maxrss``), which must stay well under one snapshot (the readers stream);
 * sha256 — one thread of SHA-256 over 1 GiB in memory (what a plain digest would cost).
 
 Targets (issue 44): wall ≤ 1.3 × raw + stepping + 5 s; verify ≥ 4 GiB/s; first step ≤ 5 s after
@@ -87,6 +89,24 @@ def run(cmd, env=None, log=None):
     return dt, p.stderr + p.stdout
 
 
+def run_rss(cmd, env=None, log=None):
+    """``run`` of one child, with that child's peak resident memory (``os.wait4``'s rusage):
+    (seconds, output, peak bytes)."""
+    t = time.perf_counter()
+    out = tempfile.TemporaryFile()
+    p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=ROOT)
+    _, status, usage = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    dt = time.perf_counter() - t
+    out.seek(0)
+    text = out.read().decode(errors="replace")
+    if log is not None:
+        log.write_text(text)
+    if p.returncode:
+        sys.exit(f"{' '.join(map(str, cmd))}: exit {p.returncode}\n{text[-3000:]}")
+    return dt, text, usage.ru_maxrss * 1024
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=1024)
@@ -136,6 +156,14 @@ def main():
         vt, vtext = run([sys.executable, "-m", "simengine.cli", "info", "--verify", str(out)],
                         env, logs / "verify.txt" if logs else None)
         print(vtext.rstrip())
+        readers = {}   # info, plot, report of the output: seconds and peak resident memory
+        for name, cmd in (("info", ["info", str(out)]),
+                          ("plot", ["plot", str(out), "--no-gif", "--out", str(work / "plots")]),
+                          ("report", ["report", str(out), "--out", str(work / "report.html")])):
+            t_r, rtext, peak = run_rss([sys.executable, "-m", "simengine.cli", *cmd], env,
+                                       logs / f"{name}.txt" if logs else None)
+            readers[name] = (t_r, peak)
+            print(rtext.rstrip()[-2000:])
         shutil.rmtree(work / "run.h5.parts")  # room for the raw files (a disk may not hold both)
         raw = raw_write(work, sizes)
         sha = sha256_rate()
@@ -163,6 +191,13 @@ def main():
         print(f"host memory added after the first step (snapshots, checkpoints, writes): "
               f"{added:.2f} GiB over {mem['first step']:.2f} GiB resident then (target ≤ 1 "
               f"GiB beyond the field's host copy): {'PASS' if added <= 1 else 'MISS'}")
+    sys.path.insert(0, str(ROOT))
+    from simengine.io.file_checks import read_limit
+
+    for name, (t_r, peak) in readers.items():
+        print(f"{name}: {t_r:.2f} s, peak resident memory {peak / GIB:.2f} GiB (one snapshot "
+              f"{field / GIB:.2f} GiB; read cap {read_limit() / GIB:.2f} GiB): bounded "
+              f"{'PASS' if peak <= read_limit() + GIB else 'MISS'} (target ≤ cap + 1 GiB)")
     print(f"first step {first:.2f} s after the run started (imports done; target ≤ 5 s): "
           f"{'PASS' if first <= 5 else 'MISS'}")
 

@@ -302,6 +302,9 @@ def main(argv=None):
                     help="--steady: comma-separated NxN[xN] grids (default: the issue's five; "
                          "16384x16384 on request)")
     ap.add_argument("--precisions", default="float64,float32")
+    ap.add_argument("--steps", type=int, default=0,
+                    help="--steady: steps of the long run (the short one: a fifth; default per "
+                         "grid)")
     ap.add_argument("--ranks", type=int, default=1,
                     help="--steady: through `mpiexec -n RANKS simengine run` (one GPU per rank "
                          "where there are as many; ranks share the GPUs otherwise)")
@@ -318,6 +321,8 @@ def main(argv=None):
             return [(sh, st) for sh, st in STEADY if "x".join(map(str, sh)) in want]
 
         grids = pick(args.grids) if args.grids else STEADY[:5]
+        if args.steps:
+            grids = [(sh, args.steps) for sh, _ in grids]
         precs = [p for p in args.precisions.split(",") if p]
         with tempfile.TemporaryDirectory() as d:
             steady(Path(d), grids, precs, tree=args.tree,

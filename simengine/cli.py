@@ -1,4 +1,4 @@
-"""Command line: ``simengine run|validate|info|plot|sweep``.
+"""Command line: ``simengine run|validate|info|plot|report|sweep|mv|cp``.
 
 Exit codes: 0 success, 2 user error (one line on stderr, no traceback), 1 internal or simulation
 error, 130 interrupted (SIGINT/SIGTERM: in the run loop after writing a checkpoint, in start-up at
@@ -70,10 +70,18 @@ def build_parser():
     rp.add_argument("--format", default="png", choices=("png", "svg"),
                     help="how figures are embedded (default png)")
 
+    for name, verb in (("mv", "move"), ("cp", "copy")):
+        m = sub.add_parser(name, help=f"{verb} an output with its parts (index, .parts/, .xdmf) "
+                           f"and rewrite its mappings for the new name (docs/output.md)")
+        m.add_argument("source", help="the output's index, e.g. outputs/run.h5")
+        m.add_argument("target", help="the new name (must not exist; "
+                       + ("the same name: rewrite the mappings of a pair renamed by hand)"
+                          if name == "mv" else "another directory is fine)"))
+
     sub.add_parser("schema", help="print the JSON Schema of scenario files (for editors: "
                    "# yaml-language-server: $schema=FILE)")
 
-    from .sweep import add_parser as add_sweep_parser
+    from .sweep_cli import add_parser as add_sweep_parser
 
     add_sweep_parser(sub)
     return p
@@ -210,6 +218,20 @@ def _cmd_report(args):
     return 0
 
 
+def _cmd_relocate(args):
+    from .io import relocate
+
+    if args.command == "mv":
+        changed = relocate.move(args.source, args.target)
+        print(f"{args.target}: moved from {args.source}" if changed and args.source != args.target
+              else f"{args.target}: mappings rewritten" if changed else
+              f"{args.target}: already names its own parts (nothing to do)")
+    else:
+        relocate.copy(args.source, args.target)
+        print(f"{args.target}: copied from {args.source}")
+    return 0
+
+
 def _cmd_schema(args):
     import json
 
@@ -220,14 +242,14 @@ def _cmd_schema(args):
 
 
 def _cmd_sweep(args):
-    from .sweep import command
+    from .sweep_cli import command
 
     return command(args, main)
 
 
 COMMANDS = {"run": _cmd_run, "validate": _cmd_validate, "info": _cmd_info, "plot": _cmd_plot,
             "sweep": _cmd_sweep, "schema": _cmd_schema,
-            "report": _cmd_report}
+            "report": _cmd_report, "mv": _cmd_relocate, "cp": _cmd_relocate}
 
 
 def _rank():

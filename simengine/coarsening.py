@@ -107,11 +107,13 @@ def _ols(x, y):
     return float(b), float(a), se
 
 
-def _box_end(t, ref, box):
-    """The last time before the reference length first reaches BOX_FRACTION × box."""
-    over = np.flatnonzero(np.isfinite(ref) & (ref >= BOX_FRACTION * box))
-    return float(t[over[0] - 1]) if len(over) and over[0] > 0 else (
-        float("-inf") if len(over) else float("inf"))
+def _box_end(t, ref, box, t0):
+    """The last time (from ``t0`` on) before the reference length first reaches
+    BOX_FRACTION × box; ``t0`` itself when it is there already."""
+    over = np.flatnonzero((t >= t0) & np.isfinite(ref) & (ref >= BOX_FRACTION * box))
+    if not len(over):
+        return float("inf")
+    return float(t[over[0] - 1]) if over[0] > 0 and t[over[0] - 1] >= t0 else float(t0)
 
 
 def fit_measure(t, length, t_sep=None, box=float("inf"), reference=None, measure="?",
@@ -127,11 +129,11 @@ def fit_measure(t, length, t_sep=None, box=float("inf"), reference=None, measure
     t_end = float(t[ok].max())
     t0 = max(float(t_sep or 0.0), t_end / 10 ** MAX_DECADES, float(t[ok].min()))
     ref = length if reference is None else np.asarray(reference, dtype=np.float64)
-    t1 = min(t_end, _box_end(t, ref, box))
+    t1 = min(t_end, _box_end(t, ref, box, t0))
     after = f" after separation (t ≈ {t_sep:.3g})" if t_sep else ""
     if t1 <= t0 or np.log10(t1 / t0) < 1 - 1e-9:
         span = np.log10(t1 / t0) if t1 > t0 else 0.0
-        why = (f" (L_E reaches {BOX_FRACTION:g} of the box at t ≈ {t1:.3g})"
+        why = (f" before L_E reaches {BOX_FRACTION:g} of the box (t ≈ {t1:.3g})"
                if t1 < t_end else "")
         out.note = (f"t spans {span:.2f} decades{after}{why}, less than the 1 needed")
         return out

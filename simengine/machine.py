@@ -18,7 +18,7 @@ def fmt_bytes(b: float) -> str:
         if b >= (size if unit == "KiB" else size * 999.5 / 1024):
             v = b / size
             return f"{v:.1f} {unit}" if v < 9.95 else f"{v:.3g} {unit}" if v < 999.5 else \
-                f"{v:.0f} {unit}"
+                f"{v:.0f} {unit}" if v < 1e6 else f"{v:.3g} {unit}"   # never 300 digits
     return f"{int(b)} B"
 
 

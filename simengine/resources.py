@@ -147,7 +147,9 @@ def disk_refusal(sc, plan: Plan, output) -> UserError | None:
     room = output_room(plan, output)
     if not plan.disk or room is None or plan.disk - _written(output) <= room[0]:
         return None
-    key = "metrics.store_distances" if plan.kind == "network" else "output.snapshot_every"
+    key = "metrics.store_distances" if plan.kind == "network" else (
+        "output.snapshot_dt" if getattr(sc.spec.output, "snapshot_dt", None) else
+        "output.snapshot_every")
     return UserError(f"{sc.path}: {key}: the output needs up to about {fmt_bytes(plan.disk)} of "
                      f"disk ({plan.disk_what}), more than the {fmt_bytes(room[0])} free in "
                      f"{room[1]}; {OVERRIDE_HINT}")

@@ -27,13 +27,23 @@ def network_plan(sc, graph, force=False):
     from .plan.network import graph_plan
     from .resources import check, check_before_graph
 
-    check_before_graph(sc, force=force)
+    predicted = check_before_graph(sc, force=force)
     if graph is None and sc.spec.graph.generator is not None:
-        if graph_plan(network_problem(sc)).host <= BUILD_BYTES:
+        if graph_plan(network_problem(sc)).host <= BUILD_BYTES or _probe_needed(predicted):
             from .control.network_job import build_graph
 
             graph = build_graph(sc)
     return check(sc, force=force, graph=graph)
+
+
+def _probe_needed(plan) -> bool:
+    """Whether a plan from the predicted shape may differ from the run's however large the
+    graph: ``auto`` on the GPU runs ``bfs_blocks`` on unweighted graphs of many BFS levels, a
+    probe BFS of the built graph (:func:`simengine.network.per_source.should_run`)."""
+    if plan is None or plan.backend != "cuda":
+        return False
+    p = plan.problem
+    return p.algorithm == "auto" and not p.graph.weighted and plan.runs == "msbfs"
 
 
 def command(args) -> int:

@@ -242,6 +242,9 @@ def test_cube_law_fit_recovers_K_and_the_box_rule_stops_the_window():
     h = coarsening.fit_measure(t, L, t_sep=100.0, box=4 * L[np.searchsorted(t, 500)])
     assert not h.ok and "less than the 1 needed" in h.note and "of the box" in h.note
     assert h.line().startswith("length ?: no fit (")
+    # a box the domains fill at separation already: no window, said so (t ≈ the start)
+    k = coarsening.fit_measure(t, L, t_sep=100.0, box=L[0])
+    assert not k.ok and "t spans 0.00 decades" in k.note and "(t ≈ 100)" in k.note, k.note
 
 
 def test_a_drifting_exponent_widens_the_error_and_lines_are_the_stated_format():
@@ -456,3 +459,15 @@ def test_huse_extrapolation_of_the_local_exponent():
     n_inf, se, c = coarsening.huse_extrapolation(inv, n)
     assert abs(n_inf - 1 / 3) < 4 * se and se < 1e-3 and c == pytest.approx(-0.8, rel=0.02)
     assert coarsening.huse_extrapolation(inv[:3], n[:3]) is None
+
+
+def test_the_correlation_search_step_follows_the_domain_size():
+    """A step of L/64 finds the same first zero as steps of h/4 (Brent's method refines both)."""
+    nb = 400
+    k = np.arange(1, nb) * 2 * np.pi / 800
+    x = k * 120 / (2 * np.pi)
+    s = x ** 2 / (1 + x ** 2) ** 3
+    counts = 2 * np.pi * np.arange(1, nb)
+    fine = lengths.correlation_zero(k, s, counts, 2, 400, 1.0)
+    coarse = lengths.correlation_zero(k, s, counts, 2, 400, 1.0, lengths.shell_length(k, s))
+    assert np.isfinite(fine) and coarse == pytest.approx(fine, rel=1e-8)

@@ -13,13 +13,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent / "simengine"
 MAX_LINES = 600
-#: modules over MAX_LINES that their owners are splitting now (name them; remove when split)
-BEING_SPLIT = {
-    "simengine.sweep": "i37 edits sweep.py (limits); split after that lands",
-    "simengine.control.field_job": "field/job.py was 671 lines on main before i36 moved it "
-                                   "(i39's clock, adaptive driver, spectral solver); split next",
-}
-
 #: import edges left out of the graph (importer, imported) that would close a cycle: none are
 #: allowed; an entry here needs a reason beside it.
 ALLOWED_EDGES: set = set()  # none: the package has no import cycle
@@ -139,7 +132,5 @@ def test_no_package_import_loops():
 
 def test_no_module_over_600_lines():
     long = {m: n for m, p in _modules().items()
-            if (n := len(p.read_text().splitlines())) > MAX_LINES and m not in BEING_SPLIT}
+            if (n := len(p.read_text().splitlines())) > MAX_LINES}
     assert not long, f"modules over {MAX_LINES} lines: {long}"
-    for m in BEING_SPLIT:   # an entry goes once its module is split
-        assert len(_modules()[m].read_text().splitlines()) > MAX_LINES, f"{m} is split now"

@@ -366,3 +366,81 @@ def test_two_ranks_run_the_validated_plan(tmp_path, capsys, monkeypatch, kind, m
         assert f.attrs["plan"] == line and f["plan"].attrs["ranks"] == 2
         md = float(f["statistics/mean_distance"][()])
     assert md == pytest.approx(file_reference(kind, mode, directed)[0], rel=1e-12)
+
+
+@pytest.mark.parametrize("backend", ["cpu", "cuda"])
+def test_the_engine_batch_is_the_engines_not_the_jobs(backend):
+    """``solver.batch`` is the job's: sources handed to the engine at once; the MS-BFS bitsets
+    are as wide as the engine's own sweep (its DEFAULT_WORDS), whatever ``solver.batch``."""
+    from simengine.plan import GraphShape, NetworkProblem, build
+
+    if backend == "cuda":
+        from simengine.network.cuda.msbfs import DEFAULT_WORDS
+    else:
+        from simengine.network.cpu.msbfs import DEFAULT_WORDS
+    shape = GraphShape(n=5000, num_arcs=40000, weighted=False, dial=True, exact=True,
+                       directed=False)
+    items = {}
+    for batch in (None, 4096):
+        p = build(NetworkProblem(graph=shape, backend=backend, algorithm="msbfs",
+                                 num_sources=5000, batch=batch, checkpoint_every=5000))
+        assert p.batch == (batch or p.batch)
+        (items[batch],) = [i for i in p.items if "MS-BFS" in i.what]
+    assert f"{DEFAULT_WORDS} words per vertex" in items[4096].what
+    assert items[None] == items[4096]
+
+
+#: the text formats validate predicts from a header or the first lines when a file is too long
+#: to parse (config/checks.py VALIDATE_MAX_LINES)
+PREDICTED = [(k, m, a) for k in ("edgelist", "snap", "mtx-pattern", "mtx-real", "dimacs", "metis",
+                                  "metis-fmt", "konect")
+             for m in KINDS[k][2] for a in ("bfs", "msbfs", "dial", "auto")]
+
+
+@pytest.mark.parametrize("kind,mode,alg", PREDICTED)
+def test_validate_predicts_a_long_file_as_the_run_reads_it(tmp_path, capsys, monkeypatch, kind,
+                                                          mode, alg):
+    """A file beyond validate's parse limit (here: 2 lines) is planned from its header or
+    first lines: validate accepts exactly what the run runs, with the same row."""
+    from simengine.config import checks
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(checks.parse_graph_file, "__defaults__", (None, 2))
+    scen = write_case(tmp_path, kind, mode, False, alg)
+    line, verr = validate(capsys, scen)
+    job, rerr = start(scen)
+    capsys.readouterr()
+    assert (line is None) == (job is None), (line, verr, rerr)
+    if job is not None:
+        assert line.split(" (")[0] == job.run_plan.line.split(" (")[0]
+
+
+#: graph.weights (network/weights_setting.py) over a file of each weight kind
+SETTINGS = {"absent": "", "none": ", weights: none", "file": ", weights: file",
+            "uniform_int": ", weights: {type: uniform_int, low: 1, high: 9, seed: 1}"}
+SETTING_CASES = [(m, st, a) for m in WEIGHTS for st in SETTINGS
+                 for a in ("bfs", "dial", "dijkstra", "auto")]
+
+
+@pytest.mark.parametrize("mode,setting,alg", SETTING_CASES)
+def test_weights_setting_validate_is_run(tmp_path, capsys, monkeypatch, mode, setting, alg):
+    monkeypatch.chdir(tmp_path)
+    scen = write_case(tmp_path, "edgelist", mode, False, alg)
+    scen.write_text(scen.read_text().replace("directed: false}", f"directed: false"
+                                             f"{SETTINGS[setting]}}}"))
+    line, verr = validate(capsys, scen)
+    job, rerr = start(scen)
+    capsys.readouterr()
+    assert (line is None) == (job is None), (line, verr, rerr)
+    effective = {"absent": mode, "none": "none", "file": mode, "uniform_int": "int"}[setting]
+    if setting == "file" and mode == "none":
+        assert job is None and "weights required" in verr
+        return
+    assert (job is not None) == expected_to_run(alg, effective), (verr, rerr)
+    if job is None:
+        assert verr == rerr
+        return
+    assert job.run_plan.line == line
+    job.advance(0, job.total, lambda: False, lambda done: None)
+    res = job.stats.results(graph=job.graph)
+    assert res["mean_distance"] == pytest.approx(reference(job.graph)[0], rel=1e-12)

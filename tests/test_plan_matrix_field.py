@@ -113,6 +113,13 @@ def test_field_validate_is_run(tmp_path, capsys, monkeypatch, integrator, bounda
         return
     assert job.run_plan.line == line
     assert job.run_plan.backend == backend
+    form = job.run_plan.decision("form")
+    if form is not None:       # MPI slabs take their halo from the plan's form: the same depth
+        from simengine.field.plans import halo_of, slab_depth
+
+        assert halo_of(form.chosen) == slab_depth(
+            job.grid.shape, job.boundary.code, kernel=kernel, precision=precision,
+            integrator=integrator, fused=None if fused == "auto" else fused == "true")
     job.start(True, None)
     assert job.advance(0, STEPS, lambda: False, lambda done: None) == STEPS
     got = np.asarray(job.solver.state(), dtype=np.float64)

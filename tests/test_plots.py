@@ -86,10 +86,12 @@ def test_observables_figure_fit_guide_and_readable_log_ticks(field_out):
         assert_labelled(fig)
         ax = data_axes(fig)[2]
         labels = [line.get_label() for line in ax.get_lines()]
-        assert any("1/3" in s for s in labels)
+        # one curve per coarsening measure, the energy length among them
+        assert any(s.startswith("energy:") for s in labels)
+        assert any(s.startswith("moment:") for s in labels)
         # t ends at 2.4 here: less than a decade after separation, so a note instead of a fit
-        assert not any("fit over t" in s for s in labels)
-        assert any(t.get_text().startswith("no fit: t spans") for t in ax.texts)
+        assert not any(s.startswith("fit (") for s in labels)
+        assert any(t.get_text().startswith("no fit (energy): t spans") for t in ax.texts)
         lo, hi = ax.get_ylim()
         assert hi / lo < 10              # L spans less than a decade here ...
         assert len(tick_texts(ax.yaxis, fig)) >= 2   # ... and the y axis still has numbers
@@ -210,7 +212,7 @@ def test_plot_cli_writes_every_figure(field_out, net_out, tmp_path):
     r = run_cli("plot", field_out, "--out", tmp_path / "f")
     assert r.returncode == 0, r.stderr
     names = {"field.png", "observables.png", "structure_factor.png", "snapshots.png",
-             "phi_histogram.png", "snapshots.gif"}
+             "phi_histogram.png", "snapshots.gif", "coarsening.png"}
     assert names == {p.name for p in (tmp_path / "f").iterdir()}
     r = run_cli("plot", net_out, "--out", tmp_path / "n", "--no-gif")
     assert r.returncode == 0, r.stderr

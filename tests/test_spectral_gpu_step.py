@@ -301,3 +301,43 @@ def test_slab_sums_are_the_host_slab_partials(kind, shape):
     merged = observables.merge_partials(parts, model, grid)
     whole = observables.reductions(phi, model, grid, b)
     assert merged["free_energy"] == pytest.approx(whole["free_energy"], rel=1e-12)
+
+
+@pytest.mark.parametrize("shape", [(8,), (7,), (8, 6), (7, 5), (6, 5, 4)], ids=str)
+@pytest.mark.parametrize("precision", ["float64", "float32"])
+def test_dst1_through_one_fft_equals_scipy(shape, precision):
+    """spectral/real_nd.py (the GPU's 2-D DST-I through one FFT of the odd extension), run with
+    NumPy and scipy.fft, against scipy's orthonormal dstn; it is its own inverse."""
+    import scipy.fft as sfft
+
+    from simengine.field.spectral.real_nd import dst1
+
+    x = np.random.default_rng(7).standard_normal(shape).astype(precision)
+    tol = 1e-12 if precision == "float64" else 2e-5
+    s = dst1(x, np, sfft)
+    assert s.dtype == x.dtype and s.shape == x.shape
+    np.testing.assert_allclose(s, sfft.dstn(x.astype(np.float64), type=1, norm="ortho"),
+                               rtol=0, atol=tol)
+    np.testing.assert_allclose(dst1(s, np, sfft), x, rtol=0, atol=tol)
+
+
+def test_transform_branch_through_the_extension():
+    """Transform's 2-D CuPy branch for fixed walls (nd_ext: real_nd.dst1), forced on with
+    NumPy: the same spectra and inverses as SciPy's, and the fused step over it equals the host
+    scheme."""
+    shape, kind = (12, 9), "fixed"
+    ref = Transform(shape, 1.0, kind, "fd", np.float64, np)
+    tr = Transform(shape, 1.0, kind, "fd", np.float64, np)
+    tr.nd_ext = True
+    a = np.random.default_rng(8).standard_normal(shape)
+    np.testing.assert_allclose(tr.forward(a), ref.forward(a), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(tr.inverse(ref.forward(a)), a, rtol=0, atol=1e-12)
+    host, _, model, grid, b = pair(shape, kind)
+    S = host.S
+    fused = FusedSBDF2(FakeCp, model, grid, b, tr, S, np.float64, module=Twins(shape),
+                       fft=HostReal(tr))
+    phi0 = (0.3 * np.random.default_rng(2).standard_normal(shape))
+    fused.load(phi0)
+    host.step(0.1, 6)
+    fused.step(0.1, 6)
+    np.testing.assert_allclose(fused.phi, host.phi, rtol=0, atol=1e-12)

@@ -6,11 +6,14 @@ from __future__ import annotations
 import math
 import os
 import stat
+import time
 
 import numpy as np
 
 from ..errors import UserError
+from ..machine import fmt_seconds
 from .brief import brief, clip
+from .time_checks import check_time
 
 #: |φ| beyond this is a blow-up for the engine, so no initial or wall value may exceed it
 PHI_LIMIT = 1e6
@@ -40,11 +43,24 @@ def field_problem(spec):
     """(model, grid, boundary) objects of a validated field scenario."""
     from ..field.model import Boundary, CahnHilliard, Grid
 
-    model = CahnHilliard(float(spec.model.mobility), float(spec.model.kappa),
-                         spec.model.potential.as_coefficients())
+    from ..physics.build import is_legacy, model_of
+
     grid = Grid(tuple(int(n) for n in spec.grid.shape), float(spec.grid.spacing))
     boundary = Boundary(spec.boundary.type, float(spec.boundary.value or 0.0))
-    return model, grid, boundary
+    if is_legacy(spec.model):
+        model = CahnHilliard(float(spec.model.mobility), float(spec.model.kappa),
+                             spec.model.potential.as_coefficients())
+        return model, grid, boundary
+    law = model_of(spec.model)
+    ref = None
+    if not law.mobility.constant:
+        from ..field.stability import phi_bounds
+
+        init = spec.initial
+        rng = (init.mean - init.amplitude, init.mean + init.amplitude)
+        lo, hi = phi_bounds(CahnHilliard(1.0, law.kappa, (0.0,) * 4, law), boundary, rng)
+        ref = law.mobility_bound(lo, hi)
+    return CahnHilliard.of(law, ref), grid, boundary
 
 
 def _read_initial_file(sc, located):
@@ -239,13 +255,14 @@ def check_field_scales(spec, located, lo, hi):
     if log_kterm > lim:
         raise UserError(f"{located.where(('model', 'kappa'))}: model.kappa: κ·4d/h²·|φ| = "
                         f"1e{log_kterm:.0f} overflows {prec}")
-    a = m.potential.as_coefficients()
+    a = m.fprime_coefficients() or (0.0,)     # Flory–Huggins: c in (0, 1), checked per step
     log_fp = max(_log10(c) + k * log_p for k, c in enumerate(a))
     if log_fp > lim:
-        raise UserError(f"{located.where(('model', 'potential'))}: model.potential: f'(φ) "
+        key = "potential" if m.free_energy is None else "free_energy"
+        raise UserError(f"{located.where(('model', key))}: model.{key}: f'(φ) "
                         f"reaches 1e{log_fp:.0f} at |φ| = 1e{log_p:.0f} and overflows {prec}")
     log_mu = max(log_fp, log_kterm) + math.log10(len(a) + 1)
-    log_rate = _log10(m.mobility) + log_lam + log_mu
+    log_rate = _log10(m.mobility_scale) + log_lam + log_mu
     if log_rate > lim:
         raise UserError(f"{located.where(('model', 'mobility'))}: model.mobility: M·4d/h²·|μ| = "
                         f"1e{log_rate:.0f} overflows {prec}")
@@ -269,6 +286,7 @@ def check_field(sc, located):
     if not dt_max > 0:  # NaN or 0: parameters the limit cannot be computed for
         raise UserError(f"{located.where(('model',))}: model: no stable time step exists for "
                         f"these parameters on this grid (limit {dt_max:g})")
+    check_time(spec, located, dt_max if math.isfinite(dt_max) else None)
     # the spectral integrator treats the stiff term implicitly: the explicit limit is not its
     if spec.solver.integrator != "spectral" and spec.time.dt > dt_max \
             and not spec.time.allow_unstable:
@@ -334,7 +352,9 @@ def parse_graph_file(sc, log=None, max_lines=VALIDATE_MAX_LINES):
 
     g = sc.spec.graph
     path = sc.resolve(g.file.path)
+    t0 = time.perf_counter()
     res = read_for_scenario(path, g, log=log, max_lines=max_lines)
+    took = f" (read in {fmt_seconds(time.perf_counter() - t0)})"
     name = FORMAT_NAMES[res.format]
     if not res.complete:
         return (f"{name} file {path}: the first {max_lines} lines are well-formed "
@@ -347,7 +367,7 @@ def parse_graph_file(sc, log=None, max_lines=VALIDATE_MAX_LINES):
     kind = "arcs" if graph.directed else "edges"
     weighted = ", weighted" if graph.weights is not None else ""
     return (f"{name} file {path}: n = {graph.n}, {graph.num_edges} {kind}"
-            f"{', directed' if graph.directed else ''}{weighted}"), graph
+            f"{', directed' if graph.directed else ''}{weighted}{took}"), graph
 
 
 def check_graph_file(sc, log=None, max_lines=VALIDATE_MAX_LINES) -> str:

@@ -135,10 +135,115 @@ class PotentialSpec(Strict):
         return (0.0, -float(self.b), 0.0, float(self.u))
 
 
+class PolynomialEnergySpec(Strict):
+    """f′(φ) = a0 + a1 φ + … + an φⁿ (the coefficients of f′, as ``potential.coefficients``)."""
+    type: Literal["polynomial"]
+    coefficients: Annotated[list[Float], Field(min_length=1, max_length=16)]
+
+    @model_validator(mode="after")
+    def _bounded(self):
+        c = list(self.coefficients)
+        while len(c) > 1 and c[-1] == 0:
+            c.pop()
+        if not ((len(c) % 2 == 0 and c[-1] > 0) or c == [0.0]):
+            raise ValueError("f′'s highest coefficient must be of odd degree and > 0: otherwise "
+                             "f(φ) is unbounded below and φ runs away")
+        return self
+
+
+class DoubleWellSpec(Strict):
+    """PFHub's f(c) = ρ (c − cα)² (cβ − c)²: the field is the concentration c."""
+    type: Literal["double_well"]
+    rho: PosFloat = 5.0
+    c_alpha: Float = 0.3
+    c_beta: Float = 0.7
+
+    @model_validator(mode="after")
+    def _order(self):
+        if not self.c_alpha < self.c_beta:
+            raise ValueError("c_alpha must be below c_beta")
+        return self
+
+
+class FloryHugginsSpec(Strict):
+    """f(c) = c ln c / n_a + (1 − c) ln(1 − c) / n_b + χ c (1 − c), c in (0, 1)."""
+    type: Literal["flory_huggins"]
+    chi: Float
+    n_a: PosFloat = 1.0
+    n_b: PosFloat = 1.0
+
+
+FreeEnergySpec = Annotated[Union[PolynomialEnergySpec, DoubleWellSpec, FloryHugginsSpec],
+                           Field(discriminator="type")]
+
+
+class DegenerateMobilitySpec(Strict):
+    """M = m0 (1 − φ²) in φ-form, m0 c (1 − c) for a free energy in c (clipped at 0)."""
+    type: Literal["degenerate"]
+    m0: PosFloat = 1.0
+
+
+class PolynomialMobilitySpec(Strict):
+    """M = b0 + b1 φ + … (clipped at 0)."""
+    type: Literal["polynomial"]
+    coefficients: Annotated[list[Float], Field(min_length=1, max_length=16)]
+
+
+MobilitySpec = Annotated[Union[DegenerateMobilitySpec, PolynomialMobilitySpec],
+                         Field(discriminator="type")]
+
+
+class NoiseSpec(Strict):
+    """Conserved thermal noise ∇·ξ, ⟨ξξ⟩ = 2·amplitude·M·δ (amplitude = k_BT), Philox-keyed by
+    (seed, step, cell)."""
+    amplitude: NonNegFloat
+    seed: NonNegInt = 0
+
+
 class ModelSpec(Strict):
-    mobility: PosFloat = 1.0
+    #: a number (constant M) or {type: degenerate | polynomial, ...}
+    mobility: Union[PosFloat, MobilitySpec] = 1.0
     kappa: PosFloat = 1.0
-    potential: PotentialSpec = PotentialSpec(b=1.0, u=1.0)
+    #: the cubic f′ of the original keys: {b, u} or {coefficients: [a0, a1, a2, a3]}
+    potential: Optional[PotentialSpec] = None
+    #: {type: polynomial | double_well | flory_huggins, ...} (instead of ``potential``)
+    free_energy: Optional[FreeEnergySpec] = None
+    noise: Optional[NoiseSpec] = None
+
+    @model_validator(mode="after")
+    def _one_energy(self):
+        if self.potential is not None and self.free_energy is not None:
+            raise ValueError("give either 'potential' or 'free_energy', not both")
+        if self.potential is None and self.free_energy is None:
+            self.potential = PotentialSpec(b=1.0, u=1.0)
+        return self
+
+    @property
+    def constant_mobility(self) -> bool:
+        return not isinstance(self.mobility, BaseModel)
+
+    @property
+    def mobility_scale(self) -> float:
+        """The constant M, or the mobility's scale (m0, or the largest |coefficient|)."""
+        m = self.mobility
+        if not isinstance(m, BaseModel):
+            return float(m)
+        if isinstance(m, DegenerateMobilitySpec):
+            return float(m.m0)
+        return max(abs(float(b)) for b in m.coefficients)
+
+    def fprime_coefficients(self):
+        """f′'s polynomial coefficients, or ``None`` for a non-polynomial free energy."""
+        if self.free_energy is None:
+            return self.potential.as_coefficients()
+        fe = self.free_energy
+        if isinstance(fe, PolynomialEnergySpec):
+            return tuple(float(c) for c in fe.coefficients)
+        if isinstance(fe, DoubleWellSpec):
+            r, a, b = fe.rho, fe.c_alpha, fe.c_beta
+            return (-2 * r * a * b * (a + b), 2 * r * (a * a + 4 * a * b + b * b),
+                    -6 * r * (a + b), 4 * r)
+        return None
 
 
 class InitialSpec(Strict):

@@ -228,7 +228,57 @@ class NetworkJob:
 
         if self.comm.rank != 0:
             return _NoOutput()
-        return NetworkOutput(self, path, self.sc, fresh, truncate_to=truncate_to)
+        g = self.graph
+        return NetworkOutput(path, fresh, compression=self.spec.output.compression,
+                             attributes=self._attributes() if fresh else None, n=g.n,
+                             sources=self.sources, store_dtype=self.store_dtype,
+                             predecessors=self.store_predecessors,
+                             vertex_ids=g.output_ids() if g.ids is not None else None)
+
+    def _attributes(self) -> dict:
+        """The output's root attributes: the run, its graph, its start-up and its plan."""
+        import time
+
+        from ..io.metadata import plan_attributes
+        from ..network.structure import startup_seconds   # the graph, compile, upload: not work
+        from ..version import __version__
+
+        g, sc = self.graph, self.sc
+        return {"simengine_version": __version__, "name": sc.name, "scenario": sc.as_yaml(),
+                "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "algorithm": self.algorithm,
+                "backend": self.backend, "graph_n": g.n, "graph_arcs": g.num_arcs,
+                "graph_directed": bool(g.directed), "graph_weighted": bool(g.weighted),
+                "graph_hash": g.content_hash(), **startup_seconds(self),
+                **plan_attributes(self.run_plan)}
+
+    def _write(self, out, done, elapsed, results=None):
+        """Hand the rows computed since the last write, the accumulators' state (written before
+        the next batch adds to it) and the results to the writer."""
+        rows, preds = self.pending_rows, self.pending_pred_rows
+        if not isinstance(out, _NoOutput):     # ranks other than 0 write nothing
+            out.write(done, elapsed, self.stats.state(copy=False), rows, preds,
+                      results=None if results is None else self._output_results(results))
+        self.pending_rows, self.pending_pred_rows = [], []
+
+    def _output_results(self, res):
+        """(scalars, per-vertex, histogram, bin width, scope, per-arc) of the results asked
+        for: the writer's plain data."""
+        from ..network.statistics import select_statistics
+        from ..network.structure import extra_metrics, job_structure_results
+
+        res = select_statistics(res, self.spec.metrics.statistics)
+        scalars = {k: v for k, v in res.items()
+                   if np.ndim(v) == 0 and isinstance(v, (int, float, bool, np.integer, np.floating,
+                                                         np.bool_))}
+        scalars.update(extra_metrics(self))
+        vertex = {k: res[k] for k in ("eccentricity", "closeness", "harmonic", "betweenness",
+                                      "betweenness_stderr") if k in res}
+        more_scalars, more_vertex = job_structure_results(self)
+        scalars.update(more_scalars)
+        vertex.update(more_vertex)
+        return (scalars, vertex, res.get("distance_histogram"),
+                float(res.get("histogram_bin_width", 1.0)),
+                str(res.get("scope", "all sources")), self.edge_results)   # /edge: per arc
 
     def read_checkpoint(self, f) -> dict:
         """What resuming needs from the open output ``f`` (runs on rank 0; picklable)."""
@@ -237,7 +287,8 @@ class NetworkJob:
             raise UserError(f"{f.filename}: cannot resume: the graph differs from the one "
                             f"in the file (content hash mismatch)")
         ck = f["checkpoint"]
-        return {"state": {k: v[()] for k, v in ck.items()}, "done": int(ck.attrs["done"]),
+        # each by its path: a renamed pair's index opens virtual datasets with its own parts
+        return {"state": {k: f[f"checkpoint/{k}"][()] for k in ck}, "done": int(ck.attrs["done"]),
                 "elapsed": float(ck.attrs.get("elapsed", 0.0)),
                 "complete": bool(f.attrs.get("complete", False))}
 
@@ -360,10 +411,10 @@ class NetworkJob:
     def at_stop(self, done, out, elapsed):
         with self.spans("output"):
             if done >= self.total and self.comm.rank == 0:
-                out.write(done, elapsed, results=self.stats.results(elapsed=elapsed,
-                                                                    graph=self.graph))
+                self._write(out, done, elapsed, self.stats.results(elapsed=elapsed,
+                                                                   graph=self.graph))
             else:
-                out.write(done, elapsed)
+                self._write(out, done, elapsed)
         self.last_ckpt = done
         if done >= self.total:
             self._profile()
@@ -371,7 +422,7 @@ class NetworkJob:
     def checkpoint(self, done, out, elapsed):
         if self.last_ckpt != done:
             with self.spans("output"):
-                out.write(done, elapsed)
+                self._write(out, done, elapsed)
             self.last_ckpt = done
 
     def _profile(self):

@@ -115,17 +115,21 @@ def plan_network(sc: Scenario, comm, force=False, output=None, log=None):
     large is built), the graph built on every rank (the same graph, checked by its hash), then
     :func:`simengine.resources.check` with it on rank 0.  Returns (plan, (graph, seconds to
     build it))."""
+    from .. import profile
     from ..parallel import on_root
     from ..resources import check, check_before_graph
     from .network_job import build_timed
 
-    on_root(comm, check_before_graph, sc, comm.size, force, output)
+    with profile.phase("start-up: resources checked (the predicted graph)"):
+        on_root(comm, check_before_graph, sc, comm.size, force, output)
     try:
-        built = build_timed(sc, log, comm)
+        with profile.phase("start-up: graph built"):
+            built = build_timed(sc, log, comm)
     except UserError as exc:
         exc.collective = True
         raise
-    return on_root(comm, check, sc, comm.size, force, output, built[0]), built
+    with profile.phase("start-up: resources checked (the run's plan)"):
+        return on_root(comm, check, sc, comm.size, force, output, built[0]), built
 
 
 def start_job(sc: Scenario, comm, force=False, output=None, log=None):
@@ -137,10 +141,10 @@ def start_job(sc: Scenario, comm, force=False, output=None, log=None):
     from ..resources import check
 
     graph = None
-    with profile.phase("start-up: resources checked"):
-        if sc.kind == "network":       # the one plan reads the built graph
-            plan, graph = plan_network(sc, comm, force, output, log)
-        else:
+    if sc.kind == "network":       # the one plan reads the built graph
+        plan, graph = plan_network(sc, comm, force, output, log)
+    else:
+        with profile.phase("start-up: resources checked"):
             plan = on_root(comm, check, sc, comm.size, force, output)
     with profile.phase("start-up: solver set-up"):
         return make_job(sc, log, comm, plan, graph)
@@ -195,7 +199,7 @@ class Runner:
                 return True, None
             raise UserError(f"{out}: output file exists; pass --resume to continue it or "
                             f"--overwrite to replace it")
-        f = open_output(out)
+        f = open_output(out, relinked=True)  # a pair renamed by hand reads its own parts
         try:
             kind = f.attrs["kind"]
             kind = kind.decode() if isinstance(kind, bytes) else str(kind)

@@ -11,14 +11,23 @@ The controller is the standard one (Hairer–Nørsett–Wanner II.4): a step is 
 err ≤ tolerance; the next dt is dt·min(grow, max(shrink, safety·(tol/err)^(1/(p+1)))) with
 p the order the estimate measures, never above ``dt_max``; a rejected step is retried with the
 smaller dt. A step is also rejected when the free energy rises (more than rounding): F never
-increases between accepted steps. :func:`advance_to` lands exactly on the target time (the last
-two steps before it share the remaining interval when it is under two steps, so no sliver step
-follows).
+increases between accepted steps (for fixed walls the functional is the grand potential
+Ω = F − f′(v)·h^d·Σφ: the walls are a reservoir at μ = f′(v), through which F itself may rise;
+:func:`reservoir_term`). :func:`advance_to` lands exactly on the target time (the last two steps
+before it share the remaining interval when it is under two steps, so no sliver step follows).
+
+Two guards stop a run that cannot go on, with one line (:class:`StepUnderflow`): a step below
+:func:`step_floor` (a blow-up drives the error estimate up and dt down), and
+:data:`STALL_REJECTIONS` free-energy rejections among :data:`STALL_WINDOW` trials at steps far
+below the problem's time scale (the functional rises at every step size tried: no step size can
+satisfy the check, so the run would crawl on at a tiny dt forever). ``simengine validate``
+refuses the keys that would hit the floor from the start (simengine/config/time_checks.py).
 """
 from __future__ import annotations
 
 import json
 import math
+from collections import deque
 
 import numpy as np
 
@@ -32,6 +41,30 @@ GROW = 2.0
 SHRINK = 0.2
 #: a free-energy rise above this many ulps of the energy scale rejects the step
 ENERGY_ULPS = 256
+#: a step below this fraction of the problem's time scale (its explicit stability limit) ...
+FLOOR_OF_SCALE = 1e-12
+#: ... or of the time reached (45 ulps: below it t + dt rounds to t) is a stall
+FLOOR_OF_T = 1e-14
+#: this many free-energy rejections among the last STALL_WINDOW trials, at steps below
+#: STALL_OF_SCALE × the problem's time scale (where a scheme stable at its explicit limit cannot
+#: raise the functional: the check itself cannot be met), is a stall
+STALL_REJECTIONS = 500
+STALL_WINDOW = 2000
+STALL_OF_SCALE = 1e-6
+
+
+def step_floor(t: float, scale: float) -> float:
+    """The smallest step an adaptive run takes at time ``t`` (``scale``: the problem's explicit
+    stability limit, its fastest time scale; None: 0.01, the classic model on a unit grid)."""
+    return max(FLOOR_OF_T * abs(float(t)), FLOOR_OF_SCALE * (0.01 if scale is None else scale))
+
+
+def reservoir_term(model, grid, boundary, sum_phi: float) -> float:
+    """f′(v)·h^d·Σφ for fixed walls at v (0 otherwise): Ω = F − this never rises."""
+    if boundary.kind != "fixed":
+        return 0.0
+    return float(model.fprime(float(boundary.value))) * float(grid.spacing) ** grid.ndim \
+        * float(sum_phi)
 
 
 class StepUnderflow(RuntimeError):
@@ -41,8 +74,13 @@ class StepUnderflow(RuntimeError):
 class Controller:
     """Step-size state: the proposed dt, counts of accepted and rejected steps."""
 
-    def __init__(self, dt0, tolerance, dt_max=None, exponent=0.5, dt_limit=None):
+    def __init__(self, dt0, tolerance, dt_max=None, exponent=0.5, dt_limit=None,
+                 scale=None):
         self.dt = float(dt0)
+        #: the problem's time scale for :func:`step_floor`
+        self.scale = scale
+        self._energy_rejections = deque()   # trial numbers of the recent free-energy rejections
+        self._trials = 0
         self.tol = float(tolerance)
         caps = [c for c in (dt_max, dt_limit) if c]
         self.cap = min(caps) if caps else math.inf
@@ -91,9 +129,11 @@ def advance_to(stepper, ctrl: Controller, t: float, t_stop: float, *, energy_tol
             dt = remaining
         elif 2 * dt > remaining:  # share what is left with the next step: no sliver step
             dt = 0.5 * remaining
-        if dt <= 1e-14 * max(1.0, abs(t)):
-            raise StepUnderflow(f"the adaptive step fell to {dt:.3g} at t = {t:.6g}")
+        if dt <= step_floor(t, ctrl.scale):
+            raise StepUnderflow(f"the adaptive step fell to {dt:.3g} at t = {t:.6g}, below the "
+                                f"floor {step_floor(t, ctrl.scale):.3g}")
         err = red(float(stepper.trial(dt)), "max")
+        ctrl._trials += 1
         ok = err <= ctrl.tol
         f_new = None
         if ok and energy_tol:
@@ -101,6 +141,7 @@ def advance_to(stepper, ctrl: Controller, t: float, t_stop: float, *, energy_tol
             ok = f_new <= f_now + energy_tol(f_now)
             if not ok:
                 err = max(err, ctrl.tol * 4.0)  # shrink by about half
+                _count_energy_rejection(ctrl, t, dt)
         fac = ctrl.factor(err)
         if not ok:
             ctrl.rejected += 1
@@ -118,6 +159,20 @@ def advance_to(stepper, ctrl: Controller, t: float, t_stop: float, *, energy_tol
         if on_step is not None and on_step(t):
             break
     return t
+
+
+def _count_energy_rejection(ctrl, t, dt):
+    recent = ctrl._energy_rejections
+    if dt >= STALL_OF_SCALE * (0.01 if ctrl.scale is None else ctrl.scale):
+        recent.clear()
+        return
+    recent.append(ctrl._trials)
+    while recent and recent[0] <= ctrl._trials - STALL_WINDOW:
+        recent.popleft()
+    if len(recent) >= STALL_REJECTIONS:
+        raise StepUnderflow(f"the free energy rose at {len(recent)} of the last {STALL_WINDOW} "
+                            f"trial steps (dt {dt:.3g} at t = {t:.6g}): no step size keeps it "
+                            f"from rising")
 
 
 class StepDoubling:

@@ -42,6 +42,37 @@ def multiple_of(x: float, unit: float) -> int | None:
     return None
 
 
+class ClockError(ValueError):
+    """A time line the clock cannot count; ``key`` is the scenario key to blame."""
+
+    def __init__(self, key: tuple, message: str):
+        super().__init__(message)
+        self.key = tuple(key)
+
+
+def adaptive_unit(end: float, dts: dict) -> Fraction:
+    """The largest decimal unit dividing ``end`` and every cadence (before the halving to
+    MIN_TICKS); the first cadence that leaves more than MAX_TICKS of it is a :class:`ClockError`."""
+    tick = decimal(end)
+    for k, name in KINDS:
+        v = dts.get(k)
+        if not v:
+            continue
+        new = _gcd(tick, decimal(v))
+        units = decimal(end) / new
+        if units > MAX_TICKS:
+            key = ("output", f"{name}_dt")
+            if decimal(v) == new:              # a whole divisor, only far too fine for end
+                raise ClockError(key, f"{float(v):.6g} cuts time.end = {float(end):.6g} into "
+                                      f"{float(units):.3g} intervals; at most 2^50")
+            raise ClockError(key, f"{float(v):.6g} and time.end = {float(end):.6g} (or the other "
+                                  f"*_dt) share no time unit coarser than {float(new):.3g} "
+                                  f"({float(units):.3g} ticks; at most 2^50): use cadences "
+                                  f"that divide time.end")
+        tick = new
+    return tick
+
+
 class Clock:
     """``adaptive``, ``unit_dt`` (dt or the tick), ``total`` (units), ``periods`` ({kind:
     [units]}), ``origin`` (the simulated time of unit 0: 0, or the stored field's time with
@@ -54,10 +85,7 @@ class Clock:
         self.dt = float(t.dt)
         dts = {k: getattr(o, f"{name}_dt", None) for k, name in KINDS}
         if self.adaptive:
-            tick = decimal(t.end)
-            for v in dts.values():
-                if v:
-                    tick = _gcd(tick, decimal(v))
+            tick = adaptive_unit(t.end, dts)
             n = decimal(t.end) / tick
             k = 1
             while n * k < MIN_TICKS:  # powers of two: a tick that is exact in binary stays so
@@ -65,8 +93,8 @@ class Clock:
             tick /= k
             self.total = int(decimal(t.end) / tick)
             if self.total > MAX_TICKS:
-                raise ValueError(f"time.end and the output *_dt cadences share no time unit "
-                                 f"coarser than {float(tick):.3g} ({self.total} units)")
+                raise ClockError(("time", "end"), f"{float(t.end):.6g} needs {self.total:.3g} "
+                                                  f"ticks of {float(tick):.3g}; at most 2^50")
             self.unit_dt = float(tick)
             self.periods = {k: ([int(decimal(v) / tick)] if v else []) for k, v in dts.items()}
         else:
@@ -80,8 +108,8 @@ class Clock:
                 if v:
                     n = multiple_of(v, self.dt)
                     if n is None:  # checked by the schema; kept for direct callers
-                        raise ValueError(f"output.{name}_dt = {v:g} is not a multiple of "
-                                         f"time.dt = {self.dt:g}")
+                        raise ClockError(("output", f"{name}_dt"),
+                                         f"{v:.6g} is not a multiple of time.dt = {self.dt:.6g}")
                     per.append(n)
                 self.periods[k] = per
         self.end = self.origin + self.total * self.unit_dt

@@ -163,8 +163,17 @@ class SlabGroup:
             for i in range(self.solvers[0].stages_per_step):
                 for sol in self.solvers:
                     sol.run_stage(i)
+            hooks = getattr(self.solvers[0], "has_step_hooks", False)
             for sol in self.solvers:
-                sol.end_step()
+                if hooks:
+                    sol.end_step(hooks=False)
+                else:
+                    sol.end_step()
+            if hooks:   # every halo refreshed before any slab adds its noise
+                for sol in self.solvers:
+                    sol.prepare_step_hooks()
+                for sol in self.solvers:
+                    sol.apply_step_hooks(sol.steps - 1)
 
     def partials(self):
         return [sol.partials() for sol in self.solvers]

@@ -388,10 +388,11 @@ def halo_depth(grid, boundary, backend, kwargs) -> int:
     return slab_depth(grid.shape, boundary.code, **kwargs)
 
 
-def make_rank_solver(comm, model, grid, boundary, *, backend="auto", **kwargs):
+def make_rank_solver(comm, model, grid, boundary, *, backend="auto", depth=None, **kwargs):
     """This rank's slab solver, exchanging halos through ``comm``. Returns (solver, slab, slabs).
 
-    The halo depth follows the plan the grid runs (:func:`halo_depth`); the exchanger is the
+    The halo depth follows the form the grid runs: ``depth``, the run's plan's
+    (``plans.halo_of``), else :func:`halo_depth` of these options; the exchanger is the
     peer copy between GPUs of one node, else ``MPI_Sendrecv`` of device buffers where the MPI is
     CUDA-aware, else host staging; ``solver.exchange.label`` names it (the CUDA solver's
     ``plan_summary`` quotes it, with what the CUDA-aware query answered) and
@@ -399,7 +400,7 @@ def make_rank_solver(comm, model, grid, boundary, *, backend="auto", **kwargs):
     from .backends import make_solver, resolve
 
     slabs = rank_slabs(comm, grid.shape[0], boundary.kind,
-                       halo_depth(grid, boundary, backend, kwargs))
+                       halo_depth(grid, boundary, backend, kwargs) if depth is None else depth)
     slab = slabs[comm.rank]
     mode = halo_mode()
     device_mpi, how = False, None

@@ -19,7 +19,8 @@ Columns of ``/observables`` (all lengths in the model's length unit):
   (the shell-averaged first moment of e.g. OpenPFC's structure factor).
 * ``length_correlation`` r₀: the first zero of C(r) = Σ_s n_s S̄_s j_d(k_s r) (the inverse
   transform of the shell-averaged S(k); n_s the modes of shell s, j₁ = cos, j₂ = J₀,
-  j₃ = sin x/x), found on r = 0 … (smallest box side)/2; ``inf`` without a zero there.
+  j₃ = sin x/x), found on r = 0 … (smallest box side)/2 in steps of max(h/4, length_shell/64)
+  and refined by Brent's method; ``inf`` without a zero there.
 """
 from __future__ import annotations
 
@@ -162,9 +163,11 @@ def correlation(r, k, s, counts, ndim: int):
     return _kernel(ndim)(np.outer(np.asarray(r, dtype=np.float64), k[ok])) @ w
 
 
-def correlation_zero(k, s, counts, ndim: int, r_max: float, spacing: float) -> float:
-    """The first zero r₀ of :func:`correlation` in (0, ``r_max``], searched in steps of h/4 (64
-    at a time) and refined by Brent's method; ``inf`` without a zero there."""
+def correlation_zero(k, s, counts, ndim: int, r_max: float, spacing: float,
+                     scale: float | None = None) -> float:
+    """The first zero r₀ of :func:`correlation` in (0, ``r_max``], searched in steps of
+    max(h/4, ``scale``/64) (``scale``: the domain size, e.g. the shell length; C(r) changes on
+    that scale), 32 at a time, and refined by Brent's method; ``inf`` without a zero there."""
     from scipy.optimize import brentq
 
     k, s, counts = (np.asarray(a, dtype=np.float64) for a in (k, s, counts))
@@ -178,12 +181,14 @@ def correlation_zero(k, s, counts, ndim: int, r_max: float, spacing: float) -> f
         return kern(np.outer(np.atleast_1d(r), k)) @ w
 
     dr = float(spacing) / 4
+    if scale is not None and math.isfinite(scale) and scale > 0:
+        dr = max(dr, float(scale) / 64)
     start = 0.0
     prev = float(c(0.0)[0])
     if prev <= 0:
         return float("inf")
     while start < r_max:
-        r = start + dr * np.arange(1, 65)
+        r = start + dr * np.arange(1, 33)
         r = r[r <= r_max + 1e-12]
         if not len(r):
             break
@@ -229,5 +234,6 @@ def measures(free_energy, mean, area, radial, shape, spacing, boundary, constant
         if counts is None:
             counts = shell_counts(shape, h, boundary)
         out["length_correlation"] = correlation_zero(k, s, counts, len(shape),
-                                                     min(shape) * h / 2, h)
+                                                     min(shape) * h / 2, h,
+                                                     out["length_shell"])
     return out

@@ -49,7 +49,7 @@ def free_energy(phi, model: CahnHilliard, grid: Grid, boundary: Boundary) -> flo
             grad2 += float(np.sum(w0 * w0)) + float(np.sum(w1 * w1))
         elif boundary.kind != "mirror":
             raise ValueError(f"unknown boundary {boundary.kind!r}")
-    total += 0.5 * model.kappa * grad2 / (h * h)
+    total += 0.5 * model.kappa * grad2 / (h * h) + getattr(model, "f_offset", 0.0) * p.size
     return total * h ** p.ndim
 
 
@@ -205,7 +205,8 @@ def merge_partials(parts, model: CahnHilliard, grid: Grid) -> dict:
     sum_f = float(np.sum([q.sum_f for q in parts]))
     sum_g = float(np.sum([q.sum_grad2 for q in parts]))
     h = float(grid.spacing)
-    energy = (sum_f + 0.5 * model.kappa * sum_g / (h * h)) * h ** grid.ndim
+    energy = ((sum_f + getattr(model, "f_offset", 0.0) * count
+               + 0.5 * model.kappa * sum_g / (h * h)) * h ** grid.ndim)
     return dict(mass=sum_phi / count if count else float("nan"), free_energy=energy,
                 min=float(min(q.min for q in parts)), max=float(max(q.max for q in parts)))
 

@@ -54,8 +54,10 @@ def stage_scalars(model: CahnHilliard, grid: Grid, boundary: Boundary, dtype) ->
     h2 = float(grid.spacing) ** 2
     a0, a1, a2, a3 = (float(c) for c in model.coefficients)
     v = float(boundary.value)
+    # a general law's f′ may diverge at v = 0 (Flory–Huggins): μ_wall only matters on fixed walls
+    wall = boundary.kind == "fixed" or not getattr(model, "general", False)
     return (t(model.mobility / h2), t(model.kappa / h2), t(2 * grid.ndim), t(a0), t(a1), t(a2),
-            t(a3), t(v), t(float(model.fprime(v))))
+            t(a3), t(v), t(float(model.fprime(v)) if wall else 0.0))
 
 
 def pack(model: CahnHilliard, grid: Grid, boundary: Boundary, dtype) -> StageParams:

@@ -219,6 +219,12 @@ BY_NAME = {f.name: f for f in FORMS}
 STAGES = BY_NAME["stages"]
 
 
+def halo_of(form: str) -> int:
+    """The slab halo of a plan's form (``stages/smarch``, ``fused-frame``: the plan's ``form``
+    decision): the depth the slabs of a decomposed grid are built with."""
+    return BY_NAME[form.split("/")[0]].halo
+
+
 #: the stage kernels of the ``stages`` form: (what they run, when StageLaunch picks them)
 STAGE_KERNELS = {
     "smarch": ("3-D, global/texture", "3-D default: planes march through a shared-memory "

@@ -56,10 +56,33 @@ def chemical_potential(phi, model: CahnHilliard, grid: Grid, boundary: Boundary)
     return model.fprime(phi) - model.kappa * _lap_of_padded(php, grid.spacing)
 
 
+def face_divergence(phi, mu, model: CahnHilliard, grid: Grid, boundary: Boundary):
+    """∇·(M∇μ) in the conservative form: Σ_axes [M_{i+½}(μ_{i+1} − μ_i) − M_{i−½}(μ_i −
+    μ_{i−1})] / h², face mobility M_{i+½} = (M(φ_i) + M(φ_{i+1}))/2, ghost φ and μ from the
+    boundary rule (fixed: M(v) and μ = f'(v) outside)."""
+    mu_ghost = float(model.fprime(boundary.value)) if boundary.kind == "fixed" else 0.0
+    mp = pad(model.mobility_at(phi), 1, boundary, float(model.mobility_at(boundary.value)))
+    up = pad(mu, 1, boundary, mu_ghost)
+    h = grid.spacing
+    nd = phi.ndim
+    core = tuple(slice(1, -1) for _ in range(nd))
+    out = np.zeros_like(mu)
+    for ax in range(nd):
+        lo, hi = list(core), list(core)
+        lo[ax], hi[ax] = slice(0, -2), slice(2, None)
+        lo, hi = tuple(lo), tuple(hi)
+        fhi = (mp[core] + mp[hi]) * 0.5 * (up[hi] - up[core])
+        flo = (mp[lo] + mp[core]) * 0.5 * (up[core] - up[lo])
+        out += fhi - flo
+    return out / (h * h)
+
+
 def rhs(phi, model: CahnHilliard, grid: Grid, boundary: Boundary):
-    """R(φ) = M lap(μ)."""
+    """R(φ) = M lap(μ) (M(φ): the conservative face form, :func:`face_divergence`)."""
     mu = chemical_potential(phi, model, grid, boundary)
-    mu_ghost = float(model.fprime(boundary.value))
+    if model.variable_mobility:
+        return face_divergence(phi, mu, model, grid, boundary)
+    mu_ghost = float(model.fprime(boundary.value)) if boundary.kind == "fixed" else 0.0
     mup = pad(mu, 1, boundary, mu_ghost)
     return model.mobility * _lap_of_padded(mup, grid.spacing)
 

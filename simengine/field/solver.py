@@ -22,7 +22,7 @@ import numpy as np
 
 from . import cpu as ck
 from . import integrator as integ
-from . import observables
+from . import model_rules, observables
 from .decomposition import Slab, whole_slab
 from .model import BOUNDARY_KINDS, Boundary, CahnHilliard, Grid
 from .params import PRECISIONS, pack, precision_dtype  # noqa: F401  (PRECISIONS re-exported)
@@ -93,22 +93,63 @@ class FieldSolver:
         self.packed = pack(model, grid, boundary, self.dtype)
         self.steps = 0
         self.buffers = []
+        self._needs = model_rules.needs(model)
+        if self._needs:
+            model_rules.check_solver(model, self.backend, kernel, integrator)
         self._setup(tile=tile, block=block, layout=layout, cells_per_thread=cells_per_thread,
                     march=march, vec=vec, device=device, fused=fused)
 
     # ------------------------------------------------------------------ time stepping
     def advance(self, nsteps: int = 1) -> None:
+        if "noise" in self._needs or "domain" in self._needs:
+            for _ in range(int(nsteps)):
+                integ.advance(self.buffers, self.stage, self.exchange, self.scheme, self.coefs,
+                              self.lo, self.hi, 1)
+                self._after_step(self.steps)
+                self.steps += 1
+            return
         integ.advance(self.buffers, self.stage, self.exchange, self.scheme, self.coefs,
                       self.lo, self.hi, int(nsteps))
         self.steps += int(nsteps)
+
+    @property
+    def has_step_hooks(self) -> bool:
+        return "noise" in self._needs or "domain" in self._needs
+
+    def _after_step(self, step: int) -> None:
+        self.prepare_step_hooks()
+        self.apply_step_hooks(step)
+
+    def prepare_step_hooks(self) -> None:
+        """Before the noise of M(φ): the halo of φ (collective; a lockstep driver calls it on
+        every slab before any applies the noise)."""
+        if "noise" in self._needs and "mobility" in self._needs:
+            self.exchange(self.buffers[0])
+
+    def apply_step_hooks(self, step: int) -> None:
+        """A general model's per-step work after step ``step`` (0-based): its noise (into the
+        spare buffer, then swapped in) and the domain check (``model_rules``)."""
+        if "noise" in self._needs:
+            from .noise import add_noise
+
+            src, out = self.buffers[0], self.buffers[1]
+            add_noise(src, out, model=self.model, grid=self.grid, boundary=self.boundary,
+                      dt=self.dt, step=step, lo=self.lo, hi=self.hi, row0=self.slab.start)
+            self.buffers[0], self.buffers[1] = out, src
+        if "domain" in self._needs:
+            model_rules.check_domain(self.model, self.buffers[0][self.lo:self.hi], step + 1)
 
     def run_stage(self, i: int) -> None:
         """Stage ``i`` of the current step (exchange, then stage) — for lockstep drivers."""
         integ.run_stage(self.buffers, self.stage, self.exchange, self.scheme, self.coefs, i,
                         self.lo, self.hi)
 
-    def end_step(self) -> None:
+    def end_step(self, hooks: bool = True) -> None:
+        """Rotate the buffers; ``hooks``: then the model's per-step work (a lockstep driver
+        passes False and calls :meth:`prepare_step_hooks` / :meth:`apply_step_hooks` itself)."""
         integ.rotate(self.buffers, self.scheme)
+        if hooks and self._needs:
+            self._after_step(self.steps)
         self.steps += 1
 
     def synchronize(self) -> None:
@@ -156,7 +197,12 @@ class CpuFieldSolver(FieldSolver):
             raise ValueError(f"tile must be {g.ndim} positive integers, got {tile!r}")
         self.tile = np.ascontiguousarray(t, dtype=np.int64)
         self.name = f"cpu/{self.kernel}/{self.dtype.name}"
-        self._stage = ck.get_stage(self.kernel, g.ndim)
+        if self.model.general:
+            from .cpu.model_stage import model_stage
+
+            self._stage = model_stage(self.model.law, self.dtype)
+        else:
+            self._stage = ck.get_stage(self.kernel, g.ndim)
         p = self.packed
         self._args = (p.params, p.bcode, p.bvalue)
         self.buffers = [np.zeros(self.local_shape, self.dtype) for _ in range(3)]

@@ -49,7 +49,9 @@ def _lambda_axis_max(n: int, h: float, kind: str) -> float:
 
 
 def fsecond_max(model: CahnHilliard, lo: float, hi: float) -> float:
-    """max of f''(φ) = a1 + 2a2φ + 3a3φ² over [lo, hi]."""
+    """max of f''(φ) = a1 + 2a2φ + 3a3φ² over [lo, hi] (a general law: its ``fpp_bound``)."""
+    if getattr(model, "general", False):
+        return float(model.law.fpp_bound(lo, hi))
     _, a1, a2, a3 = model.coefficients
     cands = [lo, hi]
     if a3 != 0:
@@ -79,7 +81,11 @@ def phi_bounds(model: CahnHilliard, boundary: Boundary | None = None, phi_range=
     vals = []
     if phi_range is not None:
         vals += [float(phi_range[0]), float(phi_range[1])]
-    vals += wells(model)
+    if getattr(model, "general", False):     # a general law: its own coexisting phases
+        eq = model.law.equilibria
+        vals += [] if eq is None else [float(eq[0]), float(eq[1])]
+    else:
+        vals += wells(model)
     if boundary is not None and boundary.kind == "fixed":
         vals.append(float(boundary.value))
     if not vals:

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import SimulationError
 from .adaptive import (DEFAULT_TOLERANCE, Controller, StepDoubling, StepUnderflow, advance_to,
-                       energy_tolerance)
+                       energy_tolerance, reservoir_term)
 
 #: the order of the quantity each stepper's estimate measures (exponent 1/(p+1))
 EXPONENT = {"spectral": 0.5, "rk2": 1.0 / 3.0, "euler": 0.5}
@@ -34,21 +34,27 @@ class AdaptiveDriver:
         self.job = job
         self.solver = job.solver
         integ = spec.solver.integrator
+        from .stability import max_stable_dt
+
+        m, g, b = job.model, job.grid, job.boundary
+        explicit = max_stable_dt(m, g, b, phi_range=job.phi_range)
         limit = None
         if integ == "spectral":
-            self.stepper = job.solver
+            self.stepper = job.solver        # its energy() is Ω for fixed walls
         else:
             from .observables import free_energy
-            from .stability import max_stable_dt
 
-            m, g, b = job.model, job.grid, job.boundary
-            limit = LIMIT_MARGIN * max_stable_dt(m, g, b, phi_range=job.phi_range)
-            self.stepper = StepDoubling(job.solver, 2 if integ == "rk2" else 1,
-                                        lambda p: free_energy(p, m, g, b))
+            limit = LIMIT_MARGIN * explicit
+            self.stepper = StepDoubling(
+                job.solver, 2 if integ == "rk2" else 1,
+                lambda p: free_energy(p, m, g, b) - reservoir_term(m, g, b, np.sum(p)))
         self.ctrl = Controller(t.dt, t.tolerance or DEFAULT_TOLERANCE, t.dt_max,
-                               EXPONENT[integ], dt_limit=limit)
-        g = job.grid
+                               EXPONENT[integ], dt_limit=limit,
+                               scale=explicit if math.isfinite(explicit) else None)
         vol = float(g.spacing) ** g.ndim
+        if b.kind == "fixed":            # the rounding of f′(v)·Σφ in Ω
+            v = float(b.value)
+            vol *= 1.0 + abs(float(m.fprime(v))) * max(1.0, abs(v))
         self.energy_tol = lambda F: energy_tolerance(F, g.cells, vol, job.dtype)  # noqa: E731
         self.history = []  # (t, dt) at each stop
 

@@ -33,7 +33,7 @@ from .durable import make_dirs, remove, write_index
 from .h5image import Image, put_array, put_virtual, virtual_mappings
 from .integrity import DAMAGE, Corrupt
 from .layout import (FORMAT_VERSION, check_version, block_name, foreign_parts, list_parts,
-                     parts_dir,
+                     check_parts_beside, mapped_ref, parts_dir,
                      parts_ref, retire_checkpoint_parts, xdmf_path)
 from .layout import MEASURE_SERIES, RADIAL, REQUIRED_SERIES, SERIES  # noqa: F401 (re-exported)
 from .xdmf import write_xdmf
@@ -348,7 +348,7 @@ class FieldIndex(part_digests.DigestedIndex):
         from .reader import open_output
 
         output = Path(output)
-        f = open_output(output)
+        f = open_output(output, relinked=True)  # a pair renamed by hand: its own parts
         try:
             return cls._load(output, f, check_checkpoint, legacy)
         except Corrupt as exc:
@@ -402,7 +402,8 @@ class FieldIndex(part_digests.DigestedIndex):
         ck_time = integrity.attr(ck, "time", at("checkpoint/phi"), float)
         ck_maps = self._mappings(ck, at("checkpoint/phi"), shape, 0)
         self.ckpt_blocks = tuple(sorted((lo, hi) for _, lo, hi, _ in ck_maps))
-        ref = parts_ref(output) + "/"
+        mapped = mapped_ref(f, output)   # the name it was written with (renamed pairs differ)
+        ref = mapped + "/"
         # the kind of parts the checkpoint maps (the digest below covers it; each file is
         # checked below to be that kind's part at the checkpoint's step)
         self.ckpt_kind = "phi" if ck_maps and ck_maps[0][3].startswith(
@@ -426,7 +427,10 @@ class FieldIndex(part_digests.DigestedIndex):
             for i, lo, hi, file in maps:
                 step = self.steps[i] if name == "fields/phi" else self.ckpt_step
                 if file != ref + block_name(kind, step, lo, hi):
-                    raise Corrupt(at(name), foreign_parts(output, file))
+                    raise Corrupt(at(name), foreign_parts(output, file, mapped))
+        why = check_parts_beside(output, mapped)
+        if why is not None:
+            raise Corrupt(str(output), why)
         missing = self.mapped() - set(self.digests)
         if missing:
             raise Corrupt(at("integrity"), f"no digest for part {sorted(missing)[0]!r}")

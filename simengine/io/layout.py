@@ -13,8 +13,12 @@ An output ``run.h5`` is:
 * ``run.xdmf`` — the snapshot series for ParaView/VisIt (field runs).
 * ``run.h5.lock`` — the lock of the run writing the output (:mod:`simengine.io.lock`).
 
-Virtual datasets name their parts relative to the index's directory, so ``run.h5`` and
-``run.h5.parts`` can be moved or copied together anywhere.
+Virtual datasets name their parts relative to the index's directory (``run.h5.parts/...``, the
+name the index had when it was written: HDF5 has no substitution for the virtual file's own
+name). simengine's readers look for the parts in ``<the index's name>.parts/`` whatever that
+name is, so a pair renamed or copied together by hand reads, verifies and resumes; ``simengine
+mv`` / ``cp`` (:mod:`simengine.io.relocate`) also rewrite the mappings, so that plain h5py reads
+the moved pair too.
 """
 from __future__ import annotations
 
@@ -96,13 +100,49 @@ def network_checkpoint_name(done) -> str:
 SOURCES_NAME = "sources.h5"
 
 
-def foreign_parts(output, file) -> str:
-    """Why an index may not map ``file``: only ``<its own name>.parts/`` belongs to it."""
-    other = str(file).split("/", 1)[0]
-    if other.endswith(".parts") and other != parts_ref(output):
-        return (f"maps parts of {other!r}, not of {parts_ref(output)!r}: an index renamed or "
-                f"copied without its parts (rename it back to {other[:-len('.parts')]!r})")
-    return f"maps an unexpected part {str(file)[:80]!r}"
+def mapped_ref(f, output) -> str:
+    """The parts directory the index ``f`` maps, as its virtual datasets name it: the root
+    attribute ``parts`` (bound by the index digest), which is ``<its name when written>.parts``.
+    It differs from :func:`parts_ref` after the pair was renamed or copied by hand; the parts are
+    then read from the index's own ``<name>.parts/`` (:func:`check_parts_beside`)."""
+    try:
+        ref = f.attrs.get("parts")
+    except Exception:  # noqa: BLE001 - an unreadable attribute: the index's own name
+        ref = None
+    ref = ref.decode("utf-8", "replace") if isinstance(ref, bytes) else ref
+    if isinstance(ref, str) and ref.endswith(".parts") and "/" not in ref and ref != ".parts":
+        return ref
+    return parts_ref(output)
+
+
+def own_part(file, ref):
+    """The part name (relative to the parts directory) of the mapped file name ``file``, or None
+    when ``file`` is not under ``ref/`` (the parts directory the index maps)."""
+    file = str(file)
+    return file[len(ref) + 1:] if file.startswith(ref + "/") else None
+
+
+def foreign_parts(output, file, ref=None) -> str:
+    """Why an index may not map ``file``: every mapping names a part of the one parts directory
+    the index was written with (``ref``, :func:`mapped_ref`)."""
+    ref = ref or parts_ref(output)
+    return f"maps an unexpected part {str(file)[:80]!r} (not a part of {ref!r})"
+
+
+def check_parts_beside(output, ref):
+    """UserError-free check that the parts of an index mapping ``ref`` are where readers look:
+    ``<its own name>.parts/``. Returns None when they are there (or when nothing of them is
+    anywhere: the usual missing-part messages follow), else the one-line reason: the index was
+    renamed or copied while its parts stayed under the name it was written with."""
+    output = Path(output)
+    if ref == parts_ref(output) or parts_dir(output).is_dir():
+        return None
+    if (output.parent / ref).is_dir():
+        old = output.with_name(ref[:-len(".parts")])
+        return (f"its parts directory {parts_dir(output).name} is missing; {ref} beside it holds "
+                f"the parts of the file it was copied or renamed from "
+                f"(`simengine cp {old} {output}` copies an output with its parts)")
+    return None
 
 
 def list_parts(output):

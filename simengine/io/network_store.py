@@ -24,7 +24,8 @@ from .durable import make_dirs, remove, write_index
 from .h5image import Image, put_array, put_scalar, put_virtual, virtual_mappings
 from .integrity import DAMAGE, Corrupt
 from .layout import (FORMAT_VERSION, check_version, SOURCES_NAME, foreign_parts, list_parts,
-                     network_checkpoint_name, parts_dir, parts_ref, retire_checkpoint_parts,
+                     network_checkpoint_name, parts_dir, parts_ref,
+                     check_parts_beside, mapped_ref, retire_checkpoint_parts,
                      rows_name)
 
 
@@ -285,7 +286,7 @@ class NetworkIndex(part_digests.DigestedIndex):
         from .reader import open_output
 
         output = Path(output)
-        f = open_output(output)
+        f = open_output(output, relinked=True)  # a pair renamed by hand: its own parts
         try:
             self = cls._load(output, f, legacy)
             state = self.read_state() if check_checkpoint else None
@@ -328,7 +329,8 @@ class NetworkIndex(part_digests.DigestedIndex):
             self.vertex_id = ids if ids.dtype.kind in "iu" else \
                 np.array([x.decode() if isinstance(x, bytes) else str(x) for x in ids.tolist()],
                          dtype=object)
-        ref = parts_ref(output) + "/"
+        mapped = mapped_ref(f, output)   # the name it was written with (renamed pairs differ)
+        ref = mapped + "/"
         files = []
         if dist is not None:
             for start, stop, file, _ in virtual_mappings(dist):
@@ -363,7 +365,10 @@ class NetworkIndex(part_digests.DigestedIndex):
             self.source_rows = integrity.read(f, "sources", at("sources"), 1, "iu")
         for name, file, expected, cols in files:
             if file != ref + expected or (cols is not None and cols != (0, n)):
-                raise Corrupt(at(name), foreign_parts(output, file))
+                raise Corrupt(at(name), foreign_parts(output, file, mapped))
+        why = check_parts_beside(output, mapped)
+        if why is not None:
+            raise Corrupt(str(output), why)
         self._check(at)
         missing = self.mapped() - set(self.digests)
         if missing:

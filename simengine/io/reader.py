@@ -37,14 +37,28 @@ def check_input_file(path, what="a simengine output file"):
         raise UserError(f"{path}: is {special_kind(st_mode)}, not {what}")
 
 
-def open_output(path, mode="r"):
-    """Open ``path`` as a simengine HDF5 output, or raise a one-line UserError."""
+def open_output(path, mode="r", cls=h5py.File, relinked=False):
+    """Open ``path`` as a simengine HDF5 output, or raise a one-line UserError. ``relinked``: its
+    virtual datasets read the index's own ``<name>.parts/`` even when the pair was renamed by
+    hand (:class:`_RelinkedFile`)."""
     from .integrity import DAMAGE
 
     path = Path(path)
     check_input_file(path)
+    if relinked:
+        f = open_output(path, mode, _RelinkedFile)
+        from .layout import mapped_ref, parts_dir, parts_ref
+
+        try:
+            ref = mapped_ref(f, path)
+            if ref != parts_ref(path) and parts_dir(path).is_dir():
+                f.relink(ref, parts_dir(path))
+        except BaseException:
+            f.close()
+            raise
+        return f
     try:
-        f = h5py.File(path, mode)
+        f = cls(path, mode)
     except DAMAGE as exc:
         reason = str(exc).split("(")[0].strip() or "unreadable"
         raise UserError(f"{path}: not a readable HDF5 file (truncated or corrupted?): {reason}") from None
@@ -62,27 +76,88 @@ def _str(v):
     return v.decode() if isinstance(v, bytes) else str(v)
 
 
+class _RelinkedFile(h5py.File):
+    """An index whose pair was renamed or copied by hand: its virtual datasets name the parts
+    directory it was written with, so they are opened with a virtual-dataset prefix under which
+    that name is a symbolic link to the index's own ``<name>.parts/`` (HDF5 tries the prefix
+    first, :func:`h5py.h5p.PropDAID.set_virtual_prefix`)."""
+
+    def relink(self, ref, parts):
+        import os
+        import tempfile
+
+        self._relink_dir = tempfile.mkdtemp(prefix="simengine-relink-")
+        os.symlink(os.path.abspath(parts), os.path.join(self._relink_dir, ref))
+        self._dapl = h5py.h5p.create(h5py.h5p.DATASET_ACCESS)
+        self._dapl.set_virtual_prefix((self._relink_dir + "/").encode())
+
+    def _with_prefix(self, name):
+        """The dataset ``name`` opened with the prefix (before any other handle of it: HDF5
+        shares an open dataset's source state between its handles), or None."""
+        if getattr(self, "_dapl", None) is None or not isinstance(name, str):
+            return None
+        try:
+            return h5py.Dataset(h5py.h5d.open(self.id, name.encode(), dapl=self._dapl))
+        except (KeyError, ValueError, TypeError, RuntimeError, OSError):
+            return None   # not a dataset (a group) or not there
+
+    def __getitem__(self, name):
+        ds = self._with_prefix(name)
+        return ds if ds is not None else super().__getitem__(name)
+
+    def get(self, name, default=None, **kw):
+        ds = None if kw else self._with_prefix(name)
+        return ds if ds is not None else super().get(name, default, **kw)
+
+    def close(self):
+        import shutil
+
+        super().close()
+        d, self._relink_dir = getattr(self, "_relink_dir", None), None
+        if d:
+            shutil.rmtree(d, ignore_errors=True)
+
+
 class Result:
     """A read-only view of one output file (field or network run)."""
 
     def __init__(self, path):
         from .integrity import DAMAGE, reason
-        from .layout import foreign_parts
+        from .layout import check_parts_beside, foreign_parts, mapped_ref, parts_dir, parts_ref
 
         self.path = Path(path)
-        self.file = open_output(self.path)
+        self.file = open_output(self.path, cls=_RelinkedFile)
         try:
+            self.ref = mapped_ref(self.file, self.path)
+            beside = check_parts_beside(self.path, self.ref)
+            #: the pair was renamed or copied by hand: the index maps the name it was written
+            #: with (set before any virtual dataset is opened: HDF5 shares an open dataset's
+            #: source state between handles)
+            self.renamed_from = None if self.ref == parts_ref(self.path) else self.ref
+            if self.renamed_from is not None and beside is None:
+                try:
+                    self.file.relink(self.ref, parts_dir(self.path))
+                except OSError as exc:
+                    self.file.close()
+                    raise UserError(f"{self.path}: its parts directory was renamed from "
+                                    f"{self.ref}; cannot read it in place ({exc.strerror}); "
+                                    f"`simengine mv {self.path} {self.path}` rewrites its "
+                                    f"mappings") from None
             missing, foreign = self.missing_parts(), self._foreign_parts()
         except DAMAGE as exc:
             self.file.close()
             raise UserError(f"{self.path}: damaged output ({reason(exc)})") from None
         if foreign:
             self.file.close()
-            raise UserError(f"{self.path}: {foreign_parts(self.path, foreign[0])}")
+            raise UserError(f"{self.path}: {foreign_parts(self.path, foreign[0], self.ref)}")
+        if beside is not None:
+            self.file.close()
+            raise UserError(f"{self.path}: {beside}")
         if missing:
             self.file.close()
             raise UserError(f"{self.path}: {len(missing)} part file(s) are missing, e.g. "
-                            f"{missing[0]} (the .parts directory must stay beside the file)")
+                            f"{parts_dir(self.path).name}/{missing[0]} (the .parts directory "
+                            f"must stay beside the file)")
         from .file_checks import check_output
 
         try:
@@ -91,35 +166,37 @@ class Result:
             self.file.close()
             raise
 
-    def _foreign_parts(self) -> list:
-        """Mapped files outside this index's own ``<name>.parts/`` (a renamed or copied index)."""
+    def _mappings(self):
         from .h5image import virtual_mappings
-        from .layout import parts_ref
 
-        own, out = parts_ref(self.path) + "/", []
+        out = []
 
         def visit(name, obj):
             if isinstance(obj, h5py.Dataset) and obj.is_virtual:
-                out.extend(f for _, _, f, _ in virtual_mappings(obj) if not f.startswith(own))
+                out.extend(f for _, _, f, _ in virtual_mappings(obj))
         if int(self.file.attrs.get("format_version", 0)) >= 2:
-            self.file.visititems(visit)
+            h5py.File.visititems(self.file, visit)
         return out
 
+    def _foreign_parts(self) -> list:
+        """Mapped files outside the parts directory the index was written with."""
+        from .layout import own_part
+
+        return [f for f in self._mappings() if own_part(f, self.ref) is None]
+
     def missing_parts(self) -> list:
-        """Part files that the virtual datasets name but that do not exist (they would read as
-        NaN or fill values through plain h5py)."""
-        from .h5image import virtual_mappings
+        """Part files (names in the parts directory) that the virtual datasets name but that
+        are not in the index's own ``<name>.parts/`` (they would read as NaN or fill values
+        through plain h5py)."""
+        from .layout import own_part, parts_dir
 
-        out, seen = [], set()
-
-        def visit(name, obj):
-            if isinstance(obj, h5py.Dataset) and obj.is_virtual:
-                for _, _, file, _ in virtual_mappings(obj):
-                    if file not in seen:
-                        seen.add(file)
-                        if not (self.path.parent / file).is_file():
-                            out.append(file)
-        self.file.visititems(visit)
+        root, out, seen = parts_dir(self.path), [], set()
+        for file in self._mappings():
+            name = own_part(file, self.ref)
+            if name is not None and name not in seen:
+                seen.add(name)
+                if not (root / name).is_file():
+                    out.append(name)
         return out
 
     # -- context manager
@@ -199,6 +276,68 @@ class Result:
             return ck[0]
         return self.phi[-1] if len(steps) else None
 
+    # -- bounded reads (figures of fields of any size: the read cap bounds memory)
+    def _latest(self):
+        """(dataset, index or None, step, time) of the latest stored field: the checkpoint when
+        it is not older than the last snapshot, else the last snapshot; nothing is read."""
+        steps = self.snapshot_steps
+        if "checkpoint/phi" in self.file:
+            ds = self.file["checkpoint/phi"]
+            step = int(ds.attrs["step"])
+            if len(steps) == 0 or step >= steps[-1]:
+                return ds, None, step, float(ds.attrs["time"])
+        if not len(steps):
+            return None
+        return self.phi, len(steps) - 1, int(steps[-1]), float(self.snapshot_times[-1])
+
+    @staticmethod
+    def _stride(shape, itemsize, limit):
+        """The smallest step s with prod(ceil(n / s)) · itemsize ≤ limit."""
+        s = 1
+        while int(np.prod([-(-n // s) for n in shape], dtype=np.float64)) * itemsize > limit:
+            s += 1
+        return s
+
+    def plane(self, i=None):
+        """``(array, k, stride)`` for figures of snapshot ``i`` (None: the latest field): a 1D or
+        2D field whole, a 3D field's mid-plane z = k along the first axis, read alone (never the
+        whole snapshot). An array larger than the read cap (:func:`file_checks.read_limit`)
+        is read with a stride: every ``stride``-th point on each axis (``stride`` 1: all)."""
+        from .file_checks import read_limit
+
+        if i is None:
+            latest = self._latest()
+            if latest is None:
+                return None
+            ds, i, _, _ = latest
+        else:
+            ds = self.phi
+        grid = ds.shape if i is None else ds.shape[1:]
+        lead = () if i is None else (int(i),)
+        k = grid[0] // 2 if len(grid) == 3 else None
+        shape = grid[1:] if k is not None else grid
+        s = self._stride(shape, ds.dtype.itemsize, read_limit())
+        sel = lead + ((k,) if k is not None else ()) + (slice(None, None, s),) * len(shape)
+        return ds[sel], k, s
+
+    def sample(self, i, share=1.0):
+        """Snapshot ``i`` as a flat float64 array of at most ``share`` of the read cap (every
+        ``stride``-th point on each axis: ``(values, stride)``); a caller holding k samples at
+        once while a histogram copies one passes ``share`` = 1 / (k + 1)."""
+        from .file_checks import read_limit
+
+        grid = self.phi.shape[1:]
+        s = self._stride(grid, 8, max(1, int(read_limit() * share)))
+        return np.asarray(self.phi[(int(i),) + (slice(None, None, s),) * len(grid)],
+                          dtype=np.float64).ravel(), s
+
+    def snapshot_fits(self) -> bool:
+        """Whether one whole snapshot fits the read cap (what an FFT of it needs)."""
+        from .file_checks import read_limit
+
+        grid = self.phi.shape[1:]
+        return int(np.prod(grid, dtype=np.float64)) * self.phi.dtype.itemsize <= read_limit()
+
     # -- network runs
     @property
     def statistics(self) -> dict:
@@ -277,9 +416,15 @@ class Result:
                  f"kind:       {self.kind}   name: {self.name}   simengine {self.version}",
                  f"complete:   {'yes' if self.complete else 'no (resume with --resume)'}"]
         if "parts" in a:
-            lines.append(f"parts:      {self.path.parent / _str(a['parts'])} (layout "
+            from .layout import parts_dir
+
+            lines.append(f"parts:      {parts_dir(self.path)} (layout "
                          f"{int(a.get('format_version', 0))}; check every byte with "
                          f"'simengine info --verify')")
+            if self.renamed_from is not None:
+                lines.append(f"renamed:    written as {self.renamed_from[:-len('.parts')]}; its "
+                             f"mappings still name {self.renamed_from}, so plain h5py reads NaN "
+                             f"until `simengine mv {self.path} {self.path}` rewrites them")
         if self.kind == "field":
             sc = self.scenario
             lines.append(f"grid:       {sc.get('grid', {}).get('shape')}  boundary: "

@@ -15,7 +15,8 @@ from ..errors import UserError
 from . import checksum, integrity
 from .h5image import virtual_mappings
 from .integrity import Corrupt
-from .layout import DIGESTED_VERSIONS, foreign_parts, parts_ref
+from .layout import (DIGESTED_VERSIONS, check_parts_beside, foreign_parts, mapped_ref, own_part,
+                     parts_dir)
 
 
 def _datasets(f):
@@ -24,15 +25,17 @@ def _datasets(f):
     return out
 
 
-def _check_virtual(path, name, ds, problems, good=frozenset()):
-    base = Path(path).parent
+def _check_virtual(path, name, ds, problems, good=frozenset(), ref=None):
+    ref = ref or mapped_ref(ds.file, path)
     checked = 0
     for start, stop, file, dset in virtual_mappings(ds):
-        src = Path(file) if Path(file).is_absolute() else base / file
+        part_name = own_part(file, ref)
         where = f"{path}: /{name} part {file}"
-        if not file.startswith(parts_ref(path) + "/"):
-            problems.append(f"{where}: {foreign_parts(path, file)}")
+        if part_name is None:
+            problems.append(f"{where}: {foreign_parts(path, file, ref)}")
             continue
+        src = parts_dir(path) / part_name   # the index's own parts, whatever it was renamed to
+        where = f"{path}: /{name} part {parts_dir(path).name}/{part_name}"
         try:
             part = integrity.open_part(src, where)
         except Corrupt as exc:
@@ -46,7 +49,7 @@ def _check_virtual(path, name, ds, problems, good=frozenset()):
             if sds.dtype != ds.dtype or sds.size != int(_prod(shape)):
                 raise Corrupt(where, f"holds {sds.dtype} {sds.shape}, expected {ds.dtype} with "
                                      f"{int(_prod(shape))} values")
-            if file.split(".parts/", 1)[-1] not in good:
+            if part_name not in good:
                 # a part whose digest matched holds the bytes written, fletcher32 included;
                 # any other is read in full (HDF5 checks every chunk's fletcher32)
                 integrity.check_dataset(sds, where)
@@ -75,15 +78,20 @@ def verify_file(path):
     kind = version = None
     try:
         names = _datasets(f)
+        ref = mapped_ref(f, path)
         foreign = [file for name in names if f[name].is_virtual
                    for _, _, file, _ in virtual_mappings(f[name])
-                   if not file.startswith(parts_ref(path) + "/")]
+                   if own_part(file, ref) is None]
+        beside = check_parts_beside(path, ref)
     except Exception as exc:  # noqa: BLE001 - a damaged index: one line, never a traceback
         f.close()
         return [f"{path}: {integrity.reason(exc)}"], 0, 0
     if foreign:  # one line for the whole file: none of its parts are its own
         f.close()
-        return [f"{path}: {foreign_parts(path, foreign[0])}"], 0, 0
+        return [f"{path}: {foreign_parts(path, foreign[0], ref)}"], 0, 0
+    if beside is not None:
+        f.close()
+        return [f"{path}: {beside}"], 0, 0
     try:
         kind = f.attrs.get("kind")
         kind = kind.decode() if isinstance(kind, bytes) else str(kind)
@@ -103,7 +111,7 @@ def verify_file(path):
                 continue
             if virtual:
                 try:
-                    nparts += _check_virtual(path, name, ds, problems, good)
+                    nparts += _check_virtual(path, name, ds, problems, good, ref)
                 except Exception as exc:  # noqa: BLE001
                     problems.append(f"{path}: /{name}: {integrity.reason(exc)}")
             else:

@@ -37,6 +37,7 @@ def build(problem) -> Plan:
 def field_problem(spec, ranks: int = 1) -> FieldProblem:
     """The problem description of a validated field scenario (``sc.spec``)."""
     from ..field.backends import resolve
+    from ..field.model_rules import describe_spec, needs_of_spec
 
     s = spec.solver
     backend = resolve(s.backend)
@@ -52,7 +53,8 @@ def field_problem(spec, ranks: int = 1) -> FieldProblem:
         adaptive=bool(getattr(spec.time, "adaptive", False)), requested_backend=s.backend,
         block=block, layout=s.layout, tile=tuple(s.tile) if s.tile else None,
         steps=int(spec.time.steps or 0), snapshot_every=int(spec.output.snapshot_every or 0),
-        end=spec.time.end, snapshot_dt=getattr(spec.output, "snapshot_dt", None))
+        end=spec.time.end, snapshot_dt=getattr(spec.output, "snapshot_dt", None),
+        model_needs=needs_of_spec(spec.model), model=describe_spec(spec.model))
 
 
 def network_problem(sc, ranks: int = 1, graph=None) -> NetworkProblem:

@@ -104,29 +104,12 @@ def _local_cells(problem) -> int:
 
 def stage_kernel(problem) -> str:
     """The stage kernel of the ``stages`` form (``field/plans.py`` STAGE_KERNELS) the CUDA
-    solver builds for this problem with its launch defaults (``cuda/config.py``)."""
-    from ..field.cuda.config import DEFAULT_MARCH, DEFAULT_SMARCH, DEFAULT_SMARCH_ROWS, DEFAULT_VEC
+    solver builds for this problem: the rule of ``field/cuda/plan.py`` (beside
+    :class:`~simengine.field.cuda.plan.StageLaunch`, which applies it)."""
+    from ..field.cuda.plan import default_stage_kernel
 
-    if problem.kernel in ("shared", "combined"):
-        return "tiled"
-    nd, dt = problem.ndim, problem.precision
-    block = problem.block if isinstance(problem.block, (list, tuple)) else None
-    if nd == 3:
-        if DEFAULT_SMARCH.get((dt, 3), 0) and problem.block == "auto":
-            return "tuned"      # block: auto tunes the block when the solver is built, and
-            #                     with it the 3-D form (smarch where the block fits it)
-        if DEFAULT_SMARCH.get((dt, 3), 0):
-            from ..field.cuda.smarch import smarch_fits
-
-            if block is None or smarch_fits(tuple(block), DEFAULT_SMARCH_ROWS):
-                return "smarch"
-        return "march" if DEFAULT_MARCH[3] else "direct"
-    if nd == 2:
-        if DEFAULT_MARCH[2]:
-            return "march"
-        if DEFAULT_VEC.get(dt, 0) and problem.shape[-1] % 2 == 0:
-            return "vec"
-    return "direct"
+    return default_stage_kernel(problem.kernel, problem.ndim, problem.precision,
+                                problem.shape, problem.block)
 
 
 def _form(problem):
@@ -185,6 +168,11 @@ def build_field(problem) -> Plan:
         if why.startswith("time."):       # a refusal that names its own key
             raise UserError(why)
         raise UserError(f"integrator {problem.integrator}: {why}")
+    from ..field.model_rules import can_run as model_can_run
+
+    ok, why = model_can_run(problem)
+    if not ok:
+        raise UserError(why)
     integ = row.describe(problem)
     decisions.append(Decision("integrator", problem.integrator, "as requested",
                               tuple((k, "not requested") for k in INTEGRATORS
@@ -197,6 +185,8 @@ def build_field(problem) -> Plan:
         decisions.append(Decision("form", form, reason, rejected))
         runs = f"{integ} {form}"
         summary += f", {form} ({reason})"
+    if getattr(problem, "model", ""):
+        summary += f", model {problem.model}"
     decisions.append(Decision("kernel", problem.kernel, "solver.kernel (the memory strategy)"))
     items, disk, disk_what = _memory(problem, row)
     return Plan("field", problem, b, runs, problem.kernel, None, tuple(decisions),
@@ -227,4 +217,5 @@ def _memory(problem, row):
         snaps += int(problem.end // problem.snapshot_dt)
     full = problem.cells * isz
     disk = snaps * full + 2 * full                 # the snapshots, two checkpoints
-    return items, disk, f"{snaps:,} snapshots and 2 checkpoints of {fmt_bytes(full)}"
+    count = f"{snaps:,}" if snaps < 10 ** 12 else f"{snaps:.3g}"
+    return items, disk, f"{count} snapshots and 2 checkpoints of {fmt_bytes(full)}"

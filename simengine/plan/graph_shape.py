@@ -89,14 +89,15 @@ def generator_shape(gen: dict, directed: bool, weights_setting) -> GraphShape:
 
 
 def _file_header(path, fmt):
-    """(n, entries, symmetric) from a DIMACS/Matrix Market/METIS header, or None."""
+    """(n, entries, symmetric, weighted) from a DIMACS/Matrix Market/METIS header, or
+    None."""
     import gzip
     import zlib
 
     opener = gzip.open if str(path).endswith(".gz") else open
     try:
         with opener(path, "rt", encoding="utf-8", errors="replace") as f:
-            symmetric = False
+            symmetric, weighted = False, True
             for k, line in enumerate(f):
                 if k > 10000:
                     return None
@@ -104,25 +105,50 @@ def _file_header(path, fmt):
                 if fmt == "mtx":
                     if line.startswith("%%"):
                         symmetric = "symmetric" in line.lower()
+                        weighted = "pattern" not in line.lower()
                         continue
                     if not t or t[0].startswith("%"):
                         continue
-                    return int(t[0]), int(t[2]), symmetric
+                    return int(t[0]), int(t[2]), symmetric, weighted
                 if fmt == "dimacs":
                     if t and t[0] == "p" and len(t) >= 4:
-                        return int(t[2]), int(t[3]), False
+                        return int(t[2]), int(t[3]), False, True
                     continue
                 if fmt == "metis":
                     if not t or t[0].startswith("%"):
-                        continue
-                    return int(t[0]), int(t[1]), True
+                        continue      # fmt's last digit: edge weights
+                    return int(t[0]), int(t[1]), True, len(t) > 2 and t[2][-1:] == "1"
     except (OSError, ValueError, IndexError, EOFError, zlib.error):
         return None   # a damaged or truncated gzip: the reader reports it with its line
     return None
 
 
-def _sample_lines(path, limit=1 << 20):
-    """(data lines per byte of the file, largest vertex id seen) from its first MiB."""
+def _sample_weights(lines, fmt) -> list:
+    """The weights the first data ``lines`` (bytes, comments dropped) hold: the third column
+    (DIMACS: the fourth of its ``a`` lines; METIS: every second value after the header; Matrix
+    Market and METIS: the header line skipped)."""
+    out = []
+    if fmt in ("mtx", "metis"):
+        lines = lines[1:]
+    for ln in lines[:2000]:
+        t = ln.split()
+        if fmt == "dimacs":
+            vals = t[3:4] if t[:1] == [b"a"] else []
+        elif fmt == "metis":
+            vals = t[1::2]
+        else:
+            vals = t[2:3]
+        for v in vals:
+            try:
+                out.append(float(v))
+            except ValueError:
+                pass
+    return out
+
+
+def _sample_lines(path, fmt="edgelist", limit=1 << 20):
+    """(data lines per byte of the file, largest vertex id seen, the weights of the first data
+    lines, :func:`_sample_weights`) from its first MiB."""
     import zlib
 
     if str(path).endswith(".gz"):
@@ -132,7 +158,7 @@ def _sample_lines(path, limit=1 << 20):
         try:
             text = d.decompress(raw, 8 * limit)
         except zlib.error:
-            return 0.0, 0
+            return 0.0, 0, []
         used = len(raw) - len(d.unconsumed_tail) - len(d.unused_data)
         ratio = len(text) / max(1, used)
     else:
@@ -142,7 +168,7 @@ def _sample_lines(path, limit=1 << 20):
     lines = [ln for ln in text.split(b"\n")[:-1] if ln.strip() and ln.lstrip()[:1] not in
              (b"#", b"%")]
     if not text:
-        return 0.0, 0
+        return 0.0, 0, []
     ids = 0
     for ln in lines[:2000]:
         t = ln.split()
@@ -150,7 +176,28 @@ def _sample_lines(path, limit=1 << 20):
             ids = max(ids, int(t[0]), int(t[1]))
         except (ValueError, IndexError):
             pass
-    return len(lines) / max(1, len(text)) * ratio, ids
+    return len(lines) / max(1, len(text)) * ratio, ids, _sample_weights(lines, fmt)
+
+
+def _sample_graphml(path, limit=1 << 20):
+    """(<node and <edge elements per byte of the file (its first MiB; per compressed byte for
+    gzip), whether a key named weight is declared there)."""
+    import gzip
+    import zlib
+
+    try:
+        if str(path).endswith(".gz"):
+            with open(path, "rb") as raw, gzip.GzipFile(fileobj=raw) as f:
+                text = f.read(limit)
+                used = max(1, raw.tell())
+        else:
+            with open(path, "rb") as f:
+                text = f.read(limit)
+                used = max(1, len(text))
+    except (OSError, EOFError, zlib.error):
+        return 0.0, False
+    weight = b'attr.name="weight"' in text or b"attr.name='weight'" in text
+    return (text.count(b"<node") + text.count(b"<edge")) / used, weight
 
 
 def file_shape(sc, g) -> GraphShape:
@@ -160,12 +207,22 @@ def file_shape(sc, g) -> GraphShape:
     fmt = g.file.format or guess_format(path)
     size = os.path.getsize(path)
     head = _file_header(path, fmt) if fmt in ("mtx", "dimacs", "metis") else None
+    third = []
     if head is not None:
-        n, entries, sym = head
+        n, entries, sym, has_weights = head
         lines = entries
         how = f"the header of {g.file.path}"
+        if has_weights:                         # the weights of the first lines
+            third = _sample_lines(path, fmt)[2]
+    elif fmt == "graphml":           # elements, not lines (a GraphML file may be one line)
+        per_byte, has_weights = _sample_graphml(path)
+        elements = int(per_byte * size) + 1     # bounds both nodes and edges
+        lines, n = elements, elements
+        sym = False
+        how = f"the size of {g.file.path} and its first elements"
     else:
-        per_byte, maxid = _sample_lines(path)
+        per_byte, maxid, third = _sample_lines(path, fmt)
+        has_weights = bool(third)
         lines = int(per_byte * size)
         # sparse ids are renumbered 0..n-1 by the reader: at most 2 vertices per line (i37)
         n = max(min(maxid + 1, 2 * max(lines, 1)), lines // 8, 1)
@@ -176,10 +233,25 @@ def file_shape(sc, g) -> GraphShape:
     else:
         directed = bool(g.directed)
     arcs = lines if directed and not sym else 2 * lines
-    weighted = g.weights != "none"       # absent: the file's weight column, when it has one
     # the readers keep Python lists of ints/floats (≈ 100 bytes per line), then CSRGraph.from_edges
     build = 100 * lines + 48 * arcs
-    return GraphShape(n, arcs, weighted, not weighted, not weighted, directed, build, how)
+    if fmt in ("gml", "pajek"):       # networkx's whole Python graph of the file
+        from ..network.readers.via_networkx import nx_memory
+
+        build = max(build, nx_memory(path, size))
+    from ..network.weights import DIAL_MAX_WEIGHT
+
+    w = g.weights
+    if w in (None, "file"):          # the file's weight column, when it has one (its first lines)
+        weighted = has_weights
+        exact = not weighted or all(x == int(x) for x in third)
+        dial = exact and (not weighted or all(0 <= x <= DIAL_MAX_WEIGHT for x in third))
+    elif w == "none":
+        weighted, dial, exact = False, True, True
+    else:                            # integer weights drawn by graph.weights
+        weighted, exact = True, True
+        dial = 0 <= int(w.low) and int(w.high) <= DIAL_MAX_WEIGHT
+    return GraphShape(n, arcs, weighted, dial, exact, directed, build, how)
 
 
 def num_sources(spec, n: int) -> int:

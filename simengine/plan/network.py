@@ -8,10 +8,6 @@ turns the answer into the run's :class:`~.value.Plan`.
 """
 from __future__ import annotations
 
-import math
-
-import numpy as np
-
 from ..machine import fmt_seconds
 from .value import Decision, Item, Plan
 
@@ -146,7 +142,7 @@ def _memory(problem, alg, backend):
     total_k = problem.num_sources
     k = problem.sources_per_rank
     items.append(Item("metrics.sources", "statistics accumulator", host=65 * n))
-    items.extend(_engine_items(gs, alg, k, backend, problem.batch))
+    items.extend(_engine_items(gs, alg, k, backend))
     disk, disk_what = 0, ""
     if problem.store_distances:
         isz = 8 if gs.weighted else (1 if n <= 255 else 2 if n <= 65535 else 4)
@@ -167,67 +163,16 @@ def _memory(problem, alg, backend):
     return items, disk, disk_what
 
 
-def _engine_items(gs, alg, k, backend, batch) -> list:
-    n, a = gs.n, gs.num_arcs
-    P = _threads()
+def _engine_items(gs, alg, k, backend) -> list:
+    """The engine's memory, by the engine's own rule (``network/{cpu,cuda}/engine.py:
+    memory``)."""
     key = "metrics.algorithm"
     if backend == "cuda":
-        csr = 8 * (n + 1) + 4 * a + 4 * n + (8 * a if gs.weighted or alg in
-                                           ("frontier", "nearfar", "fw") else 0)
-        if gs.directed:
-            csr += 8 * (n + 1) + 4 * a
-        items = [Item("graph", "graph on the GPU (CSR, degrees, weights, transpose)",
-                      device=csr)]
-        if alg == "msbfs":
-            W = max(1, int(batch) // 32) if batch else 32
-            dev = 12 * W * n + 32 * n
-            what = f"MS-BFS bitsets ({W} words per vertex)"
-        elif alg in ("bfs", "frontier", "nearfar"):
-            cap = (1 << 26) if alg == "bfs" else (1 << 25)
-            B = int(batch) if batch else max(1, min(256, cap // max(1, n)))
-            B = max(1, min(B, k))
-            dev = B * n * (6 if alg == "bfs" else 10)
-            what = f"{alg} buffers for {B} sources"
-        elif alg == "dobfs":
-            B = max(1, min(8, k))
-            dev = 4 * B * n + 10 * n
-            what = f"direction-optimising BFS buffers ({B} distance rows)"
-        elif alg == "bfs_blocks":       # cuda/brandes_deep.py: 12 bytes per source and vertex
-            B = max(1, min(k, (4 << 30) // (12 * max(1, n))))
-            dev = 12 * B * n + 8 * n
-            what = f"block-per-source BFS buffers for {B} sources"
-        elif alg == "brandes":
-            from ..network.cuda.brandes import BATCH_BYTES, bytes_per_entry
+        from ..network.cuda.engine import memory
 
-            # the widest levels (int32); weighted: distance buckets, two distance arrays
-            per = 32 if gs.weighted else bytes_per_entry(np.int32)
-            dev = min(BATCH_BYTES, max(1, k) * per * n)
-            what = "Brandes buffers (σ, δ, levels per source and vertex)"
-        else:
-            dev = 8 * n * n
-            what = "Floyd–Warshall distance matrix"
-        # + the reductions and the running column sums kept on the device (cuda/columns.py)
-        items.append(Item(key, what + " + reductions", device=dev + 72 * n))
-        return items
-    if alg == "msbfs":
-        W = max(1, int(batch) // 64) if batch else 8
-        workers = max(1, min(P, math.ceil(k / (64 * W))))
-        per = 24 * W * n + 24 * n + 8 * n
-        what = f"MS-BFS bitsets and column sums ({workers} workers × {W} words per vertex)"
-    elif alg == "bfs":
-        workers = max(1, min(P, math.ceil(k / 64)))
-        per = 12 * n + 32 * n
-        what = f"BFS buffers and column sums ({workers} workers)"
-    elif alg == "dobfs":
-        workers = 1
-        per = 4 * n + 8 * n + 2 * n + 8 * n + 24 * n
-        what = "direction-optimising BFS buffers and column sums"
-    elif alg in ("dial", "dijkstra", "brandes"):
-        workers = max(1, min(P, k))
-        per = 8 * n + 12 * (a + 1) + 8 * n + 32 * n + (24 * n if alg == "brandes" else 0)
-        what = f"{alg} queues and column sums ({workers} workers)"
-    else:
-        workers = 1
-        per = 8 * n * n
-        what = "Floyd–Warshall distance matrix"
-    return [Item(key, what, host=workers * per)]
+        csr, csr_what, dev, what = memory(gs, alg, k)
+        return [Item("graph", csr_what, device=csr), Item(key, what, device=dev)]
+    from ..network.cpu.engine import memory
+
+    host, what = memory(gs, alg, k, _threads())
+    return [Item(key, what, host=host)]

@@ -35,6 +35,10 @@ class FieldProblem:
     snapshot_every: int = 0
     end: float | None = None       #: ``time.end``, the simulated time to reach
     snapshot_dt: float | None = None   #: ``output.snapshot_dt``
+    #: what the physics asks of a target (``field/model_rules.needs``: general, mobility, ...)
+    model_needs: tuple = ()
+    #: the physics in words (``Model.describe``; empty for the original cubic keys)
+    model: str = ""
 
     @property
     def cells(self) -> int:

@@ -66,7 +66,16 @@ def plot_file(path, out_dir=None, gif=True, log=None, fmt="png", dpi=120) -> lis
             save("field", field_figure(r))
             save("observables", observables_figure(r))
             save("coarsening", coarsening_figure(r))
-            save("structure_factor", structure_factor_figure(r))
+            sk = structure_factor_figure(r)
+            if sk is None and not r.snapshot_fits() and "observables/structure_factor" \
+                    not in r.file:
+                from ..io.file_checks import read_limit
+                from ..machine import fmt_bytes
+
+                log(f"{path}: structure factor figure skipped: S(k) needs whole snapshots, "
+                    f"larger than the read cap ({fmt_bytes(read_limit())}; "
+                    f"SIMENGINE_READ_LIMIT, or output.structure_factor: true stores S(k))")
+            save("structure_factor", sk)
             save("snapshots", snapshot_montage_figure(r, log=log))
             save("phi_histogram", phi_histogram_figure(r))
             if gif:

@@ -127,6 +127,11 @@ def collapse_panel(ax, r: Result, fits, curves):
     good = (t_obs > 0) & np.isfinite(L_obs) & (L_obs > 0)
     ts = analysis.separation_time(t_obs, obs["phi_min"], obs["phi_max"]) or 0.0
     times, k_all, rows, boundary = _spectra(r)
+    if rows is None and not r.snapshot_fits():   # an FFT needs the whole snapshot
+        ax.text(0.5, 0.5, "S(k) not drawn: a snapshot is larger than the read cap\n"
+                "(SIMENGINE_READ_LIMIT; output.structure_factor: true stores S(k))",
+                transform=ax.transAxes, ha="center")
+        return
     idx = [i for i in range(len(times)) if times[i] > max(ts, 0)]
     if not idx or not good.any():
         ax.text(0.5, 0.5, "no S(k) after separation", transform=ax.transAxes, ha="center")

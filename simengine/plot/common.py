@@ -57,13 +57,16 @@ def readable_log_axis(axis, lo, hi):
 
 
 def _field_time(r):
-    """(phi, step, time) of the latest stored field."""
-    phi = r.final_field
-    ck = r.checkpoint
-    steps, times = r.snapshot_steps, r.snapshot_times
-    if ck is not None and (len(steps) == 0 or ck[1] >= steps[-1]):
-        return phi, ck[1], ck[2]
-    return phi, int(steps[-1]), float(times[-1])
+    """(view, k, stride, step, time) of the latest stored field: its figure view
+    (:meth:`Result.plane`: a 3D field's mid-plane z = k, a stride past the read cap)."""
+    _, _, step, t = r._latest()
+    view, k, stride = r.plane()
+    return view, k, stride, step, t
+
+
+def _strided(stride):
+    """The note a figure of a field read with a stride carries ('' when every point is read)."""
+    return "" if stride == 1 else f", every {stride}th point (read cap)"
 
 
 def _spacing(r):

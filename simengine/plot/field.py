@@ -8,30 +8,30 @@ import numpy as np
 
 from .. import analysis
 from .coarsening import length_panel
-from .common import (LENGTH_UNIT, TIME_LABEL, Result, _field_time, _image, _mpl, _plane,
-                     _spacing, _tstr, color_range, readable_log_axis)
+from .common import (LENGTH_UNIT, TIME_LABEL, Result, _field_time, _image, _mpl,
+                     _spacing, _strided, _tstr, color_range)
 
 
 def field_figure(r: Result):
     """The latest stored field: image (2D), mid-plane slice (3D) or line (1D)."""
     plt = _mpl()
-    if r.final_field is None:
+    if r._latest() is None:
         return None
-    phi, step, t = _field_time(r)
-    h = _spacing(r)
+    phi, k, stride, step, t = _field_time(r)
+    h = _spacing(r) * stride
     fig, ax = plt.subplots(figsize=(6.4, 5.2), layout="constrained")
     if phi.ndim == 1:
         ax.plot(np.arange(len(phi)) * h, phi, lw=1)
         ax.set_xlabel(f"x ({LENGTH_UNIT})")
         ax.set_ylabel("φ")
-        ax.set_title(f"φ at t = {_tstr(t)} (step {step})")
+        ax.set_title(f"φ at t = {_tstr(t)} (step {step}{_strided(stride)})")
     else:
-        img, k = _plane(phi)
+        img = phi
         vmin, vmax, cmap = color_range(img)
         im = _image(ax, img, h, vmin, vmax, cmap)
         fig.colorbar(im, ax=ax, label="φ", shrink=0.9)
-        where = "" if k is None else f", mid-plane z = {k * h:g}"
-        ax.set_title(f"φ at t = {_tstr(t)} (step {step}{where})")
+        where = "" if k is None else f", mid-plane z = {k * _spacing(r):g}"
+        ax.set_title(f"φ at t = {_tstr(t)} (step {step}{where}{_strided(stride)})")
     fig.suptitle(r.name, fontsize="small", color="0.35")
     return fig
 
@@ -85,6 +85,8 @@ def structure_factor_figure(r: Result, curves: int = 8):
         rows = g["structure_factor"]
     else:
         times = r.snapshot_times
+        if len(times) and not r.snapshot_fits():   # an FFT needs the whole snapshot
+            return None
     idx = [i for i in range(len(times)) if times[i] > 0]
     if not idx:
         return None
@@ -150,8 +152,10 @@ def snapshot_montage_figure(r: Result, panels: int = MONTAGE_PANELS, log=None):
     idx, note = montage_pick(times, panels)
     if note and log is not None:
         log(f"{getattr(r, 'path', r.name)}: snapshot montage: {note}")
-    h = _spacing(r)
-    frames = [r.phi[i] for i in idx]
+    views = [r.plane(i) for i in idx]   # 3D: each mid-plane read alone; a stride past the cap
+    frames = [v for v, _, _ in views]
+    stride = views[0][2]
+    h = _spacing(r) * stride
     if frames[0].ndim == 1:
         fig, ax = plt.subplots(figsize=(8, 4.5), layout="constrained")
         cmap = plt.get_cmap("viridis")
@@ -164,7 +168,7 @@ def snapshot_montage_figure(r: Result, panels: int = MONTAGE_PANELS, log=None):
         ax.legend(fontsize="small", ncol=2)
         ax.set_title(f"{r.name}: snapshots" + (f"\n{note}" if note else ""), fontsize="medium")
         return fig
-    planes = [_plane(p)[0] for p in frames]
+    planes = frames
     vmin, vmax, cmap = color_range(*planes)
     ncol = min(4 if len(planes) > 9 else 3, len(planes))
     nrow = -(-len(planes) // ncol)
@@ -182,8 +186,10 @@ def snapshot_montage_figure(r: Result, panels: int = MONTAGE_PANELS, log=None):
                         else ""), fontsize="medium")
     fig.colorbar(im, ax=axes.ravel().tolist(), label="φ (one scale for every panel)",
                  shrink=0.8)
-    k = _plane(frames[0])[1]
-    where = "" if k is None else f" (mid-plane z = {k * h:g})"
+    k = views[0][1]
+    where = "" if k is None else f" (mid-plane z = {k * _spacing(r):g}{_strided(stride)})"
+    if k is None and stride > 1:
+        where = f" ({_strided(stride)[2:]})"
     fig.suptitle(f"{r.name}: snapshots{where}" + (f"\n{note}" if note else ""))
     return fig
 
@@ -201,11 +207,11 @@ def snapshot_gif(r: Result, path, max_frames: int = 60, fps: int = 4):
     if len(times) < 2:
         return None
     idx = _pick(len(times), max_frames)
-    h = _spacing(r)
-    first = r.phi[idx[0]]
+    first, _, stride = r.plane(idx[0])
+    h = _spacing(r) * stride
     fig, ax = plt.subplots(figsize=(5.6, 4.6), layout="constrained")
     if first.ndim == 1:
-        allv = [r.phi[i] for i in idx]
+        allv = [r.plane(i)[0] for i in idx]
         lo, hi, _ = color_range(*allv)
         (line,) = ax.plot(np.arange(len(first)) * h, first, lw=1)
         ax.set_ylim(lo, hi)
@@ -213,7 +219,7 @@ def snapshot_gif(r: Result, path, max_frames: int = 60, fps: int = 4):
         ax.set_ylabel("φ")
         update = line.set_ydata
     else:
-        planes = [_plane(r.phi[i])[0] for i in idx]
+        planes = [r.plane(i)[0] for i in idx]
         vmin, vmax, cmap = color_range(*planes)
         im = _image(ax, planes[0], h, vmin, vmax, cmap)
         fig.colorbar(im, ax=ax, label="φ", shrink=0.9)
@@ -222,8 +228,7 @@ def snapshot_gif(r: Result, path, max_frames: int = 60, fps: int = 4):
     path = Path(path)
     with writer.saving(fig, str(path), dpi=80):
         for j, i in enumerate(idx):
-            data = r.phi[i]
-            update(data if data.ndim == 1 else _plane(data)[0])
+            update(r.plane(i)[0])
             ax.set_title(f"{r.name}: φ at t = {_tstr(float(times[i]))}")
             writer.grab_frame()
     plt.close(fig)
@@ -246,7 +251,10 @@ def phi_histogram_figure(r: Result, curves: int = 4):
     if not len(times):
         return None
     idx = _pick(len(times), curves)
-    frames = [np.asarray(r.phi[i], dtype=np.float64).ravel() for i in idx]
+    # every point, or a stride: the samples held together, and np.histogram's copy of one,
+    # within the read cap
+    samples = [r.sample(i, 1.0 / (len(idx) + 1)) for i in idx]
+    frames = [v for v, _ in samples]
     lo = min(float(f.min()) for f in frames)
     hi = max(float(f.max()) for f in frames)
     bins = np.linspace(lo, hi if hi > lo else lo + 1e-9, 101)
@@ -263,6 +271,6 @@ def phi_histogram_figure(r: Result, curves: int = 4):
     ax.set_yscale("log")
     ax.set_xlabel("φ")
     ax.set_ylabel("probability density")
-    ax.set_title(f"{r.name}: distribution of φ over the grid")
+    ax.set_title(f"{r.name}: distribution of φ over the grid{_strided(samples[0][1])}")
     ax.legend(fontsize="small")
     return fig

@@ -35,6 +35,30 @@ def view3(shape):
     return (1,) * (3 - len(shape)) + shape
 
 
+def default_stage_kernel(kernel: str, ndim: int, dtype, shape, block=None) -> str:
+    """The :data:`~simengine.field.plans.STAGE_KERNELS` entry :class:`StageLaunch` builds with
+    its launch defaults (``config.py``) for a grid of ``shape`` — the rule the run's plan
+    names (``plan/field.py``). ``block``: ``solver.block`` (a tuple, ``"auto"`` or None)."""
+    if kernel in ("shared", "combined"):
+        return "tiled"
+    dt = np.dtype(dtype).name
+    explicit = tuple(block) if isinstance(block, (list, tuple)) else None
+    if ndim == 3:
+        if DEFAULT_SMARCH.get((dt, 3), 0) and block == "auto":
+            return "tuned"      # block: auto tunes the block when the solver is built, and
+            #                     with it the 3-D form (smarch where the block fits it)
+        if DEFAULT_SMARCH.get((dt, 3), 0):
+            if explicit is None or smarch_fits(explicit, DEFAULT_SMARCH_ROWS):
+                return "smarch"
+        return "march" if DEFAULT_MARCH[3] else "direct"
+    if ndim == 2:
+        if DEFAULT_MARCH[2]:
+            return "march"
+        if DEFAULT_VEC.get(dt, 0) and tuple(shape)[-1] % 2 == 0:
+            return "vec"
+    return "direct"
+
+
 class StageLaunch:
     """A compiled stage kernel plus its launch geometry for one (shape, slice, block).
 

@@ -11,8 +11,11 @@ from ..observables import FieldPartials
 def free_energy_sums(phi, model, boundary, xp=np):
     """``(Σ f(φ), Σ_axes Σ (forward difference)²)`` in float64 (device scalars for CuPy)."""
     p = phi.astype(np.float64)
-    a0, a1, a2, a3 = (float(c) for c in model.coefficients)
-    sum_f = xp.sum(p * (a0 + p * (a1 / 2.0 + p * (a2 / 3.0 + p * a3 / 4.0))))
+    if getattr(model, "general", False):
+        sum_f = xp.sum(xp.asarray(model.f(p)))
+    else:
+        a0, a1, a2, a3 = (float(c) for c in model.coefficients)
+        sum_f = xp.sum(p * (a0 + p * (a1 / 2.0 + p * (a2 / 3.0 + p * a3 / 4.0))))
     grad2 = 0.0
     for ax in range(p.ndim):
         d = xp.diff(p, axis=ax)
@@ -31,7 +34,8 @@ def free_energy_sums(phi, model, boundary, xp=np):
 def free_energy(phi, model, grid, boundary, xp=np) -> float:
     sum_f, grad2 = free_energy_sums(phi, model, boundary, xp)
     h = float(grid.spacing)
-    return (float(sum_f) + 0.5 * model.kappa * float(grad2) / (h * h)) * h ** phi.ndim
+    return ((float(sum_f) + getattr(model, "f_offset", 0.0) * phi.size
+             + 0.5 * model.kappa * float(grad2) / (h * h)) * h ** phi.ndim)
 
 
 def partials(phi, model, boundary, xp=np) -> FieldPartials:

@@ -123,9 +123,14 @@ class SBDF2:
         # contiguous: the device S(k) and the host copies view the field's memory as it is
         return self.xp.ascontiguousarray(out.astype(self.dtype, copy=False))
 
+    def _explicit(self, phi, prev, w):
+        """``(φ*, ĝ)``: the explicit part at the extrapolated level (the hook a model with
+        M(φ) replaces, :mod:`.model_scheme`)."""
+        star, g = self.k.extrapolate_g(phi, prev, w, self.c)
+        return star, self.tr.forward(g)
+
     def _bdf1(self, phi, hat, dt):
-        _, g = self.k.extrapolate_g(phi, None, 0.0, self.c)
-        gh = self.tr.forward(g)
+        _, gh = self._explicit(phi, None, 0.0)
         t = self.dtype.type
         new_hat = self.k.update(hat, None, gh, self.mlam, self.dop, t(1), t(0), t(1), t(dt))
         return self._to_real(new_hat), new_hat
@@ -145,8 +150,7 @@ class SBDF2:
             self._trial = (new, new_hat, dt)
             return err
         w = dt / self.dt_prev
-        star, g = self.k.extrapolate_g(self.phi, self.prev, t(w), self.c)
-        gh = self.tr.forward(g)
+        star, gh = self._explicit(self.phi, self.prev, t(w))
         new_hat = self.k.update(self.hat, self.prev_hat, gh, self.mlam, self.dop, t(1 + w),
                                 t(w * w / (1 + w)), t((1 + 2 * w) / (1 + w)), t(dt))
         new = self._to_real(new_hat)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..adaptive import reservoir_term
 from ..model import BOUNDARY_KINDS
 from ..params import precision_dtype
 from ..stability import fsecond_bound
@@ -102,7 +103,21 @@ class SpectralFieldSolver:
                                        self.dtype, xp, workers)
         self.S = (stabilization_for(model, boundary, phi_range) if stabilization is None
                   else float(stabilization))
-        if self.comm is None and self.cells < MAX_CELLS:
+        if getattr(model, "general", False):
+            if self.comm is not None or backend != "cpu":
+                raise ValueError("a model with f′ not a cubic or M(φ) runs the spectral "
+                                 "integrator on the CPU in one process")
+            from .model_scheme import ModelKernels, MobilitySBDF2
+
+            kernels = ModelKernels(np, self.dtype, model)
+            if model.variable_mobility:
+                if symbol != "fd":
+                    raise ValueError("M(φ) in the spectral integrator needs symbol fd")
+                self.scheme = MobilitySBDF2(model, grid, boundary, self.transform, kernels,
+                                            self.S)
+            else:
+                self.scheme = SBDF2(model, boundary, self.transform, kernels, self.S)
+        elif self.comm is None and self.cells < MAX_CELLS:
             if backend == "cuda":
                 self.scheme = FusedSBDF2(xp, model, grid, boundary, self.transform, self.S,
                                          self.dtype)
@@ -117,6 +132,8 @@ class SpectralFieldSolver:
             self.scheme = SBDF2(model, boundary, self.transform, kernels, self.S)
         self.fused = bool(getattr(self.scheme, "fused", False))
         self.name = f"{backend}/spectral/{self.dtype.name}"
+        law = getattr(model, "law", None)
+        self._domain = law is not None and law.domain is not None
 
     def describe(self) -> str:
         return (f"integrator spectral (stabilised SBDF2, S = {self.S:g}), transform "
@@ -155,8 +172,19 @@ class SpectralFieldSolver:
 
     # ------------------------------------------------------------------ fixed steps
     def advance(self, nsteps: int = 1) -> None:
+        if self._domain:
+            for _ in range(int(nsteps)):
+                self.scheme.step(self.dt, 1)
+                self.steps += 1
+                self._check_domain()
+            return
         self.scheme.step(self.dt, int(nsteps))
         self.steps += int(nsteps)
+
+    def _check_domain(self) -> None:
+        from ..model_rules import check_domain
+
+        check_domain(self.model, self.scheme.phi, self.steps)
 
     # ------------------------------------------------------------------ trial-stepper protocol
     def trial(self, dt) -> float:
@@ -165,22 +193,37 @@ class SpectralFieldSolver:
     def accept(self) -> None:
         self.scheme.accept()
         self.steps += 1
+        if self._domain:
+            self._check_domain()
+
+    def _reservoir(self, phi, total=None) -> float:
+        """f′(v)·h^d·Σφ of fixed walls (0 otherwise; ``total``: Σφ when already reduced)."""
+        if self.boundary.kind != "fixed":
+            return 0.0
+        if total is None:
+            total = float(self.xp.sum(phi, dtype=np.float64))
+        return reservoir_term(self.model, self.grid, self.boundary, total)
 
     def _energy_of(self, phi) -> float:
+        """The functional the adaptive controller keeps from rising: F, or for fixed walls the
+        grand potential Ω = F − f′(v)·h^d·Σφ (:func:`..adaptive.reservoir_term`)."""
         if self.fused:
-            return self.scheme.energy_of_sums(self.scheme.sums(phi))
+            v = self.scheme.sums(phi)
+            return self.scheme.energy_of_sums(v) - self._reservoir(phi, float(v[1]))
         if self.comm is None:
-            return energy.free_energy(phi, self.model, self.grid, self.boundary, self.xp)
-        return self._merged(self._partials_of(phi))["free_energy"]
+            F = energy.free_energy(phi, self.model, self.grid, self.boundary, self.xp)
+            return F - self._reservoir(phi)
+        merged = self._merged(self._partials_of(phi))
+        return merged["free_energy"] - self._reservoir(phi, merged["mass"] * self.grid.cells)
 
     def energy(self) -> float:
         if self.fused:  # kept from the accepted trial's reduction
-            return self.scheme.energy()
+            return self.scheme.energy() - self._reservoir(self.scheme.phi)
         return self._energy_of(self.scheme.phi)
 
     def trial_energy(self) -> float:
         if self.fused:  # computed with the trial's error estimate, in the same read
-            return self.scheme.trial_energy()
+            return self.scheme.trial_energy() - self._reservoir(self.scheme.trial_phi)
         return self._energy_of(self.scheme.trial_phi)
 
     # ------------------------------------------------------------------ observables

@@ -80,6 +80,43 @@ def sssp_batch(num_sources, threads=None) -> int:
     return int(max(1, min(32, -(-int(num_sources) // P))))
 
 
+#: sources per batch of the engines that take a batch (the engine's own unit)
+BFS_BATCH, DOBFS_BATCH, FW_BATCH = 64, 8, 256
+
+
+def memory(graph, alg: str, k: int, threads: int) -> tuple[int, str]:
+    """The engine's host memory for ``alg`` (or ``brandes``) over ``k`` sources of ``graph`` (a
+    CSRGraph or its shape) on ``threads`` workers, in the batches the engine runs (the job's
+    ``solver.batch`` is how many sources it hands the engine at once, not the engine's batch):
+    (bytes, what) — the plan's memory item."""
+    from .msbfs import DEFAULT_WORDS
+
+    n, a = graph.n, graph.num_arcs
+    P = max(1, int(threads))
+    if alg == "msbfs":
+        W = DEFAULT_WORDS
+        workers = max(1, min(P, -(-k // (64 * W))))
+        per = 24 * W * n + 24 * n + 8 * n
+        what = f"MS-BFS bitsets and column sums ({workers} workers × {W} words per vertex)"
+    elif alg == "bfs":
+        workers = max(1, min(P, -(-k // BFS_BATCH)))
+        per = 12 * n + 32 * n
+        what = f"BFS buffers and column sums ({workers} workers)"
+    elif alg == "dobfs":
+        workers = 1
+        per = 4 * n + 8 * n + 2 * n + 8 * n + 24 * n
+        what = "direction-optimising BFS buffers and column sums"
+    elif alg in ("dial", "dijkstra", "brandes"):
+        workers = max(1, min(P, k))
+        per = 8 * n + 12 * (a + 1) + 8 * n + 32 * n + (24 * n if alg == "brandes" else 0)
+        what = f"{alg} queues and column sums ({workers} workers)"
+    else:
+        workers = 1
+        per = 8 * n * n
+        what = "Floyd–Warshall distance matrix"
+    return workers * per, what
+
+
 def iter_partials(graph, sources, algorithm: str, store=None, batch=None, bin_width=1.0,
                   threads=None):
     """Generator of ChunkPartials, one per batch of sources, in source order.
@@ -92,7 +129,7 @@ def iter_partials(graph, sources, algorithm: str, store=None, batch=None, bin_wi
     if algorithm == "dobfs":
         from .dobfs import dobfs_partials
 
-        return dobfs_partials(graph, sources, batch=batch or 8, store=store)
+        return dobfs_partials(graph, sources, batch=batch or DOBFS_BATCH, store=store)
     if algorithm == "msbfs":
         from .msbfs import msbfs_partials
 
@@ -101,7 +138,8 @@ def iter_partials(graph, sources, algorithm: str, store=None, batch=None, bin_wi
     if algorithm == "bfs":
         from .bfs import bfs_partials
 
-        return bfs_partials(graph, sources, batch=batch or 64, store=store, threads=threads)
+        return bfs_partials(graph, sources, batch=batch or BFS_BATCH, store=store,
+                            threads=threads)
     if algorithm == "dial":
         from .sssp import dial_partials
 
@@ -117,5 +155,6 @@ def iter_partials(graph, sources, algorithm: str, store=None, batch=None, bin_wi
     if algorithm == "fw":
         from .floyd_warshall import fw_partials
 
-        return fw_partials(graph, sources, bin_width=bin_width, batch=batch or 256, store=store)
+        return fw_partials(graph, sources, bin_width=bin_width, batch=batch or FW_BATCH,
+                           store=store)
     raise ValueError(f"the CPU engine does not run {algorithm!r}")

@@ -84,6 +84,47 @@ def substitute(graph, algorithm: str) -> tuple[str, str] | None:
     return None
 
 
+def memory(graph, alg: str, k: int) -> tuple[int, str, int, str]:
+    """The engine's device memory for ``alg`` (or ``brandes``) over ``k`` sources of ``graph``
+    (a CSRGraph or its shape), in the batches the engine runs (:func:`_default_batch`; the
+    job's ``solver.batch`` is how many sources it hands the engine at once, not the engine's
+    batch): (graph bytes, what, buffer bytes, what) — the plan's memory items."""
+    n, a = graph.n, graph.num_arcs
+    csr = 8 * (n + 1) + 4 * a + 4 * n + (8 * a if graph.weighted or alg in
+                                       ("frontier", "nearfar", "fw") else 0)
+    if graph.directed:
+        csr += 8 * (n + 1) + 4 * a
+    if alg == "msbfs":
+        W = max(1, _default_batch(alg, n) // 32)
+        dev, what = 12 * W * n + 32 * n, f"MS-BFS bitsets ({W} words per vertex)"
+    elif alg in ("bfs", "frontier", "nearfar"):
+        B = max(1, min(_default_batch(alg, n), k))
+        dev, what = B * n * (6 if alg == "bfs" else 10), f"{alg} buffers for {B} sources"
+    elif alg == "dobfs":
+        B = max(1, min(DOBFS_BATCH, k))
+        dev = 4 * B * n + 10 * n
+        what = f"direction-optimising BFS buffers ({B} distance rows)"
+    elif alg == "bfs_blocks":       # brandes_deep.py: 12 bytes per source and vertex
+        B = max(1, min(k, (4 << 30) // (12 * max(1, n))))
+        dev, what = 12 * B * n + 8 * n, f"block-per-source BFS buffers for {B} sources"
+    elif alg == "brandes":
+        from .brandes import BATCH_BYTES, bytes_per_entry
+
+        # the widest levels (int32); weighted: distance buckets, two distance arrays
+        per = 32 if graph.weighted else bytes_per_entry(np.int32)
+        dev = min(BATCH_BYTES, max(1, k) * per * n)
+        what = "Brandes buffers (σ, δ, levels per source and vertex)"
+    else:
+        dev, what = 8 * n * n, "Floyd–Warshall distance matrix"
+    # + the reductions and the running column sums kept on the device (columns.py)
+    return (csr, "graph on the GPU (CSR, degrees, weights, transpose)", dev + 72 * n,
+            what + " + reductions")
+
+
+#: sources per dobfs batch (distance rows kept on the device)
+DOBFS_BATCH = 8
+
+
 def _default_batch(alg: str, n: int) -> int:
     if alg == "msbfs":
         from .msbfs import DEFAULT_WORDS
@@ -134,7 +175,8 @@ def _partials(graph, sources, alg, store, batch, bin_width, sort_by_degree, delt
         return
     if alg == "dobfs":
         from .dobfs import dobfs_partials
-        yield from dobfs_partials(graph, sources, batch=int(batch) if batch else 8, store=store,
+        yield from dobfs_partials(graph, sources, batch=int(batch) if batch else DOBFS_BATCH,
+                                  store=store,
                                   persistent=persistent, columns=columns)
         return
     dg = device_graph(graph)           # on_device made ``device`` current: caches are keyed by it
@@ -197,7 +239,7 @@ def prepare(graph, algorithm: str, num_sources: int, widths=()) -> None:
         from .dobfs import ColumnBuffers, DOBFSBuffers, _prepared
 
         _prepared(graph)
-        B = max(1, min(8, int(num_sources)))          # dobfs_partials' default batch
+        B = max(1, min(DOBFS_BATCH, int(num_sources)))   # dobfs_partials' default batch
         cached_buffers(graph, ("dobfs", B), lambda: DOBFSBuffers(dg.n, B))
         cached_buffers(graph, "dobfs_columns", lambda: ColumnBuffers(dg.n))
     elif algorithm == "bfs_blocks":

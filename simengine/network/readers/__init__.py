@@ -85,7 +85,7 @@ def read_graph_file(path, format: str | None = None, directed: bool | None = Non
     quoting = _quoting.set(False)
     if fmt in NX_FORMATS:                 # networkx's parsers read the whole file
         try:
-            res = read_via_networkx(path, fmt, directed, weights)
+            res = read_via_networkx(path, fmt, directed, weights, check_memory)
         finally:
             _quoting.reset(quoting)
         src = res

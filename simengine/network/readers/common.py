@@ -256,6 +256,20 @@ def _stop(src, max_lines) -> bool:
     return max_lines is not None and src.ln > max_lines
 
 
+def _finish(res, n, u, v, w, directed, both_ways, ids):
+    """``res.graph``, the CSR graph of the arcs ``u → v`` (weights ``w`` or None) with the
+    file's vertex ``ids``; ``both_ways``: each arc also reversed (an undirected file read as
+    directed). Returns ``res``."""
+    if both_ways:
+        u, v = np.concatenate([u, v]), np.concatenate([v, u])
+        if w is not None:
+            w = np.concatenate([w, w])
+    g = CSRGraph.from_edges(n, u, v, w, directed)
+    g.ids = ids
+    res.graph = g
+    return res
+
+
 def _arrays(us, vs, ws, use_w):
     u = np.frombuffer(us, dtype=np.int64) if len(us) else np.zeros(0, np.int64)
     v = np.frombuffer(vs, dtype=np.int64) if len(vs) else np.zeros(0, np.int64)

@@ -9,9 +9,9 @@ import numpy as np
 
 from ...errors import UserError
 from ..direction import stated_direction
-from ..graph import CSRGraph
 from ..reader_text import _excerpt, _looks_like_graph_data
-from .common import GraphRead, _arrays, _hint, _other_format, _stop, _weight, _wrong_header
+from .common import (GraphRead, _arrays, _finish, _hint, _other_format, _stop, _weight,
+                     _wrong_header)
 
 HEADER_WORDS = {"source", "target", "src", "dst", "dest", "destination", "from", "to", "u", "v",
                 "node", "node1", "node2", "node_1", "node_2", "nodea", "nodeb", "id", "id1", "id2",
@@ -164,11 +164,6 @@ def _read_edgelist(src, directed, weights, max_lines) -> GraphRead:
         ids[:] = [names[i] for i in order]
         n = len(names)
     build_directed = res.file_directed if directed is None else bool(directed)
-    if build_directed and res.states_direction is False:   # stated undirected, run directed:
-        u, v = np.concatenate([u, v]), np.concatenate([v, u])   # arcs both ways, as logged
-        if w is not None:
-            w = np.concatenate([w, w])
-    g = CSRGraph.from_edges(n, u, v, w, build_directed)
-    g.ids = ids
-    res.graph = g
-    return res
+    # stated undirected, run directed: arcs both ways, as logged
+    return _finish(res, n, u, v, w, build_directed,
+                   build_directed and res.states_direction is False, ids)

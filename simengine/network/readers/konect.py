@@ -21,9 +21,9 @@ from array import array
 import numpy as np
 
 from ...errors import UserError
-from ..graph import CSRGraph
 from ..reader_text import _excerpt, _looks_like_graph_data
-from .common import GraphRead, _arrays, _guard_vertices, _int, _stop, _weight
+from .common import (MAX_VERTICES, GraphRead, _arrays, _finish, _guard_vertices, _int, _stop,
+                     _weight)
 
 _HEADER = re.compile(r"\s*%\s*(sym|asym|bip)\b\s*(\S*)", re.IGNORECASE)
 #: KONECT edge kinds whose third column is a weight usable as a length
@@ -75,13 +75,14 @@ def _read_konect(src, directed, weights, max_lines) -> GraphRead:
         if t[0].startswith("%"):
             nums = t[1:] if t[0] == "%" else [t[0][1:]] + t[1:]
             if src.ln == 2 and len(nums) >= 3 and all(x.isdigit() for x in nums[:3]):
-                n1, n2 = int(nums[1]), int(nums[2])
+                # a count of more than 30 digits is refused as one (no 5000-digit int parse)
+                n1, n2 = (int(x) if len(x) <= 30 else 10 ** 30 for x in nums[1:3])
                 _guard_vertices(src, n1 + n2 if shape == "bip" else max(n1, n2))
             continue
         if len(t) < 2:
             raise src.error(f"expected 'u v' or 'u v w' (1-based ids), got {_excerpt(line)}")
-        a = _int(t[0], src, "a vertex id (1-based)", lo=1)
-        b = _int(t[1], src, "a vertex id (1-based)", lo=1)
+        a = _int(t[0], src, "a vertex id (1-based)", lo=1, hi=MAX_VERTICES)   # 32-bit ids
+        b = _int(t[1], src, "a vertex id (1-based)", lo=1, hi=MAX_VERTICES)
         if n1 is not None and (a > n1 or b > (n2 if shape == "bip" else n1)):
             raise src.error(f"vertex id {a if a > n1 else b} beyond the header's "
                             f"{n1 if a > n1 else n2} vertices")
@@ -118,11 +119,6 @@ def _read_konect(src, directed, weights, max_lines) -> GraphRead:
         n = max(left, int(max(u.max(), v.max())) + 1)
         ids = np.arange(1, n + 1, dtype=np.int64)
     build_directed = res.file_directed if directed is None else bool(directed)
-    if build_directed and not res.file_directed:       # undirected file, directed run:
-        u, v = np.concatenate([u, v]), np.concatenate([v, u])   # arcs both ways
-        if w is not None:
-            w = np.concatenate([w, w])
-    g = CSRGraph.from_edges(n, u, v, w, build_directed)
-    g.ids = ids
-    res.graph = g
-    return res
+    # undirected file, directed run: arcs both ways
+    return _finish(res, n, u, v, w, build_directed, build_directed and not res.file_directed,
+                   ids)

@@ -9,8 +9,8 @@ import numpy as np
 from ...errors import UserError
 from ..graph import CSRGraph
 from ..reader_text import _count, _excerpt, _looks_like_graph_data
-from .common import (GraphRead, _arrays, _guard_entries, _guard_vertices, _hint, _int,
-                     _other_format, _stop, _weight, _wrong_header)
+from .common import (GraphRead, _arrays, _finish, _guard_entries, _guard_vertices, _hint,
+                     _int, _other_format, _stop, _weight, _wrong_header)
 
 
 # ----------------------------------------------------------------------------- DIMACS
@@ -165,14 +165,9 @@ def _read_mtx(src, directed, weights, max_lines) -> GraphRead:
                         "(truncated file?)", sline)
     u, v, w = _arrays(us, vs, ws, res.has_weights and weights is not False)
     want = res.file_directed if directed is None else bool(directed)
-    if sym == "symmetric" and want:         # the matrix holds both (i, j) and (j, i)
-        u, v = np.concatenate([u, v]), np.concatenate([v, u])
-        if w is not None:
-            w = np.concatenate([w, w])
-    g = CSRGraph.from_edges(size, u, v, w, want)
-    g.ids = np.arange(1, size + 1, dtype=np.int64)
-    res.graph = g
-    return res
+    # a symmetric matrix holds both (i, j) and (j, i)
+    return _finish(res, size, u, v, w, want, sym == "symmetric" and want,
+                   np.arange(1, size + 1, dtype=np.int64))
 
 
 # ----------------------------------------------------------------------------- METIS
