@@ -29,10 +29,11 @@ def root_attributes(sc, solver_name) -> dict:
 
 #: how /observables/free_energy is defined (root attribute ``energy_convention``)
 ENERGY_CONVENTION = (
-    "F = h^d Σ_cells [f(φ) + κ/2 |∇φ|²] (forward differences); f(φ) = a0 φ + a1 φ²/2 + a2 φ³/3 + "
-    "a3 φ⁴/4, the integral of f′ from 0, so f(0) = 0; a potential written with another constant "
-    "(PFHub's ρ(c − cα)²(cβ − c)² = f + ρ cα² cβ²) differs by that constant × the volume "
-    "N·h^d")
+    "F = h^d Σ_cells [f(φ) + κ/2 |∇φ|²] (forward differences); with model.potential f(φ) = a0 φ + "
+    "a1 φ²/2 + a2 φ³/3 + a3 φ⁴/4, the integral of f′ from 0, so f(0) = 0 (PFHub's "
+    "ρ(c − cα)²(cβ − c)² given as coefficients is f + ρ cα² cβ²: F differs by that constant × the "
+    "volume N·h^d); with model.free_energy f is the law's own (double_well: ρ(c − cα)²(cβ − c)², "
+    "its constant kept)")
 
 
 def _origin(job) -> dict:
