@@ -65,7 +65,7 @@ class TransformCopy:
 
     def __init__(self, transform):
         self.tr = transform
-        self.name = transform.how + (" (cupyx)" if transform.xp is not np else "")
+        self.name = transform.name + (" (cupyx)" if transform.xp is not np else "")
         self.scale = 1.0
         self.ncomp = 1
 

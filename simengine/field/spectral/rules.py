@@ -15,9 +15,6 @@ from .transforms import SYMBOLS, TRANSFORM_NAMES
 #: compute precision — and the free-energy check's float64 temporaries
 ARRAYS = 14
 FLOAT64_TEMPORARIES = 3
-#: a 2-D fixed-wall grid on the GPU: the odd extension (4 fields), its half spectrum (4) and the
-#: first axis' extension (2) during a transform
-EXTENSION_ARRAYS = 10
 
 
 def _get(problem, name, default):
@@ -74,8 +71,4 @@ def memory_bytes(problem) -> int:
     """Bytes the spectral solve holds (on the GPU for backend cuda, else on the host)."""
     cells = math.prod(int(n) for n in problem.shape)
     isz = 4 if _get(problem, "precision", "float64") == "float32" else 8
-    extra = 0
-    if (_get(problem, "backend", "cpu") == "cuda" and len(problem.shape) == 2
-            and _get(problem, "boundary", "periodic") == "fixed"):
-        extra = EXTENSION_ARRAYS  # DST-I through one FFT of the odd extension (real_nd.py)
-    return cells * ((ARRAYS + extra) * isz + FLOAT64_TEMPORARIES * 8)
+    return cells * (ARRAYS * isz + FLOAT64_TEMPORARIES * 8)

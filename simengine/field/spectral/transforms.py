@@ -17,9 +17,7 @@ rule), so the transformed unknowns are ψ = φ − v and f'(φ) − f'(v), both 
 
 Every routine takes the array module (NumPy with ``scipy.fft``, or CuPy with ``cupyx.scipy.fft``).
 CuPy has no DST-I; there it is computed through one real FFT of the odd extension (length
-2(N + 1)) per axis, the same values as SciPy's (tested on the host with NumPy); on 2-D grids
-through one real FFT of the whole odd extension instead (:mod:`.real_nd`; four times the field,
-so not for 3-D).
+2(N + 1)) per axis, the same values as SciPy's (tested on the host with NumPy).
 """
 from __future__ import annotations
 
@@ -105,10 +103,6 @@ class Transform:
 
             self._fft = cfft
             self._kw = {}
-        #: CuPy on a 2-D fixed-wall grid: DST-I through one FFT of the odd extension
-        self.nd_ext = xp is not np and len(self.shape) == 2 and kind == "fixed"
-        self.how = (f"{self.name} through one cuFFT of the odd extension" if self.nd_ext
-                    else self.name)
         self.lam = xp.asarray(laplacian_symbol(self.shape, h, kind, symbol).astype(self.dtype))
         self.complex = kind == "periodic"
         self.spectrum_shape = tuple(self.lam.shape)
@@ -117,10 +111,6 @@ class Transform:
         f, kw = self._fft, self._kw
         if self.kind == "periodic":
             return f.rfftn(a, **kw)
-        if self.nd_ext:
-            from .real_nd import dst1
-
-            return dst1(a, self.xp, f)
         if self.kind == "mirror":
             return f.dctn(a, type=2, norm="ortho", **kw)
         if self.xp is np:
@@ -133,10 +123,6 @@ class Transform:
         f, kw = self._fft, self._kw
         if self.kind == "periodic":
             return f.irfftn(s, s=self.shape, **kw)
-        if self.nd_ext:  # orthonormal DST-I is its own inverse
-            from .real_nd import dst1
-
-            return dst1(s, self.xp, f)
         if self.kind == "mirror":
             return f.idctn(s, type=2, norm="ortho", **kw)
         if self.xp is np:
