@@ -4,6 +4,8 @@ energy are reduced over the ranks, so every rank takes the same decisions); a 2-
 at a commit point resumes on 3 ranks to the one-process file. Fails, not skips, without MPI."""
 from __future__ import annotations
 
+import os
+
 import h5py
 import numpy as np
 import pytest
@@ -82,11 +84,18 @@ def test_killed_on_two_ranks_resumes_on_three(tmp_path):
 
 
 def test_spectral_on_gpu_ranks_without_cupy_is_one_line(tmp_path):
-    """(With CuPy and a GPU per rank it runs: tests/gpu/spectral_ranks.py on the device.)"""
+    """(With CuPy and a GPU per rank it runs: tests/test_spectral_gpu_ranks.py on the device.)
+    CuPy is hidden here by a package that fails to import, so the test means the same on a GPU
+    machine, where CuPy is installed."""
     p = tmp_path / "g.yaml"
     p.write_text("kind: field\nname: g\ngrid: {shape: [8, 8]}\ntime: {dt: 0.1, steps: 2}\n"
                  "solver: {integrator: spectral, backend: cuda}\n")
-    r = mpirun(2, "run", p, "-o", tmp_path / "g.h5")
+    hide = tmp_path / "nocupy" / "cupy"
+    hide.mkdir(parents=True)
+    (hide / "__init__.py").write_text("raise ImportError('no module named cupy (hidden by the test)')\n")
+    path = os.pathsep.join([str(hide.parent)] + ([os.environ["PYTHONPATH"]]
+                                                 if os.environ.get("PYTHONPATH") else []))
+    r = mpirun(2, "run", p, "-o", tmp_path / "g.h5", env={"PYTHONPATH": path})
     assert r.returncode == 2, r.stderr
     lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
     assert any("CuPy" in ln for ln in lines), r.stderr
