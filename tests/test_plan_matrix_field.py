@@ -13,10 +13,11 @@ import itertools
 import numpy as np
 import pytest
 
-from simengine import cli
 from simengine.field.backends import INFO
 from simengine.field.model import BOUNDARY_KINDS
 from simengine.plan.field import INTEGRATORS
+
+from test_plan_matrix import start, validate   # the run's own start-up, in-process
 
 SHAPES = {1: "[16]", 2: "[8, 6]", 3: "[4, 4, 4]"}
 PRECISIONS = ("float64", "float32")
@@ -53,31 +54,6 @@ def scenario(tmp_path, integrator, boundary, nd, precision, backend, kernel, fus
         f"kernel: {kernel}, fused: {fused}}}\n"
         f"output: {{observables_every: {STEPS}, snapshot_every: 0, checkpoint_every: {STEPS}}}\n")
     return scen
-
-
-def validate(capsys, scen):
-    rc = cli.main(["validate", str(scen)])
-    out = capsys.readouterr()
-    text = out.out + out.err
-    if rc == 0:
-        (line,) = [ln for ln in text.splitlines() if ln.startswith("plan: ")]
-        return line, None
-    assert rc == 2, text
-    (err,) = [ln for ln in text.splitlines() if ln.startswith("simengine: error: ")]
-    return None, err.removeprefix("simengine: error: ")
-
-
-def start(scen):
-    from simengine.config import load_scenario
-    from simengine.control.runner import start_job
-    from simengine.errors import UserError
-    from simengine.parallel import SerialComm
-
-    try:
-        sc = load_scenario(str(scen), [])
-        return start_job(sc, SerialComm(), output=scen.with_suffix(".h5")), None
-    except UserError as exc:
-        return None, str(exc)
 
 
 def reference_field(job, integrator, precision):
